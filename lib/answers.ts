@@ -1,0 +1,137 @@
+import {
+  SECRET_CANCELLED_SUMMARY,
+  SECRET_ENTERED_SUMMARY,
+  type ApprovalAsk,
+  type Ask,
+  type AskQuestion,
+  type AskStatus,
+  type Decision,
+  type QuestionAsk,
+  type SecretAsk,
+} from "./ask.ts";
+import type { ErrorCode, TabAnswer } from "./protocol.ts";
+
+/**
+ * Maps a tab's answer to the one Gateway call that delivers it (DESIGN §5), or refuses it with the
+ * reason. Pure: the broker executes the call. A secret value only ever lives in the returned call.
+ */
+
+export type GatewayCall =
+  | { method: "question.resolve"; params: QuestionResolveCall }
+  | { method: "plugin.approval.resolve" | "exec.approval.resolve"; params: { id: string; decision: Decision } }
+  | { method: "chat.send"; params: { sessionKey: string; message: string; idempotencyKey: string } };
+
+type QuestionResolveCall =
+  | { id: string; answers: { answers: Record<string, string[]> }; secretStoreAllowedHosts?: string[] }
+  | { id: string; cancel: true };
+
+export type MappedAnswer = {
+  ok: true;
+  /** What the Gateway is asked to do; null when nothing needs to reach it (a text prompt left as text). */
+  call: GatewayCall | null;
+  status: Exclude<AskStatus, "pending">;
+  summary: string;
+};
+export type RefusedAnswer = { ok: false; code: ErrorCode; message: string };
+
+export const DECISION_LABELS: Record<Decision, string> = {
+  deny: "Deny",
+  "allow-once": "Allow once",
+  "allow-always": "Always allow",
+};
+
+export function mapAnswer(ask: Ask, answer: TabAnswer): MappedAnswer | RefusedAnswer {
+  switch (ask.kind) {
+    case "question":
+      return mapQuestionAnswer(ask, answer);
+    case "secret":
+      return mapSecretAnswer(ask, answer);
+    case "approval":
+      return mapApprovalAnswer(ask, answer);
+  }
+}
+
+function refuse(message: string): RefusedAnswer {
+  return { ok: false, code: "INVALID", message };
+}
+
+function mapQuestionAnswer(ask: QuestionAsk, answer: TabAnswer): MappedAnswer | RefusedAnswer {
+  if (answer.type === "cancel") {
+    return { ok: true, call: { method: "question.resolve", params: { id: ask.id, cancel: true } }, status: "cancelled", summary: "Cancelled" };
+  }
+  let raw: Record<string, string[]>;
+  if (answer.type === "questions") {
+    raw = answer.answers;
+  } else if (answer.type === "text") {
+    const [only] = ask.questions;
+    if (ask.questions.length !== 1 || !only) return refuse("a typed answer needs a single-question card; send type \"questions\"");
+    raw = { [only.id]: [answer.text] };
+  } else {
+    return refuse(`a question takes a "questions", "text" or "cancel" answer, not "${answer.type}"`);
+  }
+  const answers: Record<string, string[]> = {};
+  for (const question of ask.questions) {
+    const values = normaliseValues(question, raw[question.id] ?? []);
+    if (typeof values === "string") return refuse(values);
+    answers[question.id] = values;
+  }
+  const unknown = Object.keys(raw).filter((id) => !ask.questions.some((question) => question.id === id));
+  if (unknown.length > 0) return refuse(`unknown question id: ${unknown.join(", ")}`);
+  return {
+    ok: true,
+    call: { method: "question.resolve", params: { id: ask.id, answers: { answers } } },
+    status: "answered",
+    summary: summariseAnswers(ask.questions, answers),
+  };
+}
+
+/** Trims, maps option numbers to labels, and checks the Gateway's own rules before it refuses them. */
+function normaliseValues(question: AskQuestion, values: string[]): string[] | string {
+  const picked: string[] = [];
+  for (const value of values) {
+    const text = value.trim();
+    if (!text) continue;
+    const label = optionLabel(question, text);
+    if (label === null && !question.allowOther) return `"${question.header || question.id}" accepts only its options`;
+    const final = label ?? text;
+    if (!picked.includes(final)) picked.push(final);
+  }
+  if (picked.length === 0) return `"${question.header || question.id}" needs an answer`;
+  if (!question.multiSelect && picked.length > 1) return `"${question.header || question.id}" takes one answer`;
+  return picked;
+}
+
+function optionLabel(question: AskQuestion, text: string): string | null {
+  const byName = question.options.find((option) => option.label.toLowerCase() === text.toLowerCase());
+  if (byName) return byName.label;
+  if (/^\d+$/.test(text)) return question.options[Number(text) - 1]?.label ?? null;
+  return null;
+}
+
+function summariseAnswers(questions: AskQuestion[], answers: Record<string, string[]>): string {
+  if (questions.length === 1 && questions[0]) return (answers[questions[0].id] ?? []).join(", ");
+  return questions.map((question) => `${question.header || question.question}: ${(answers[question.id] ?? []).join(", ")}`).join("\n");
+}
+
+function mapSecretAnswer(ask: SecretAsk, answer: TabAnswer): MappedAnswer | RefusedAnswer {
+  const questionId = ask.secret.questionId;
+  if (!questionId) return refuse("this secret is not a Gateway question");
+  if (answer.type === "cancel") {
+    return { ok: true, call: { method: "question.resolve", params: { id: ask.id, cancel: true } }, status: "cancelled", summary: SECRET_CANCELLED_SUMMARY };
+  }
+  if (answer.type !== "secret") return refuse(`a secret request takes a "secret" or "cancel" answer, not "${answer.type}"`);
+  if (answer.allowedHosts && !ask.secret.allowedHostsEditable) return refuse("the allowed hosts of this secret cannot be changed");
+  const params: QuestionResolveCall = { id: ask.id, answers: { answers: { [questionId]: [answer.value] } } };
+  if (answer.allowedHosts) params.secretStoreAllowedHosts = [...new Set(answer.allowedHosts)];
+  return { ok: true, call: { method: "question.resolve", params }, status: "answered", summary: SECRET_ENTERED_SUMMARY };
+}
+
+function mapApprovalAnswer(ask: ApprovalAsk, answer: TabAnswer): MappedAnswer | RefusedAnswer {
+  const method = ask.source === "gateway.exec-approval" ? "exec.approval.resolve" : "plugin.approval.resolve";
+  let decision: Decision;
+  if (answer.type === "cancel") decision = "deny";
+  else if (answer.type === "decision") decision = answer.decision;
+  else return refuse(`an approval takes a "decision" or "cancel" answer, not "${answer.type}"`);
+  if (!ask.approval.decisions.includes(decision)) return refuse(`"${decision}" is not offered for this approval`);
+  return { ok: true, call: { method, params: { id: ask.id, decision } }, status: "answered", summary: DECISION_LABELS[decision] };
+}

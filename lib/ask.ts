@@ -1,0 +1,133 @@
+import { z } from "zod";
+
+/**
+ * The Ask: one model for everything a person is asked (DESIGN §4).
+ * These schemas are the single source of the types used by the server, the store and the browser.
+ */
+
+export const AskKind = z.enum(["question", "secret", "approval"]);
+export type AskKind = z.infer<typeof AskKind>;
+
+export const AskSource = z.enum([
+  "gateway.question",
+  "gateway.secret",
+  "gateway.plugin-approval",
+  "gateway.exec-approval",
+  "text-prompt",
+]);
+export type AskSource = z.infer<typeof AskSource>;
+
+export const AskStatus = z.enum(["pending", "answered", "cancelled", "expired", "denied", "ended-as-text"]);
+export type AskStatus = z.infer<typeof AskStatus>;
+
+export const AskOption = z.object({
+  label: z.string().min(1),
+  description: z.string().optional(),
+});
+export type AskOption = z.infer<typeof AskOption>;
+
+export const AskQuestion = z.object({
+  id: z.string().min(1),
+  header: z.string(),
+  question: z.string(),
+  /** The first option is the recommended one. */
+  options: z.array(AskOption),
+  multiSelect: z.boolean(),
+  /** A typed answer is accepted (the Gateway's `isOther`); without it only option labels are. */
+  allowOther: z.boolean(),
+});
+export type AskQuestion = z.infer<typeof AskQuestion>;
+
+export const SecretRequest = z.object({
+  /** The Gateway question that carries the value (absent for text prompts). */
+  questionId: z.string().optional(),
+  name: z.string().optional(),
+  reason: z.string().optional(),
+  allowedHosts: z.array(z.string()).optional(),
+  /** The person may narrow or extend the hosts the secret may be sent to. */
+  allowedHostsEditable: z.boolean(),
+  prompt: z.string(),
+});
+export type SecretRequest = z.infer<typeof SecretRequest>;
+
+export const Decision = z.enum(["allow-once", "allow-always", "deny"]);
+export type Decision = z.infer<typeof Decision>;
+
+export const Severity = z.enum(["info", "warning", "critical"]);
+export type Severity = z.infer<typeof Severity>;
+
+export const ApprovalRequest = z.object({
+  title: z.string(),
+  description: z.string(),
+  /** At most the first 600 characters of the plugin's detail. */
+  detail: z.string().optional(),
+  severity: Severity,
+  toolName: z.string().optional(),
+  pluginId: z.string().optional(),
+  command: z.string().optional(),
+  /** Always starts with `deny`: the card recommends the safe choice. */
+  decisions: z.array(Decision).min(1),
+});
+export type ApprovalRequest = z.infer<typeof ApprovalRequest>;
+
+export const Resolution = z.object({
+  /** User id of the person who ended it, or null when it ended elsewhere or by policy/time. */
+  by: z.string().nullable(),
+  at: z.number(),
+  /** Display text only: a secret's value never appears here. */
+  summary: z.string(),
+  /** The socket (tab) the answer came from, when it came from one. */
+  tabId: z.string().nullable(),
+});
+export type Resolution = z.infer<typeof Resolution>;
+
+/** A text prompt keeps its original text so it can end as plain reply text. */
+export const TextPromptInfo = z.object({
+  fallbackText: z.string(),
+  /** The classified form: how a typed answer is mapped before it reaches the agent. */
+  form: z.enum(["text", "confirm", "choice", "form", "secret"]),
+});
+export type TextPromptInfo = z.infer<typeof TextPromptInfo>;
+
+const AskBase = z.object({
+  id: z.string().min(1),
+  source: AskSource,
+  chatId: z.string().nullable(),
+  sessionKey: z.string(),
+  agentId: z.string(),
+  runId: z.string().nullable(),
+  createdAt: z.number(),
+  expiresAt: z.number().nullable(),
+  status: AskStatus,
+  shownTo: z.string().nullable(),
+  resolution: Resolution.nullable(),
+  textPrompt: TextPromptInfo.optional(),
+});
+
+export const QuestionAsk = AskBase.extend({
+  kind: z.literal("question"),
+  questions: z.array(AskQuestion).min(1).max(3),
+});
+export const SecretAsk = AskBase.extend({
+  kind: z.literal("secret"),
+  secret: SecretRequest,
+});
+export const ApprovalAsk = AskBase.extend({
+  kind: z.literal("approval"),
+  approval: ApprovalRequest,
+});
+
+export const Ask = z.discriminatedUnion("kind", [QuestionAsk, SecretAsk, ApprovalAsk]);
+export type Ask = z.infer<typeof Ask>;
+export type QuestionAsk = z.infer<typeof QuestionAsk>;
+export type SecretAsk = z.infer<typeof SecretAsk>;
+export type ApprovalAsk = z.infer<typeof ApprovalAsk>;
+
+export const TERMINAL_STATUSES: readonly AskStatus[] = ["answered", "cancelled", "expired", "denied", "ended-as-text"];
+
+export function isTerminal(status: AskStatus): boolean {
+  return status !== "pending";
+}
+
+export const SECRET_ENTERED_SUMMARY = "•••• (secret entered)";
+export const SECRET_CANCELLED_SUMMARY = "Cancelled (nothing entered)";

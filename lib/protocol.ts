@@ -1,0 +1,107 @@
+import { z } from "zod";
+import { Ask, AskStatus, Decision } from "./ask.ts";
+
+/**
+ * Tab protocol v1 (docs/PROTOCOL.md): every event between a browser tab and the server.
+ * Inbound payloads are parsed with these schemas at the boundary; the types below are inferred from them.
+ */
+
+export const PROTOCOL_VERSION = 1;
+
+const ChatId = z.string().min(1).max(200);
+const AskId = z.string().min(1).max(300);
+const Host = z.string().min(1).max(253);
+
+export const ChatViewPayload = z.object({ chatId: ChatId });
+export const ChatLeavePayload = z.object({});
+
+export const TabAnswer = z.discriminatedUnion("type", [
+  z.object({
+    type: z.literal("questions"),
+    answers: z.record(z.string().min(1).max(100), z.array(z.string().max(4000)).max(20)),
+  }),
+  z.object({ type: z.literal("text"), text: z.string().max(8000) }),
+  z.object({
+    type: z.literal("secret"),
+    value: z.string().min(1).max(16_384),
+    allowedHosts: z.array(Host).max(128).optional(),
+  }),
+  z.object({ type: z.literal("decision"), decision: Decision }),
+  z.object({ type: z.literal("cancel") }),
+]);
+export type TabAnswer = z.infer<typeof TabAnswer>;
+
+export const AskAnswerPayload = z.object({ askId: AskId, answer: TabAnswer });
+export type AskAnswerPayload = z.infer<typeof AskAnswerPayload>;
+
+export const AsksListPayload = z.object({ status: z.union([AskStatus, z.literal("all")]).optional() });
+export const AsksWatchPayload = z.object({});
+
+export const ErrorCode = z.enum([
+  "INVALID",
+  "FORBIDDEN",
+  "NOT_FOUND",
+  "ALREADY_RESOLVED",
+  "EXPIRED",
+  "GATEWAY_ERROR",
+  "RATE_LIMITED",
+]);
+export type ErrorCode = z.infer<typeof ErrorCode>;
+
+export type AckError = { ok: false; error: { code: ErrorCode; message: string } };
+export type Ack<T extends object = object> = ({ ok: true } & T) | AckError;
+
+/** A secret request tells the tab how it ended, for its toast. */
+export type AnswerAck = Ack<{ status: AskStatus; outcome?: "stored" | "cancelled" }>;
+
+export const CloseReason = z.enum([
+  "answered",
+  "answered-elsewhere",
+  "cancelled",
+  "expired",
+  "denied",
+  "handed-off",
+  "ended-as-text",
+]);
+export type CloseReason = z.infer<typeof CloseReason>;
+
+export const AskClose = z.object({
+  askId: AskId,
+  reason: CloseReason,
+  summary: z.string().optional(),
+});
+export type AskClose = z.infer<typeof AskClose>;
+
+export const GatewayStatus = z.object({
+  connected: z.boolean(),
+  /** Epoch ms of the last change of `connected`. */
+  since: z.number(),
+  error: z.string().optional(),
+});
+export type GatewayStatus = z.infer<typeof GatewayStatus>;
+
+export interface ClientToServerEvents {
+  "chat:view": (payload: z.input<typeof ChatViewPayload>, ack: (res: Ack) => void) => void;
+  "chat:leave": (payload: z.input<typeof ChatLeavePayload>, ack: (res: Ack) => void) => void;
+  "ask:answer": (payload: AskAnswerPayload, ack: (res: AnswerAck) => void) => void;
+  "asks:list": (payload: z.input<typeof AsksListPayload>, ack: (res: Ack<{ asks: Ask[] }>) => void) => void;
+  "asks:watch": (payload: z.input<typeof AsksWatchPayload>, ack: (res: Ack) => void) => void;
+}
+
+export interface ServerToClientEvents {
+  "ask:show": (ask: Ask) => void;
+  "ask:close": (close: AskClose) => void;
+  "ask:changed": (ask: Ask) => void;
+  "gateway:status": (status: GatewayStatus) => void;
+}
+
+export function fail(code: ErrorCode, message: string): AckError {
+  return { ok: false, error: { code, message } };
+}
+
+/** Turns a zod error into one readable line for an `INVALID` ack. */
+export function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .map((issue) => `${issue.path.length ? issue.path.join(".") : "payload"}: ${issue.message}`)
+    .join("; ");
+}

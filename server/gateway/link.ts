@@ -1,0 +1,202 @@
+import { GatewayClient, type GatewayClientOptions } from "@openclaw/gateway-client";
+import { PROTOCOL_VERSION } from "@openclaw/gateway-protocol/version";
+import type { ChatEvent, QuestionRecord, QuestionResolvedEvent } from "@openclaw/gateway-protocol";
+import type { GatewayCall } from "../../lib/answers.ts";
+import type { GatewayStatus } from "../../lib/protocol.ts";
+import type { ApprovalResolved, ExecApprovalRequested, PluginApprovalRequested } from "../../lib/sources/gateway.ts";
+import { GatewayCallError, type AskResolver } from "../broker/broker.ts";
+import {
+  checkApprovalList,
+  checkApprovalResolved,
+  checkChatEvent,
+  checkExecApproval,
+  checkPluginApproval,
+  checkQuestionList,
+  checkQuestionRecord,
+  checkQuestionResolved,
+} from "./records.ts";
+
+/**
+ * GatewayLink: the one adapter between this service and the OpenClaw Gateway. The official client
+ * owns the connection (challenge auth, correlation, timeouts, reconnect backoff); this class validates
+ * what arrives, hands it to a GatewayHandler, backfills after every (re)connect, and carries calls out.
+ */
+
+export interface GatewayHandler {
+  question(record: QuestionRecord): void;
+  questionResolved(event: QuestionResolvedEvent): void;
+  pluginApproval(event: PluginApprovalRequested): void;
+  execApproval(event: ExecApprovalRequested): void;
+  approvalResolved(kind: "plugin" | "exec", event: ApprovalResolved): void;
+  chat(event: ChatEvent): void;
+  /** A full backfill finished: these are every pending id the Gateway still knows. */
+  backfilled(live: { questions: Set<string>; pluginApprovals: Set<string>; execApprovals: Set<string> }): void;
+  status(status: GatewayStatus): void;
+}
+
+// Scopes and capabilities that make this client both a question answerer and an approval route.
+export const OPERATOR_SCOPES = ["operator.read", "operator.write", "operator.approvals", "operator.questions", "operator.admin"];
+export const OPERATOR_CAPS = ["plugin-approvals", "exec-approvals"];
+
+export type GatewayLinkOptions = {
+  url: string;
+  token?: string;
+  handler: GatewayHandler;
+  log: (message: string) => void;
+  now?: () => number;
+  /** For tests: the client library's own knobs (request timeout and the like). */
+  clientOptions?: Partial<GatewayClientOptions>;
+};
+
+export class GatewayLink implements AskResolver {
+  private readonly client: GatewayClient;
+  private readonly options: GatewayLinkOptions;
+  private readonly now: () => number;
+  private current: GatewayStatus;
+  private backfillRun = 0;
+
+  constructor(options: GatewayLinkOptions) {
+    this.options = options;
+    this.now = options.now ?? Date.now;
+    this.current = { connected: false, since: this.now(), error: "Gateway unreachable, retrying" };
+    this.client = new GatewayClient({
+      url: options.url,
+      token: options.token,
+      minProtocol: PROTOCOL_VERSION,
+      maxProtocol: PROTOCOL_VERSION,
+      role: "operator",
+      scopes: OPERATOR_SCOPES,
+      caps: OPERATOR_CAPS,
+      clientDisplayName: "OpenClaw Asks",
+      onHelloOk: () => {
+        this.setStatus({ connected: true, since: this.now() });
+        void this.backfill();
+      },
+      onEvent: (frame) => this.dispatch(frame.event, frame.payload),
+      onGap: ({ expected, received }) => {
+        this.options.log(`gateway event gap (expected seq ${expected}, got ${received}): resyncing`);
+        void this.backfill();
+      },
+      onConnectError: (error) => this.disconnected(`Gateway unreachable, retrying: ${error.message}`),
+      onClose: (code, reason) => this.disconnected(`Gateway unreachable, retrying (closed ${code}${reason ? `: ${reason}` : ""})`),
+      ...options.clientOptions,
+    });
+  }
+
+  get status(): GatewayStatus {
+    return this.current;
+  }
+
+  start(): void {
+    this.client.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.client.stopAndWait({ timeoutMs: 2000 }).catch(() => this.client.stop());
+  }
+
+  async execute(call: GatewayCall): Promise<unknown> {
+    return this.request(call.method, call.params);
+  }
+
+  async request<T = unknown>(method: string, params: unknown): Promise<T> {
+    if (!this.current.connected) throw new GatewayCallError("the Gateway is not connected");
+    try {
+      return await this.client.request<T>(method, params);
+    } catch (error) {
+      const details = (error as { details?: { reason?: unknown } }).details;
+      const reason = typeof details?.reason === "string" ? details.reason : undefined;
+      throw new GatewayCallError(error instanceof Error ? error.message : String(error), reason);
+    }
+  }
+
+  private disconnected(error: string): void {
+    if (this.current.connected || this.current.error !== error) this.setStatus({ connected: false, since: this.current.connected ? this.now() : this.current.since, error });
+  }
+
+  private setStatus(status: GatewayStatus): void {
+    this.current = status;
+    this.options.handler.status(status);
+  }
+
+  private dispatch(event: string, payload: unknown): void {
+    const { handler, log } = this.options;
+    const skip = (error: string) => log(`skipped malformed ${event} event: ${error}`);
+    switch (event) {
+      case "question.requested": {
+        const checked = checkQuestionRecord(payload);
+        return checked.ok ? handler.question(checked.value) : skip(checked.error);
+      }
+      case "question.resolved": {
+        const checked = checkQuestionResolved(payload);
+        return checked.ok ? handler.questionResolved(checked.value) : skip(checked.error);
+      }
+      case "plugin.approval.requested": {
+        const checked = checkPluginApproval(payload);
+        return checked.ok ? handler.pluginApproval(checked.value) : skip(checked.error);
+      }
+      case "exec.approval.requested": {
+        const checked = checkExecApproval(payload);
+        return checked.ok ? handler.execApproval(checked.value) : skip(checked.error);
+      }
+      case "plugin.approval.resolved":
+      case "exec.approval.resolved": {
+        const checked = checkApprovalResolved(payload);
+        return checked.ok ? handler.approvalResolved(event.startsWith("plugin") ? "plugin" : "exec", checked.value) : skip(checked.error);
+      }
+      case "chat": {
+        const checked = checkChatEvent(payload);
+        return checked.ok ? handler.chat(checked.value) : skip(checked.error);
+      }
+    }
+  }
+
+  /**
+   * The Gateway keeps questions in memory only and drops events for slow consumers: after every
+   * (re)connect or gap, list what is pending and let the handler reconcile by id.
+   */
+  private async backfill(): Promise<void> {
+    const run = ++this.backfillRun;
+    const { handler, log } = this.options;
+    try {
+      const [questions, plugin, exec] = await Promise.all([
+        this.request("question.list", {}),
+        this.request("plugin.approval.list", {}),
+        this.request("exec.approval.list", {}),
+      ]);
+      if (run !== this.backfillRun) return;
+      const live = { questions: new Set<string>(), pluginApprovals: new Set<string>(), execApprovals: new Set<string>() };
+      const questionList = checkQuestionList(questions);
+      if (!questionList.ok) throw new Error(`question.list: ${questionList.error}`);
+      for (const record of questionList.value.questions) {
+        if (record.status !== "pending") continue;
+        live.questions.add(record.id);
+        handler.question(record);
+      }
+      this.collectApprovals(plugin, checkPluginApproval, live.pluginApprovals, (event) => handler.pluginApproval(event));
+      this.collectApprovals(exec, checkExecApproval, live.execApprovals, (event) => handler.execApproval(event));
+      handler.backfilled(live);
+    } catch (error) {
+      log(`gateway backfill failed: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
+  private collectApprovals<T extends { id: string }>(
+    entries: unknown,
+    check: (value: unknown) => { ok: true; value: T } | { ok: false; error: string },
+    ids: Set<string>,
+    deliver: (event: T) => void,
+  ): void {
+    const list = checkApprovalList(entries);
+    if (!list.ok) throw new Error(`approval list is not an array: ${list.error}`);
+    for (const entry of list.value) {
+      const checked = check(entry);
+      if (!checked.ok) {
+        this.options.log(`skipped malformed approval in backfill: ${checked.error}`);
+        continue;
+      }
+      ids.add(checked.value.id);
+      deliver(checked.value);
+    }
+  }
+}

@@ -1,0 +1,68 @@
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import next from "next";
+import { startServer } from "./app.ts";
+import { ConfigError, parseConfig, type Config } from "./config.ts";
+import { mintTabToken, secretKey } from "./tabs/auth.ts";
+import { securityHeaders } from "./http/headers.ts";
+
+/**
+ * `npm start`: parse the environment, serve the Next.js app and the tab protocol on one port,
+ * and print a dashboard link with a signed owner token (as Jupyter prints its token URL).
+ */
+
+const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+
+function loadOrCreateAuthSecret(config: Config): string {
+  if (config.AUTH_SECRET) return config.AUTH_SECRET;
+  const file = path.join(config.DATA_DIR, "auth-secret");
+  if (existsSync(file)) return readFileSync(file, "utf8").trim();
+  mkdirSync(config.DATA_DIR, { recursive: true });
+  const secret = randomBytes(32).toString("base64url");
+  writeFileSync(file, `${secret}\n`, { mode: 0o600 });
+  return secret;
+}
+
+async function main(): Promise<void> {
+  let config: Config;
+  try {
+    config = parseConfig(process.env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(error.message);
+      process.exit(1);
+    }
+    throw error;
+  }
+  const dev = process.env.NODE_ENV === "development";
+  const authSecret = loadOrCreateAuthSecret(config);
+  const nextApp = next({ dev, dir: projectRoot, hostname: config.HOST, port: config.PORT });
+  await nextApp.prepare();
+  const handle = nextApp.getRequestHandler();
+
+  const server = await startServer({
+    config,
+    authSecret,
+    pages: (request, response) => {
+      for (const [name, value] of Object.entries(securityHeaders(request.url ?? "/", config.OPENWEBUI_ORIGINS))) response.setHeader(name, value);
+      void handle(request, response);
+    },
+  });
+
+  const owner = [...config.owners][0] ?? "owner";
+  const token = await mintTabToken(secretKey(authSecret), { userId: owner, ttlSeconds: 7 * 24 * 3600 });
+  const base = config.PUBLIC_URL ?? server.url;
+  console.log(`OpenClaw Asks is running on ${server.url}`);
+  console.log(`Dashboard (owner "${owner}", valid 7 days): ${base}/?token=${token}`);
+
+  const shutdown = () => {
+    console.log("stopping");
+    void server.stop().then(() => process.exit(0));
+  };
+  process.once("SIGINT", shutdown);
+  process.once("SIGTERM", shutdown);
+}
+
+await main();

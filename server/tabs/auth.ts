@@ -1,0 +1,39 @@
+import { SignJWT, errors, jwtVerify } from "jose";
+
+/**
+ * Tab authentication: an HS256 JWT signed with AUTH_SECRET. The user id is `sub`, or `id` so that an
+ * Open WebUI session token signed with the same secret (WEBUI_SECRET_KEY) works as it is.
+ * An optional `chat` claim limits the socket to one chat (embed tokens).
+ */
+export type TabIdentity = { userId: string; chat: string | null };
+
+export class AuthError extends Error {}
+
+export function secretKey(secret: string): Uint8Array {
+  return new TextEncoder().encode(secret);
+}
+
+export async function verifyTabToken(token: unknown, key: Uint8Array): Promise<TabIdentity> {
+  if (typeof token !== "string" || token.length === 0) throw new AuthError("missing token: connect with auth: {token}");
+  try {
+    const { payload } = await jwtVerify(token, key, { algorithms: ["HS256"] });
+    const userId = typeof payload.sub === "string" && payload.sub ? payload.sub : typeof payload.id === "string" ? payload.id : "";
+    if (!userId) throw new AuthError("token has no user id (sub or id claim)");
+    const chat = typeof payload.chat === "string" && payload.chat ? payload.chat : null;
+    return { userId, chat };
+  } catch (error) {
+    if (error instanceof AuthError) throw error;
+    if (error instanceof errors.JWTExpired) throw new AuthError("token expired");
+    if (error instanceof errors.JWSSignatureVerificationFailed) throw new AuthError("token signature is invalid");
+    throw new AuthError(`token rejected: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+export async function mintTabToken(key: Uint8Array, claims: { userId: string; chat?: string; ttlSeconds: number }): Promise<string> {
+  const jwt = new SignJWT(claims.chat ? { chat: claims.chat } : {})
+    .setProtectedHeader({ alg: "HS256" })
+    .setSubject(claims.userId)
+    .setIssuedAt()
+    .setExpirationTime(`${claims.ttlSeconds}s`);
+  return jwt.sign(key);
+}

@@ -1,0 +1,71 @@
+import type { Socket } from "socket.io";
+import {
+  AskAnswerPayload,
+  AsksListPayload,
+  AsksWatchPayload,
+  ChatLeavePayload,
+  ChatViewPayload,
+  describeIssues,
+  fail,
+  type Ack,
+  type ClientToServerEvents,
+  type ServerToClientEvents,
+} from "../../lib/protocol.ts";
+import type { z } from "zod";
+import type { Ask } from "../../lib/ask.ts";
+import type { AskBroker, Tab } from "../broker/broker.ts";
+
+/**
+ * Socket.IO handlers for tab protocol v1, one factory per domain (socket.io CRUD example style).
+ * Each parses its payload at the boundary: an invalid one gets INVALID and changes nothing.
+ */
+
+export type TabSocket = Socket<ClientToServerEvents, ServerToClientEvents, Record<string, never>, { tab: Tab }>;
+
+export const WATCHERS_ROOM = "asks:watchers";
+
+function parse<S extends z.ZodType>(schema: S, payload: unknown): { ok: true; value: z.infer<S> } | { ok: false; ack: Ack } {
+  const result = schema.safeParse(payload ?? {});
+  return result.success ? { ok: true, value: result.data } : { ok: false, ack: fail("INVALID", describeIssues(result.error)) };
+}
+
+/** Socket.IO passes whatever the client sent; a missing ack must not crash the handler. */
+function ackOf<T>(ack: unknown): (response: T) => void {
+  return typeof ack === "function" ? (ack as (response: T) => void) : () => {};
+}
+
+export function createChatHandlers(broker: AskBroker) {
+  return {
+    view(socket: TabSocket, payload: unknown, ack: unknown) {
+      const parsed = parse(ChatViewPayload, payload);
+      ackOf<Ack>(ack)(parsed.ok ? broker.view(socket.data.tab, parsed.value.chatId) : parsed.ack);
+    },
+    leave(socket: TabSocket, payload: unknown, ack: unknown) {
+      const parsed = parse(ChatLeavePayload, payload);
+      if (parsed.ok) broker.leave(socket.data.tab.id);
+      ackOf<Ack>(ack)(parsed.ok ? { ok: true } : parsed.ack);
+    },
+  };
+}
+
+export function createAskHandlers(broker: AskBroker) {
+  return {
+    async answer(socket: TabSocket, payload: unknown, ack: unknown) {
+      const parsed = parse(AskAnswerPayload, payload);
+      if (!parsed.ok) return ackOf<Ack>(ack)(parsed.ack);
+      ackOf<Ack>(ack)(await broker.answer(socket.data.tab, parsed.value.askId, parsed.value.answer));
+    },
+    list(socket: TabSocket, payload: unknown, ack: unknown) {
+      const parsed = parse(AsksListPayload, payload);
+      if (!parsed.ok) return ackOf<Ack>(ack)(parsed.ack);
+      ackOf<Ack<{ asks: Ask[] }>>(ack)({ ok: true, asks: broker.list(socket.data.tab, parsed.value.status) });
+    },
+    watch(socket: TabSocket, payload: unknown, ack: unknown) {
+      const parsed = parse(AsksWatchPayload, payload);
+      if (!parsed.ok) return ackOf<Ack>(ack)(parsed.ack);
+      if (!socket.data.tab.isOwner) return ackOf<Ack>(ack)(fail("FORBIDDEN", "only owners can watch every ask"));
+      void socket.join(WATCHERS_ROOM);
+      ackOf<Ack>(ack)({ ok: true });
+    },
+  };
+}
