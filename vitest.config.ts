@@ -2,12 +2,21 @@ import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
-    include: ["{lib,server,components,test}/**/*.test.{ts,tsx}"],
-    globalSetup: ["test/setup/global-gateway.ts"],
     pool: "forks",
     // Two cores: real Gateway, server and browser tests would starve each other if run wide.
     maxWorkers: 2,
     testTimeout: 60_000,
     hookTimeout: 120_000,
+    projects: [
+      {
+        extends: true,
+        test: { name: "unit", include: ["{lib,server,components}/**/*.test.{ts,tsx}"] },
+      },
+      {
+        extends: true,
+        // Everything under test/ runs against one real OpenClaw Gateway started once for the run.
+        test: { name: "integration", include: ["test/**/*.test.ts"], globalSetup: ["test/setup/global-gateway.ts"] },
+      },
+    ],
   },
 });

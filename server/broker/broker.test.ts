@@ -1,0 +1,211 @@
+import { beforeEach, describe, expect, it } from "vitest";
+import type { Ask, QuestionAsk } from "../../lib/ask.ts";
+import type { GatewayCall } from "../../lib/answers.ts";
+import { ManualClock } from "../../lib/clock.ts";
+import type { AskClose } from "../../lib/protocol.ts";
+import { SqliteAskStore } from "../store/sqlite.ts";
+import { AskBroker, GatewayCallError, type AskResolver, type Tab, type TabSink } from "./broker.ts";
+
+class RecordingSink implements TabSink {
+  readonly shown: { tabId: string; askId: string }[] = [];
+  readonly closed: ({ tabId: string } & AskClose)[] = [];
+  readonly changes: Ask[] = [];
+  show(tabId: string, ask: Ask) {
+    this.shown.push({ tabId, askId: ask.id });
+  }
+  close(tabId: string, close: AskClose) {
+    this.closed.push({ tabId, ...close });
+  }
+  changed(ask: Ask) {
+    this.changes.push(ask);
+  }
+}
+
+class ScriptedResolver implements AskResolver {
+  readonly calls: GatewayCall[] = [];
+  next: (() => Promise<unknown>) | null = null;
+  async execute(call: GatewayCall) {
+    this.calls.push(call);
+    const step = this.next;
+    this.next = null;
+    return step ? step() : { ok: true };
+  }
+}
+
+const tab = (id: string, userId = "owner", chatClaim: string | null = null): Tab => ({ id, userId, isOwner: userId === "owner", chatClaim });
+
+function question(id: string, chatId: string | null, overrides: Partial<QuestionAsk> = {}): QuestionAsk {
+  return {
+    id,
+    kind: "question",
+    source: "gateway.question",
+    chatId,
+    sessionKey: `agent:dev:openwebui:${chatId ?? "x"}`,
+    agentId: "dev",
+    runId: null,
+    createdAt: 1_700_000_000_000,
+    expiresAt: 1_700_000_000_000 + 900_000,
+    status: "pending",
+    shownTo: null,
+    resolution: null,
+    questions: [{ id: "db", header: "Database", question: "Which?", options: [{ label: "Postgres" }, { label: "SQLite" }], multiSelect: false, allowOther: true }],
+    ...overrides,
+  };
+}
+
+describe("AskBroker", () => {
+  let clock: ManualClock;
+  let store: SqliteAskStore;
+  let sink: RecordingSink;
+  let resolver: ScriptedResolver;
+  let broker: AskBroker;
+
+  beforeEach(() => {
+    clock = new ManualClock();
+    store = new SqliteAskStore(":memory:");
+    sink = new RecordingSink();
+    resolver = new ScriptedResolver();
+    broker = new AskBroker({ store, sink, resolver, clock, owners: new Set(["owner"]), instanceId: "test" });
+  });
+
+  it("shows an ask on the newest tab viewing its chat only", async () => {
+    broker.view(tab("old"), "c1");
+    broker.view(tab("new"), "c1");
+    broker.view(tab("other"), "c2");
+    await broker.receive(question("q1", "c1"));
+    expect(sink.shown).toEqual([{ tabId: "new", askId: "q1" }]);
+  });
+
+  it("keeps an ask pending with no tab and shows it when a tab views the chat", async () => {
+    await broker.receive(question("q1", "c1"));
+    expect(sink.shown).toEqual([]);
+    broker.view(tab("t1"), "c1");
+    expect(sink.shown).toEqual([{ tabId: "t1", askId: "q1" }]);
+  });
+
+  it("hands off to a newer tab once, closing the old one with handed-off", async () => {
+    broker.view(tab("old"), "c1");
+    await broker.receive(question("q1", "c1"));
+    broker.view(tab("new"), "c1");
+    expect(sink.closed).toEqual([{ tabId: "old", askId: "q1", reason: "handed-off" }]);
+    expect(sink.shown.map((s) => s.tabId)).toEqual(["old", "new"]);
+  });
+
+  it("does not cancel when the tab switches chats; it returns to the next viewer without ask:close", async () => {
+    broker.view(tab("t1"), "c1");
+    await broker.receive(question("q1", "c1"));
+    broker.view(tab("t1"), "c2");
+    expect(sink.closed).toEqual([]);
+    expect(broker.getPending("q1")?.shownTo).toBeNull();
+    broker.view(tab("t2"), "c1");
+    expect(sink.shown.at(-1)).toEqual({ tabId: "t2", askId: "q1" });
+  });
+
+  it("falls back to the older viewer when the newest tab closes", async () => {
+    broker.view(tab("old"), "c1");
+    broker.view(tab("new"), "c1");
+    await broker.receive(question("q1", "c1"));
+    broker.leave("new");
+    expect(sink.shown.at(-1)).toEqual({ tabId: "old", askId: "q1" });
+  });
+
+  it("expires at expiresAt with an injected clock and leaves no timer behind", async () => {
+    broker.view(tab("t1"), "c1");
+    await broker.receive(question("q1", "c1"));
+    expect(broker.activeTimers).toBe(1);
+    clock.advance(899_999);
+    expect(sink.closed).toEqual([]);
+    clock.advance(1);
+    expect(sink.closed).toEqual([{ tabId: "t1", askId: "q1", reason: "expired", summary: "Timed out" }]);
+    expect(broker.activeTimers).toBe(0);
+    expect(clock.pendingTimers).toBe(0);
+  });
+
+  it("clears every timer on shutdown", async () => {
+    await broker.receive(question("q1", "c1"));
+    await broker.receive(question("q2", "c2"));
+    broker.shutdown();
+    expect(clock.pendingTimers).toBe(0);
+  });
+
+  it("maps an answer to question.resolve and closes the card as answered", async () => {
+    const t1 = tab("t1");
+    broker.view(t1, "c1");
+    await broker.receive(question("q1", "c1"));
+    const ack = await broker.answer(t1, "q1", { type: "questions", answers: { db: ["2"] } });
+    expect(ack).toEqual({ ok: true, status: "answered" });
+    expect(resolver.calls).toEqual([{ method: "question.resolve", params: { id: "q1", answers: { answers: { db: ["SQLite"] } } } }]);
+    expect(sink.closed).toEqual([{ tabId: "t1", askId: "q1", reason: "answered", summary: "SQLite" }]);
+    expect(clock.pendingTimers).toBe(0);
+  });
+
+  it("lets exactly one of two simultaneous answers through", async () => {
+    const a = tab("a");
+    const b = tab("b");
+    broker.view(a, "c1");
+    broker.view(b, "c1");
+    await broker.receive(question("q1", "c1"));
+    let release!: () => void;
+    resolver.next = () => new Promise((resolve) => (release = () => resolve({ ok: true })));
+    const first = broker.answer(a, "q1", { type: "text", text: "Postgres" });
+    const second = await broker.answer(b, "q1", { type: "text", text: "SQLite" });
+    release();
+    expect(await first).toEqual({ ok: true, status: "answered" });
+    expect(second).toMatchObject({ ok: false, error: { code: "ALREADY_RESOLVED" } });
+    expect(resolver.calls).toHaveLength(1);
+  });
+
+  it("treats a terminal ask as a tombstone: replays never revive it", async () => {
+    await broker.receive(question("q1", "c1"));
+    broker.end("q1", { status: "answered", summary: "x", reason: "answered-elsewhere" });
+    await broker.receive(question("q1", "c1"));
+    expect(broker.getPending("q1")).toBeUndefined();
+    broker.view(tab("t1"), "c1");
+    expect(sink.shown).toEqual([]);
+  });
+
+  it("applies an end that arrives during a failed answer", async () => {
+    const t1 = tab("t1");
+    broker.view(t1, "c1");
+    await broker.receive(question("q1", "c1"));
+    resolver.next = async () => {
+      broker.end("q1", { status: "expired", summary: "Expired", reason: "expired" });
+      throw new GatewayCallError("already terminal", "QUESTION_ALREADY_TERMINAL");
+    };
+    const ack = await broker.answer(t1, "q1", { type: "text", text: "SQLite" });
+    expect(ack).toMatchObject({ ok: false, error: { code: "ALREADY_RESOLVED" } });
+    expect(sink.closed).toEqual([{ tabId: "t1", askId: "q1", reason: "expired", summary: "Expired" }]);
+  });
+
+  it("refuses an invalid answer with INVALID and changes nothing", async () => {
+    const t1 = tab("t1");
+    broker.view(t1, "c1");
+    await broker.receive(question("q1", "c1", { questions: [{ id: "db", header: "DB", question: "?", options: [{ label: "A" }], multiSelect: false, allowOther: false }] }));
+    const ack = await broker.answer(t1, "q1", { type: "text", text: "not an option" });
+    expect(ack).toMatchObject({ ok: false, error: { code: "INVALID" } });
+    expect(resolver.calls).toEqual([]);
+    expect(broker.getPending("q1")?.status).toBe("pending");
+  });
+
+  it("keeps another user's chats away from a non-owner", async () => {
+    expect(broker.view(tab("alice-tab", "alice"), "c1")).toEqual({ ok: true });
+    expect(broker.view(tab("bob-tab", "bob"), "c1")).toMatchObject({ ok: false, error: { code: "FORBIDDEN" } });
+    await broker.receive(question("q1", "c1"));
+    expect(sink.shown).toEqual([{ tabId: "alice-tab", askId: "q1" }]);
+    expect(await broker.answer(tab("bob-tab", "bob"), "q1", { type: "cancel" })).toMatchObject({ ok: false, error: { code: "FORBIDDEN" } });
+  });
+
+  it("limits an embed token to its chat claim", () => {
+    expect(broker.view(tab("t1", "owner", "c1"), "c2")).toMatchObject({ ok: false, error: { code: "FORBIDDEN" } });
+    expect(broker.view(tab("t1", "owner", "c1"), "c1")).toEqual({ ok: true });
+  });
+
+  it("restores pending asks after a restart without a tab", async () => {
+    await broker.receive(question("q1", "c1"));
+    broker.shutdown();
+    const again = new AskBroker({ store, sink: new RecordingSink(), resolver, clock, owners: new Set(["owner"]), instanceId: "again" });
+    again.restore();
+    expect(again.getPending("q1")?.shownTo).toBeNull();
+    again.shutdown();
+  });
+});
