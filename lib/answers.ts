@@ -9,6 +9,7 @@ import {
   type QuestionAsk,
   type SecretAsk,
 } from "./ask.ts";
+import { resolveChoiceAnswer } from "./prompts/index.ts";
 import type { ErrorCode, TabAnswer } from "./protocol.ts";
 
 /**
@@ -40,7 +41,13 @@ export const DECISION_LABELS: Record<Decision, string> = {
   "allow-always": "Always allow",
 };
 
+/** What the agent is told when a text-prompt secret dialog is cancelled or never answered. */
+export const SECRET_CANCELLED_MESSAGE = "I cancelled the secret request; nothing was entered.";
+export const SECRET_NOT_RECEIVED_MESSAGE =
+  "No secret was received: the request timed out or no tab had the chat open. Ask again when I am back, or use masked credential entry.";
+
 export function mapAnswer(ask: Ask, answer: TabAnswer): MappedAnswer | RefusedAnswer {
+  if (ask.source === "text-prompt") return mapTextPromptAnswer(ask, answer);
   switch (ask.kind) {
     case "question":
       return mapQuestionAnswer(ask, answer);
@@ -134,4 +141,62 @@ function mapApprovalAnswer(ask: ApprovalAsk, answer: TabAnswer): MappedAnswer | 
   else return refuse(`an approval takes a "decision" or "cancel" answer, not "${answer.type}"`);
   if (!ask.approval.decisions.includes(decision)) return refuse(`"${decision}" is not offered for this approval`);
   return { ok: true, call: { method, params: { id: ask.id, decision } }, status: "answered", summary: DECISION_LABELS[decision] };
+}
+
+/**
+ * A text prompt is answered by continuing the run: the answer becomes the session's next user message.
+ * The idempotency key doubles as the new run's id, so the chat watcher knows that run is ours.
+ */
+export function textPromptAnswerKey(askId: string): string {
+  return `${askId}:answer`;
+}
+
+export function textPromptNoticeKey(askId: string): string {
+  return `${askId}:notice`;
+}
+
+/** Runs this service started by answering a text prompt: they are not the user typing instead. */
+export function isOwnRun(runId: string): boolean {
+  return runId.startsWith("prompt:") && (runId.endsWith(":answer") || runId.endsWith(":notice"));
+}
+
+function mapTextPromptAnswer(ask: Ask, answer: TabAnswer): MappedAnswer | RefusedAnswer {
+  const send = (message: string) => ({
+    method: "chat.send" as const,
+    params: { sessionKey: ask.sessionKey, message, idempotencyKey: textPromptAnswerKey(ask.id) },
+  });
+  if (ask.kind === "secret") {
+    if (answer.type === "cancel") return { ok: true, call: send(SECRET_CANCELLED_MESSAGE), status: "cancelled", summary: SECRET_CANCELLED_SUMMARY };
+    if (answer.type !== "secret") return refuse(`a secret takes a "secret" or "cancel" answer, not "${answer.type}"`);
+    if (answer.allowedHosts) return refuse("this secret has no allowed hosts to change");
+    return { ok: true, call: send(answer.value), status: "answered", summary: SECRET_ENTERED_SUMMARY };
+  }
+  if (ask.kind !== "question") return refuse("text prompts are questions or secrets");
+  // Cancelled prompts stay in the reply as text: nothing reaches the agent.
+  if (answer.type === "cancel") return { ok: true, call: null, status: "cancelled", summary: ask.textPrompt?.fallbackText ?? "Cancelled" };
+  let raw: Record<string, string[]>;
+  if (answer.type === "questions") raw = answer.answers;
+  else if (answer.type === "text" && ask.questions.length === 1 && ask.questions[0]) raw = { [ask.questions[0].id]: [answer.text] };
+  else return refuse(`a question takes a "questions", "text" or "cancel" answer, not "${answer.type}"`);
+  const lines: string[] = [];
+  for (const question of ask.questions) {
+    const chosen = textPromptChoice(question, raw[question.id] ?? []);
+    if (chosen === null) return refuse(`"${question.header || question.question}" needs an answer`);
+    lines.push(ask.questions.length === 1 ? chosen : `${question.header || question.question}: ${chosen}`);
+  }
+  const message = lines.join("\n");
+  return { ok: true, call: send(message), status: "answered", summary: message };
+}
+
+/** Picked labels pass as they are; a typed answer goes through the prompt's choice rules. */
+function textPromptChoice(question: AskQuestion, values: string[]): string | null {
+  const cleaned = values.map((value) => value.trim()).filter(Boolean);
+  if (cleaned.length === 0) return null;
+  const typed = cleaned.join(", ");
+  if (!question.allowOther) {
+    const label = optionLabel(question, typed);
+    return label;
+  }
+  const resolved = resolveChoiceAnswer(typed, question.options, question.multiSelect);
+  return resolved.trim() ? resolved : null;
 }

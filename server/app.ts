@@ -2,13 +2,14 @@ import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import type { QuestionRecord } from "@openclaw/gateway-protocol";
+import type { GatewayCall } from "../lib/answers.ts";
 import { systemClock, type Clock } from "../lib/clock.ts";
 import { AskBroker } from "./broker/broker.ts";
 import { createGatewayIntake } from "./broker/intake.ts";
 import type { Config } from "./config.ts";
 import { GatewayLink } from "./gateway/link.ts";
 import { checkQuestionRecord } from "./gateway/records.ts";
+import { ChatWatcher } from "./prompts/chat-watcher.ts";
 import { SqliteAskStore } from "./store/sqlite.ts";
 import type { AskStore } from "./store/store.ts";
 import { secretKey } from "./tabs/auth.ts";
@@ -62,39 +63,48 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     allowedOrigins: config.OPENWEBUI_ORIGINS,
   });
 
-  let broker: AskBroker;
+  // The broker and the chat watcher answer through the link, which is created last because its
+  // handler needs them; the arrow functions below only run once everything exists.
+  const resolver = { execute: (call: GatewayCall) => link.execute(call) };
+  const broker = new AskBroker({
+    store,
+    sink: tabs.sink,
+    resolver,
+    clock,
+    owners: config.owners,
+    instanceId: randomUUID(),
+    hooks: { log, endedUnanswered: (ask) => chatWatcher.endedUnanswered(ask) },
+  });
+  const chatWatcher = new ChatWatcher({
+    broker,
+    resolver,
+    chatKeys: config.chatKeys,
+    agentId: config.AGENT_ID,
+    clock,
+    timeoutMs: config.TEXT_PROMPT_TIMEOUT_SECONDS * 1000,
+    log,
+  });
   const link: GatewayLink = new GatewayLink({
     url: config.OPENCLAW_GATEWAY_URL,
     token: config.OPENCLAW_GATEWAY_TOKEN,
     log,
     now: () => clock.now(),
     handler: createGatewayIntake({
-      get broker() {
-        return broker;
-      },
+      broker,
       agentId: config.AGENT_ID,
       chatKeys: config.chatKeys,
+      onChat: (event) => chatWatcher.handle(event),
       onStatus: (status) => {
         log(status.connected ? `gateway connected: ${config.OPENCLAW_GATEWAY_URL}` : `gateway: ${status.error ?? "disconnected"}`);
         tabs.broadcastStatus(status);
       },
       getQuestion: async (id) => {
-        const result = await link.request<{ question?: unknown } | unknown>("question.get", { id }).catch(() => null);
-        const record = result && typeof result === "object" && "question" in result ? result.question : result;
+        const result = await link.request<unknown>("question.get", { id }).catch(() => null);
+        const record = result && typeof result === "object" && "question" in result ? (result as { question: unknown }).question : result;
         const checked = checkQuestionRecord(record);
-        return checked.ok ? (checked.value as QuestionRecord) : null;
+        return checked.ok ? checked.value : null;
       },
     }),
-  });
-
-  broker = new AskBroker({
-    store,
-    sink: tabs.sink,
-    resolver: link,
-    clock,
-    owners: config.owners,
-    instanceId: randomUUID(),
-    hooks: { log },
   });
   broker.restore();
   tabs.attach(broker, () => link.status);

@@ -109,9 +109,11 @@ export const ApprovalResolved = z.object({
 export type ApprovalResolved = z.infer<typeof ApprovalResolved>;
 
 /** Deny first, so the card's recommended (first) choice is the safe one. */
+const DECISION_ORDER: readonly Decision[] = ["deny", "allow-once", "allow-always"];
+
 export function orderDecisions(allowed: readonly Decision[] | null | undefined): Decision[] {
-  const offered = allowed && allowed.length > 0 ? allowed : Decision.options;
-  return Decision.options.slice().reverse().filter((decision) => offered.includes(decision));
+  const offered = allowed && allowed.length > 0 ? allowed : DECISION_ORDER;
+  return DECISION_ORDER.filter((decision) => offered.includes(decision));
 }
 
 function clip(text: string | null | undefined, limit: number): string | undefined {

@@ -200,12 +200,17 @@ describe("AskBroker", () => {
     expect(broker.view(tab("t1", "owner", "c1"), "c1")).toEqual({ ok: true });
   });
 
-  it("restores pending asks after a restart without a tab", async () => {
+  it("restores pending asks after a restart but shows them only once the source confirms them", async () => {
     await broker.receive(question("q1", "c1"));
     broker.shutdown();
     const again = new AskBroker({ store, sink: new RecordingSink(), resolver, clock, owners: new Set(["owner"]), instanceId: "again" });
     again.restore();
     expect(again.getPending("q1")?.shownTo).toBeNull();
+    const viewer = tab("t1");
+    again.view(viewer, "c1");
+    expect(again.getPending("q1")?.shownTo).toBeNull();
+    await again.receive(question("q1", "c1"));
+    expect(again.getPending("q1")?.shownTo).toBe("t1");
     again.shutdown();
   });
 });

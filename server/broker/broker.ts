@@ -60,6 +60,8 @@ export class AskBroker {
   private readonly timers = new Map<string, TimerHandle>();
   /** Answers this instance is delivering, and what the Gateway said meanwhile about the same ask. */
   private readonly inFlight = new Map<string, ExternalEnd | null>();
+  /** Restored from the store but not yet confirmed by the source: not shown until then. */
+  private readonly unconfirmed = new Set<string>();
   private readonly instanceId: string;
   private readonly store: AskStore;
   private readonly sink: TabSink;
@@ -86,9 +88,25 @@ export class AskBroker {
     this.hooks = options.hooks ?? {};
   }
 
-  /** Brings back the pending asks of an earlier run; nobody shows them until a tab views their chat. */
+  /**
+   * Brings back the pending asks of an earlier run. They are shown only once their source confirms
+   * them (a backfill lists them again), so a tab never sees an ask that ended while the server was down.
+   */
   restore(): void {
-    for (const ask of this.store.pending()) this.track({ ...ask, shownTo: null });
+    for (const ask of this.store.pending()) {
+      this.track({ ...ask, shownTo: null });
+      this.unconfirmed.add(ask.id);
+    }
+  }
+
+  /** The source has reconciled: what it still has of these sources may be shown again. */
+  confirm(sources: readonly Ask["source"][]): void {
+    for (const id of this.unconfirmed) {
+      const ask = this.pending.get(id);
+      if (ask && !sources.includes(ask.source)) continue;
+      this.unconfirmed.delete(id);
+      if (ask?.chatId) this.route(ask.chatId);
+    }
   }
 
   get pendingAsks(): Ask[] {
@@ -101,6 +119,7 @@ export class AskBroker {
 
   /** A new ask from a source. Known ids (pending or tombstoned) are ignored: a replay never revives. */
   async receive(ask: Ask): Promise<void> {
+    if (this.unconfirmed.has(ask.id)) return this.confirmOne(ask.id);
     if (this.pending.has(ask.id) || this.store.get(ask.id)) return;
     const verdict = admit(ask, { chatOwner: ask.chatId ? this.store.chatOwner(ask.chatId) : null, owners: this.owners });
     if (verdict.action === "refuse") return this.refuse(ask, verdict.summary);
@@ -243,6 +262,12 @@ export class AskBroker {
     this.finish(ask, { status: "denied", summary, reason: "denied" });
   }
 
+  private confirmOne(id: string): void {
+    this.unconfirmed.delete(id);
+    const chatId = this.pending.get(id)?.chatId;
+    if (chatId) this.route(chatId);
+  }
+
   private track(ask: Ask): void {
     this.pending.set(ask.id, ask);
     if (ask.chatId) {
@@ -266,6 +291,7 @@ export class AskBroker {
     if (timer) this.clock.clearTimer(timer);
     this.timers.delete(ask.id);
     this.pending.delete(ask.id);
+    this.unconfirmed.delete(ask.id);
     if (ask.chatId) {
       const ids = this.pendingByChat.get(ask.chatId);
       ids?.delete(ask.id);
@@ -294,7 +320,7 @@ export class AskBroker {
   private route(chatId: string): void {
     for (const askId of this.pendingByChat.get(chatId) ?? []) {
       const ask = this.pending.get(askId);
-      if (!ask) continue;
+      if (!ask || this.unconfirmed.has(askId)) continue;
       const target = this.viewerFor(ask)?.id ?? null;
       if (target === ask.shownTo) continue;
       const previous = ask.shownTo;

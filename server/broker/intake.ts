@@ -87,13 +87,17 @@ export function createGatewayIntake(options: IntakeOptions): GatewayHandler {
       if (!ours(event.sessionKey, event.agentId)) return;
       options.onChat?.(event);
     },
-    backfilled(live) {
-      void broker.reconcile(["gateway.question", "gateway.secret"], live.questions, async (ask) => {
-        const record = await options.getQuestion?.(ask.id);
-        return record ? questionEnd(ask, record) : null;
-      });
-      void broker.reconcile(["gateway.plugin-approval"], live.pluginApprovals);
-      void broker.reconcile(["gateway.exec-approval"], live.execApprovals);
+    async backfilled(live) {
+      await Promise.all([
+        broker.reconcile(["gateway.question", "gateway.secret"], live.questions, async (ask) => {
+          const record = await options.getQuestion?.(ask.id);
+          return record ? questionEnd(ask, record) : null;
+        }),
+        broker.reconcile(["gateway.plugin-approval"], live.pluginApprovals),
+        broker.reconcile(["gateway.exec-approval"], live.execApprovals),
+      ]);
+      // Text prompts are not listed by the Gateway; their own timeout still ends them.
+      broker.confirm(["gateway.question", "gateway.secret", "gateway.plugin-approval", "gateway.exec-approval", "text-prompt"]);
     },
     status(status) {
       options.onStatus(status);

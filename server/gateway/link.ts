@@ -30,7 +30,7 @@ export interface GatewayHandler {
   approvalResolved(kind: "plugin" | "exec", event: ApprovalResolved): void;
   chat(event: ChatEvent): void;
   /** A full backfill finished: these are every pending id the Gateway still knows. */
-  backfilled(live: { questions: Set<string>; pluginApprovals: Set<string>; execApprovals: Set<string> }): void;
+  backfilled(live: { questions: Set<string>; pluginApprovals: Set<string>; execApprovals: Set<string> }): void | Promise<void>;
   status(status: GatewayStatus): void;
 }
 
@@ -175,7 +175,7 @@ export class GatewayLink implements AskResolver {
       }
       this.collectApprovals(plugin, checkPluginApproval, live.pluginApprovals, (event) => handler.pluginApproval(event));
       this.collectApprovals(exec, checkExecApproval, live.execApprovals, (event) => handler.execApproval(event));
-      handler.backfilled(live);
+      await handler.backfilled(live);
     } catch (error) {
       log(`gateway backfill failed: ${error instanceof Error ? error.message : String(error)}`);
     }

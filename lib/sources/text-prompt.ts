@@ -1,0 +1,67 @@
+import { createHash } from "node:crypto";
+import type { Ask, AskQuestion } from "../ask.ts";
+import { classifyPrompt, promptFallbackText, type PromptSpec } from "../prompts/index.ts";
+
+/**
+ * A text prompt (`OpenClaw needs input:` in assistant text) becomes an Ask: a card for text, yes/no,
+ * numbered choices and JSON forms, the masked dialog for a credential (DESIGN §7).
+ */
+
+export const CONFIRM_OPTIONS = [{ label: "Yes" }, { label: "No" }];
+
+export type TextPromptOrigin = {
+  sessionKey: string;
+  runId: string;
+  agentId: string;
+  chatId: string | null;
+  now: number;
+  timeoutMs: number;
+};
+
+/** Stable across replays of the same reply, so a prompt seen twice is one ask. */
+export function textPromptId(sessionKey: string, runId: string, prompt: string): string {
+  return `prompt:${createHash("sha256").update(`${sessionKey}\n${runId}\n${prompt}`).digest("hex").slice(0, 32)}`;
+}
+
+export function askFromTextPrompt(prompt: string, origin: TextPromptOrigin): Ask {
+  const spec = classifyPrompt(prompt);
+  const base = {
+    id: textPromptId(origin.sessionKey, origin.runId, prompt),
+    source: "text-prompt" as const,
+    chatId: origin.chatId,
+    sessionKey: origin.sessionKey,
+    agentId: origin.agentId,
+    runId: origin.runId,
+    createdAt: origin.now,
+    expiresAt: origin.now + origin.timeoutMs,
+    status: "pending" as const,
+    shownTo: null,
+    resolution: null,
+    textPrompt: { fallbackText: promptFallbackText(prompt), form: spec.kind === "choice" ? ("choice" as const) : spec.kind },
+  };
+  if (spec.kind === "secret") {
+    return {
+      ...base,
+      kind: "secret",
+      secret: { name: spec.header || undefined, prompt: spec.question || spec.header, allowedHostsEditable: false },
+    };
+  }
+  return { ...base, kind: "question", questions: questionsOf(spec) };
+}
+
+function questionsOf(spec: PromptSpec): AskQuestion[] {
+  if (spec.kind === "form") {
+    return spec.questions.map((question, index) => ({
+      id: `q${index + 1}`,
+      header: question.header,
+      question: question.question,
+      options: question.options,
+      multiSelect: question.multiSelect,
+      allowOther: true,
+    }));
+  }
+  const single = { id: "answer", header: spec.header, question: spec.question };
+  if (spec.kind === "choice") return [{ ...single, options: spec.options, multiSelect: spec.multiSelect, allowOther: true }];
+  if (spec.kind === "confirm") return [{ ...single, options: CONFIRM_OPTIONS, multiSelect: false, allowOther: false }];
+  return [{ ...single, options: [], multiSelect: false, allowOther: true }];
+}
