@@ -1,0 +1,184 @@
+import { randomUUID } from "node:crypto";
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
+import { io } from "socket.io-client";
+import { connectOperator, type OperatorConnection } from "../support/gateway-client.ts";
+import { openTab, startTestServer, type Tab, type TestServer } from "../support/tabs.ts";
+
+/** The walking skeleton against a real OpenClaw Gateway: question → newest tab → answer → Gateway. */
+
+const gatewayUrl = inject("gatewayUrl");
+const gatewayToken = inject("gatewayToken");
+
+let requester: OperatorConnection;
+let server: TestServer;
+const tabs: Tab[] = [];
+
+const chat = () => `chat-${randomUUID()}`;
+const sessionKey = (chatId: string, agent = "dev") => `agent:${agent}:openwebui:${chatId}`;
+
+async function ask(chatId: string, agent = "dev"): Promise<string> {
+  const result = await requester.request<{ id: string }>("question.request", {
+    questions: [
+      {
+        questionId: "db",
+        header: "Database",
+        question: "Which database?",
+        options: [{ label: "Postgres", description: "needs a server" }, { label: "SQLite" }],
+        isOther: true,
+      },
+    ],
+    sessionKey: sessionKey(chatId, agent),
+    timeoutMs: 300_000,
+  });
+  return result.id;
+}
+
+async function tab(chatId: string | null, userId = "owner"): Promise<Tab> {
+  const opened = await openTab(server.url, await server.token(userId));
+  tabs.push(opened);
+  if (chatId) expect(await opened.send("chat:view", { chatId })).toEqual({ ok: true });
+  return opened;
+}
+
+async function waitConnected(target: TestServer) {
+  const deadline = Date.now() + 30_000;
+  while (!target.link.status.connected) {
+    if (Date.now() > deadline) throw new Error(`server never connected to the Gateway: ${target.logs.join("\n")}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+beforeAll(async () => {
+  requester = await connectOperator({ url: gatewayUrl, token: gatewayToken, displayName: "requester" });
+  server = await startTestServer({ gatewayUrl, gatewayToken });
+  await waitConnected(server);
+});
+
+afterEach(() => {
+  for (const opened of tabs.splice(0)) opened.close();
+});
+
+afterAll(async () => {
+  await server?.dispose();
+  await requester?.stop();
+});
+
+describe("spine against the real Gateway", () => {
+  it("shows a question on the viewing tab and delivers its answer to the requester", async () => {
+    const chatId = chat();
+    const viewer = await tab(chatId);
+    const id = await ask(chatId);
+    const shown = await viewer.waitForShow((a) => a.id === id);
+    expect(shown).toMatchObject({ kind: "question", source: "gateway.question", chatId, agentId: "dev", status: "pending" });
+    expect(shown.kind === "question" && shown.questions[0]).toMatchObject({ id: "db", header: "Database", allowOther: true, options: [{ label: "Postgres", description: "needs a server" }, { label: "SQLite" }] });
+
+    const waiting = requester.request<any>("question.waitAnswer", { id });
+    expect(await viewer.send("ask:answer", { askId: id, answer: { type: "questions", answers: { db: ["SQLite"] } } })).toEqual({ ok: true, status: "answered" });
+    expect(await waiting).toMatchObject({ status: "answered", answers: { answers: { db: ["SQLite"] } } });
+    expect(await viewer.waitForClose(id)).toEqual({ askId: id, reason: "answered", summary: "SQLite" });
+  });
+
+  it("sends a typed answer through Other", async () => {
+    const chatId = chat();
+    const viewer = await tab(chatId);
+    const id = await ask(chatId);
+    await viewer.waitForShow((a) => a.id === id);
+    const waiting = requester.request<any>("question.waitAnswer", { id });
+    expect(await viewer.send("ask:answer", { askId: id, answer: { type: "text", text: "DuckDB" } })).toMatchObject({ ok: true });
+    expect(await waiting).toMatchObject({ status: "answered", answers: { answers: { db: ["DuckDB"] } } });
+  });
+
+  it("cancels: the agent hears cancelled", async () => {
+    const chatId = chat();
+    const viewer = await tab(chatId);
+    const id = await ask(chatId);
+    await viewer.waitForShow((a) => a.id === id);
+    const waiting = requester.request<any>("question.waitAnswer", { id });
+    expect(await viewer.send("ask:answer", { askId: id, answer: { type: "cancel" } })).toEqual({ ok: true, status: "cancelled" });
+    expect(await waiting).toMatchObject({ status: "cancelled" });
+    expect(await viewer.waitForClose(id)).toMatchObject({ reason: "cancelled" });
+  });
+
+  it("closes the card when the question is answered elsewhere", async () => {
+    const chatId = chat();
+    const viewer = await tab(chatId);
+    const id = await ask(chatId);
+    await viewer.waitForShow((a) => a.id === id);
+    await requester.request("question.resolve", { id, answers: { answers: { db: ["Postgres"] } } });
+    expect(await viewer.waitForClose(id)).toEqual({ askId: id, reason: "answered-elsewhere", summary: "Postgres" });
+    expect(await viewer.send("ask:answer", { askId: id, answer: { type: "text", text: "SQLite" } })).toMatchObject({ ok: false, error: { code: "ALREADY_RESOLVED" } });
+  });
+
+  it("keeps a question pending with no tab and shows it when a tab views the chat", async () => {
+    const chatId = chat();
+    const id = await ask(chatId);
+    await expect.poll(() => server.broker.getPending(id)?.status, { timeout: 30_000 }).toBe("pending");
+    const late = await tab(chatId);
+    expect((await late.waitForShow((a) => a.id === id)).id).toBe(id);
+  });
+
+  it("moves the card to a newer tab and tells the older one it was handed off", async () => {
+    const chatId = chat();
+    const older = await tab(chatId);
+    const id = await ask(chatId);
+    await older.waitForShow((a) => a.id === id);
+    const newer = await tab(chatId);
+    await newer.waitForShow((a) => a.id === id);
+    expect(await older.waitForClose(id)).toEqual({ askId: id, reason: "handed-off" });
+  });
+
+  it("never shows a session of another agent", async () => {
+    const chatId = chat();
+    const viewer = await tab(chatId);
+    const otherId = await ask(chatId, "other");
+    const ownId = await ask(chatId);
+    await viewer.waitForShow((a) => a.id === ownId);
+    expect(viewer.shown.map((a) => a.id)).not.toContain(otherId);
+    expect(server.broker.getPending(otherId)).toBeUndefined();
+    await requester.request("question.resolve", { id: otherId, cancel: true });
+  });
+
+  it("answers an invalid ask:answer with INVALID and changes nothing", async () => {
+    const chatId = chat();
+    const viewer = await tab(chatId);
+    const id = await ask(chatId);
+    await viewer.waitForShow((a) => a.id === id);
+    const bad = await viewer.send("ask:answer", { askId: id, answer: { type: "questions", answers: "SQLite" } });
+    expect(bad).toMatchObject({ ok: false, error: { code: "INVALID" } });
+    expect(bad.error.message).toContain("answer");
+    expect(await viewer.send("ask:answer", { nope: true })).toMatchObject({ ok: false, error: { code: "INVALID" } });
+    expect(server.broker.getPending(id)?.status).toBe("pending");
+    const record = await requester.request<any>("question.get", { id });
+    expect(JSON.stringify(record)).toContain('"pending"');
+  });
+
+  it("refuses a forged token at connect", async () => {
+    const forged = io(server.url, { auth: { token: "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJvd25lciJ9.forged" }, transports: ["websocket"], reconnection: false, forceNew: true });
+    const error = await new Promise<Error>((resolve) => forged.once("connect_error", resolve));
+    forged.close();
+    expect(error.message).toMatch(/token/);
+  });
+
+  it("reports the Gateway status to every tab on connect", async () => {
+    const viewer = await tab(null);
+    await viewer.waitFor(() => viewer.statuses[0], "gateway:status");
+    expect(viewer.statuses[0]).toMatchObject({ connected: true });
+  });
+});
+
+describe("restart against the real Gateway", () => {
+  it("restores a pending question after a restart and does not revive one answered meanwhile", async () => {
+    const chatId = chat();
+    const stays = await ask(chatId);
+    const answered = await ask(chatId);
+    await expect.poll(() => server.broker.getPending(answered)?.status, { timeout: 30_000 }).toBe("pending");
+    await server.stop();
+    await requester.request("question.resolve", { id: answered, answers: { answers: { db: ["SQLite"] } } });
+    server = await server.restart();
+    await waitConnected(server);
+    const viewer = await tab(chatId);
+    await viewer.waitForShow((a) => a.id === stays);
+    await expect.poll(() => server.store.get(answered)?.status, { timeout: 30_000 }).toBe("answered");
+    expect(viewer.shown.map((a) => a.id)).not.toContain(answered);
+  });
+});

@@ -1,0 +1,71 @@
+// Makes sure the test-only dependencies outside the repo are present: the pinned real
+// OpenClaw Gateway (in a cache folder) and Chromium for the browser tests.
+// Run as `node test/setup/ensure-test-deps.ts` (npm `pretest`, CI). Fast when all is there.
+import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { dirname } from "node:path";
+import { OPENCLAW_VERSION, installedOpenclawVersion, openclawBin, openclawCacheDir } from "../support/real-gateway.ts";
+
+const MIN_NODE = { major: 24, minor: 16 } as const;
+const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
+
+function log(message: string): void {
+  console.log(`[ensure-test-deps] ${message}`);
+}
+
+function fail(message: string): never {
+  console.error(`[ensure-test-deps] ${message}`);
+  process.exit(1);
+}
+
+function run(command: string, args: string[], env: NodeJS.ProcessEnv = process.env): boolean {
+  const result = spawnSync(command, args, { stdio: "inherit", env });
+  return result.status === 0;
+}
+
+function ensureNode(): void {
+  const [major = 0, minor = 0] = process.versions.node.split(".").map(Number);
+  if (major < MIN_NODE.major || (major === MIN_NODE.major && minor < MIN_NODE.minor)) {
+    fail(`Node ${process.versions.node} is too old; run with Node >= ${MIN_NODE.major}.${MIN_NODE.minor} (e.g. PATH=$PWD/node_modules/.bin:$PATH).`);
+  }
+}
+
+function ensureGateway(): void {
+  const cacheDir = openclawCacheDir();
+  const installed = installedOpenclawVersion(cacheDir);
+  if (installed === OPENCLAW_VERSION) {
+    log(`openclaw ${OPENCLAW_VERSION} present in ${cacheDir}`);
+    return;
+  }
+  log(`installing openclaw@${OPENCLAW_VERSION} into ${cacheDir} (${installed ? `found ${installed}` : "not installed"}; about 840 MB, a few minutes the first time)`);
+  // openclaw's preinstall refuses old Node: put this Node (24) first for npm and its scripts.
+  const env = { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ""}` };
+  const ok = run("npm", ["install", "--prefix", cacheDir, `openclaw@${OPENCLAW_VERSION}`, "--no-audit", "--no-fund"], env);
+  const after = installedOpenclawVersion(cacheDir);
+  if (!ok || after !== OPENCLAW_VERSION) {
+    fail(`could not install openclaw@${OPENCLAW_VERSION} into ${cacheDir} (found ${after ?? "nothing"} at ${openclawBin(cacheDir)}); retry: npm install --prefix ${cacheDir} openclaw@${OPENCLAW_VERSION}`);
+  }
+  log(`openclaw ${OPENCLAW_VERSION} installed`);
+}
+
+function ensureChromium(): void {
+  if (existsSync(CHROMIUM)) {
+    log(`chromium present at ${CHROMIUM}`);
+    return;
+  }
+  const isRoot = process.getuid?.() === 0;
+  const hasApt = existsSync("/usr/bin/apt-get");
+  if (isRoot && hasApt && !process.env.CHROMIUM_PATH) {
+    log("installing chromium with apt-get");
+    const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
+    if (run("apt-get", ["update"], env) && run("apt-get", ["install", "-y", "chromium"], env) && existsSync(CHROMIUM)) {
+      log("chromium installed");
+      return;
+    }
+  }
+  fail(`chromium not found at ${CHROMIUM}: install it with \`sudo apt-get install -y chromium\` (Debian/Ubuntu) or set CHROMIUM_PATH.`);
+}
+
+ensureNode();
+ensureGateway();
+ensureChromium();

@@ -1,0 +1,103 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { io, type Socket } from "socket.io-client";
+import type { Ask } from "../../lib/ask.ts";
+import type { Clock } from "../../lib/clock.ts";
+import type { AskClose, ClientToServerEvents, GatewayStatus, ServerToClientEvents } from "../../lib/protocol.ts";
+import { startServer, type RunningServer } from "../../server/app.ts";
+import { parseConfig } from "../../server/config.ts";
+import { mintTabToken, secretKey } from "../../server/tabs/auth.ts";
+
+/**
+ * The product server started in-process (no UI) on an ephemeral port, and real socket.io-client tabs
+ * that record what they receive, for two-client tests in the socket.io CRUD-example style.
+ */
+
+export const TEST_AUTH_SECRET = "test-secret-test-secret-test-secret-0123456789";
+
+export type TestServer = RunningServer & {
+  dataDir: string;
+  logs: string[];
+  token(userId?: string, chat?: string): Promise<string>;
+  restart(): Promise<TestServer>;
+  dispose(): Promise<void>;
+};
+
+export async function startTestServer(options: { gatewayUrl: string; gatewayToken: string; env?: Record<string, string>; dataDir?: string; clock?: Clock }): Promise<TestServer> {
+  const dataDir = options.dataDir ?? mkdtempSync(path.join(tmpdir(), "asks-test-"));
+  const config = parseConfig({
+    PORT: "0",
+    HOST: "127.0.0.1",
+    DATA_DIR: dataDir,
+    AGENT_ID: "dev",
+    OWNER_USERS: "owner",
+    OPENCLAW_GATEWAY_URL: options.gatewayUrl,
+    OPENCLAW_GATEWAY_TOKEN: options.gatewayToken,
+    ...options.env,
+  });
+  const logs: string[] = [];
+  const server = await startServer({ config, authSecret: TEST_AUTH_SECRET, log: (line) => logs.push(line), clock: options.clock });
+  const key = secretKey(TEST_AUTH_SECRET);
+  return {
+    ...server,
+    dataDir,
+    logs,
+    token: (userId = "owner", chat?: string) => mintTabToken(key, { userId, chat, ttlSeconds: 3600 }),
+    async restart() {
+      await server.stop();
+      return startTestServer({ ...options, dataDir });
+    },
+    async dispose() {
+      await server.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export type Tab = {
+  socket: Socket<ServerToClientEvents, ClientToServerEvents>;
+  shown: Ask[];
+  closed: AskClose[];
+  changed: Ask[];
+  statuses: GatewayStatus[];
+  /** Emits and resolves with the ack. */
+  send<E extends keyof ClientToServerEvents>(event: E, payload: unknown): Promise<any>;
+  waitFor<T>(read: () => T | undefined, what: string, timeoutMs?: number): Promise<T>;
+  waitForShow(predicate?: (ask: Ask) => boolean): Promise<Ask>;
+  waitForClose(askId: string): Promise<AskClose>;
+  close(): void;
+};
+
+export async function openTab(url: string, token: string): Promise<Tab> {
+  const socket: Socket<ServerToClientEvents, ClientToServerEvents> = io(url, { auth: { token }, transports: ["websocket"], reconnection: false, forceNew: true });
+  const tab: Tab = {
+    socket,
+    shown: [],
+    closed: [],
+    changed: [],
+    statuses: [],
+    send: (event, payload) => (socket.timeout(20_000) as any).emitWithAck(event, payload),
+    async waitFor(read, what, timeoutMs = 30_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const value = read();
+        if (value !== undefined) return value;
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    },
+    waitForShow: (predicate = () => true) => tab.waitFor(() => tab.shown.find(predicate), "ask:show"),
+    waitForClose: (askId) => tab.waitFor(() => tab.closed.find((close) => close.askId === askId), `ask:close ${askId}`),
+    close: () => socket.close(),
+  };
+  socket.on("ask:show", (ask) => tab.shown.push(ask));
+  socket.on("ask:close", (close) => tab.closed.push(close));
+  socket.on("ask:changed", (ask) => tab.changed.push(ask));
+  socket.on("gateway:status", (status) => tab.statuses.push(status));
+  await new Promise<void>((resolve, reject) => {
+    socket.once("connect", () => resolve());
+    socket.once("connect_error", (error) => reject(error));
+  });
+  return tab;
+}
