@@ -40,7 +40,6 @@ export class ChatWatcher {
     let run = this.runs.get(event.runId);
     if (!run) {
       run = this.startRun(event);
-      if (event.state === "aborted" || event.state === "error") this.runs.delete(event.runId);
     }
     switch (event.state) {
       case "status":
@@ -62,6 +61,7 @@ export class ChatWatcher {
       case "aborted":
       case "error":
         this.runs.delete(event.runId);
+        this.closeStoppedRunApprovals(event.runId);
         return;
     }
   }
@@ -85,6 +85,14 @@ export class ChatWatcher {
     const run = { sessionKey: event.sessionKey, scanner: new PromptScanner() };
     this.runs.set(event.runId, run);
     return run;
+  }
+
+  /** A stopped run's tool calls will never run: their approvals are moot. */
+  private closeStoppedRunApprovals(runId: string): void {
+    for (const ask of this.options.broker.pendingAsks) {
+      if (ask.kind !== "approval" || ask.runId !== runId) continue;
+      this.options.broker.end(ask.id, { status: "cancelled", summary: "The run stopped", reason: "answered-elsewhere" });
+    }
   }
 
   private closeOpenPrompts(sessionKey: string, runId: string): void {
