@@ -1,0 +1,16 @@
+/**
+ * Text prompts: an agent writes a line starting `OpenClaw needs input:` (or `Codex needs input:`)
+ * and the person gets a card instead of a wall of text (DESIGN §7). Pure: no I/O, no clock.
+ *
+ * - `PromptScanner` finds the prompt in a streaming assistant reply and says what is safe to show.
+ * - `classifyPrompt` decides what card it becomes.
+ * - `resolveChoiceAnswer` maps a typed answer to option labels.
+ * - `promptFallbackText` turns an unanswered prompt back into reply text.
+ */
+export { PromptScanner } from "./scanner.ts";
+export { classifyPrompt } from "./classify.ts";
+export { resolveChoiceAnswer } from "./answers.ts";
+export { promptFallbackText } from "./fallback.ts";
+export { TRIGGER_PHRASES } from "./phrases.ts";
+export { CONFIRM_OPTIONS } from "./types.ts";
+export type { FormQuestion, PromptOption, PromptSpec } from "./types.ts";
