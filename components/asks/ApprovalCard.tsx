@@ -1,0 +1,194 @@
+"use client";
+
+import { useEffect, useId, useRef, useState, type KeyboardEvent } from "react";
+import type { ApprovalAsk, Decision, Severity } from "../../lib/ask.ts";
+import type { TabAnswer } from "../../lib/protocol.ts";
+import { useNow } from "../../lib/client/use-now.ts";
+import { DECISION_LABELS, cx, formatCountdown, textDirection } from "./format.ts";
+import { card, cardFocus, errorText, muted, primaryButton, recommendedTag, secondaryButton } from "./styles.ts";
+import type { SubmitAnswer } from "./types.ts";
+
+type Props = {
+  ask: ApprovalAsk;
+  onAnswer: SubmitAnswer;
+  autoFocus?: boolean;
+  headingLevel?: 2 | 3;
+};
+
+const SEVERITY: Record<Severity, { label: string; className: string }> = {
+  info: { label: "Info", className: "bg-sky-100 text-sky-900 dark:bg-sky-900/60 dark:text-sky-100" },
+  warning: { label: "Warning", className: "bg-amber-100 text-amber-900 dark:bg-amber-900/60 dark:text-amber-100" },
+  critical: { label: "Critical", className: "bg-rose-100 text-rose-900 dark:bg-rose-900/60 dark:text-rose-100" },
+};
+
+/** Details longer than this (characters or lines) start collapsed to a preview of whole lines. */
+const PREVIEW_CHARS = 180;
+const PREVIEW_LINES = 3;
+
+function previewOf(detail: string): string {
+  const lines = detail.split("\n").slice(0, PREVIEW_LINES).join("\n");
+  return lines.length > PREVIEW_CHARS ? lines.slice(0, PREVIEW_CHARS).trimEnd() : lines.trimEnd();
+}
+
+/**
+ * The approval card (DESIGN §11): title, description, detail (the Gateway's first 600 characters,
+ * expandable), tool and plugin or the command, severity, one button per allowed decision in the ask's
+ * order (Deny first, Recommended), and a live countdown to expiry. Esc cancels, which denies.
+ */
+export function ApprovalCard({ ask, onAnswer, autoFocus = false, headingLevel = 2 }: Props) {
+  const { approval } = ask;
+  const baseId = useId();
+  const rootRef = useRef<HTMLElement>(null);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const [expanded, setExpanded] = useState(false);
+  const Heading = headingLevel === 2 ? "h2" : "h3";
+  const severity = SEVERITY[approval.severity];
+  const detail = approval.detail ?? "";
+  const long = detail.length > PREVIEW_CHARS || detail.trimEnd().split("\n").length > PREVIEW_LINES;
+  const dir = textDirection(approval.title, approval.description);
+
+  useEffect(() => {
+    if (autoFocus) rootRef.current?.focus();
+  }, [autoFocus]);
+
+  const send = async (answer: TabAnswer) => {
+    if (busy) return;
+    setBusy(true);
+    setError(null);
+    const result = await onAnswer(answer);
+    if (!result.ok) {
+      setError(result.error.message);
+      setBusy(false);
+    }
+  };
+
+  const onKeyDown = (event: KeyboardEvent<HTMLElement>) => {
+    if (event.key === "Escape" && !busy) {
+      event.preventDefault();
+      void send({ type: "cancel" });
+    }
+  };
+
+  return (
+    <section
+      ref={rootRef}
+      tabIndex={-1}
+      dir={dir}
+      aria-labelledby={`${baseId}-title`}
+      aria-busy={busy || undefined}
+      data-ask-id={ask.id}
+      onKeyDown={onKeyDown}
+      className={cx(card, cardFocus)}
+    >
+      <div className="flex flex-wrap items-center gap-2">
+        <span className={cx("inline-flex items-center rounded-full px-2 py-0.5 text-xs font-semibold", severity.className)}>
+          <span className="sr-only">Severity: </span>
+          {severity.label}
+        </span>
+        <span className="text-xs font-semibold tracking-wide text-zinc-600 uppercase dark:text-zinc-400">Approval needed</span>
+        {ask.expiresAt !== null && <Countdown expiresAt={ask.expiresAt} />}
+      </div>
+
+      <Heading id={`${baseId}-title`} className="mt-2 text-base font-semibold break-words sm:text-lg" dir="auto">
+        {approval.title}
+      </Heading>
+      {approval.description && (
+        <p className="mt-1 text-sm break-words whitespace-pre-line" dir="auto">
+          {approval.description}
+        </p>
+      )}
+
+      {detail && (
+        <div className="mt-3">
+          <pre
+            id={`${baseId}-detail`}
+            dir="auto"
+            className={cx(
+              "overflow-x-auto rounded-lg bg-zinc-100 p-3 font-mono text-xs leading-relaxed break-words whitespace-pre-wrap dark:bg-zinc-800",
+            )}
+          >
+            {long && !expanded ? `${previewOf(detail)}…` : detail}
+          </pre>
+          {long && (
+            <button
+              type="button"
+              aria-expanded={expanded}
+              aria-controls={`${baseId}-detail`}
+              onClick={() => setExpanded((value) => !value)}
+              className="mt-1 text-sm font-medium text-sky-800 underline-offset-2 hover:underline dark:text-sky-300"
+            >
+              {expanded ? "Show less" : "Show full detail"}
+            </button>
+          )}
+        </div>
+      )}
+
+      <dl className="mt-3 grid grid-cols-[auto_1fr] gap-x-3 gap-y-1 text-sm">
+        {approval.command ? (
+          <>
+            <dt className={muted}>Command</dt>
+            <dd className="min-w-0">
+              <code className="font-mono break-all" dir="ltr">
+                {approval.command}
+              </code>
+            </dd>
+          </>
+        ) : null}
+        {approval.toolName && (
+          <>
+            <dt className={muted}>Tool</dt>
+            <dd className="min-w-0 font-mono break-all" dir="ltr">
+              {approval.toolName}
+            </dd>
+          </>
+        )}
+        {approval.pluginId && (
+          <>
+            <dt className={muted}>Plugin</dt>
+            <dd className="min-w-0 font-mono break-all" dir="ltr">
+              {approval.pluginId}
+            </dd>
+          </>
+        )}
+      </dl>
+
+      {error && (
+        <p role="alert" className={cx("mt-3", errorText)}>
+          {error}
+        </p>
+      )}
+
+      <div className="mt-4 flex flex-wrap items-center gap-2" role="group" aria-label="Decision">
+        {approval.decisions.map((decision: Decision, i) => (
+          <span key={decision} className="inline-flex items-center gap-2">
+            <button
+              type="button"
+              disabled={busy}
+              aria-describedby={i === 0 ? `${baseId}-recommended` : undefined}
+              onClick={() => void send({ type: "decision", decision })}
+              className={i === 0 ? primaryButton : secondaryButton}
+            >
+              {DECISION_LABELS[decision]}
+            </button>
+            {i === 0 && (
+              <span id={`${baseId}-recommended`} className={recommendedTag}>
+                Recommended
+              </span>
+            )}
+          </span>
+        ))}
+      </div>
+    </section>
+  );
+}
+
+function Countdown({ expiresAt }: { expiresAt: number }) {
+  const now = useNow(1000);
+  const left = expiresAt - now;
+  return (
+    <span role="timer" className={cx("ms-auto text-xs tabular-nums", left < 30_000 ? "font-semibold text-rose-700 dark:text-rose-300" : muted)}>
+      {left > 0 ? `Expires in ${formatCountdown(left)}` : "Expired"}
+    </span>
+  );
+}

@@ -1,0 +1,55 @@
+import type { AskStatus } from "../../lib/ask.ts";
+import { cx, formatTime, textDirection } from "./format.ts";
+import { muted } from "./styles.ts";
+
+type Props = {
+  /** What was asked (the question, the secret's request, the approval). */
+  question: string;
+  /** The resolution's display summary: the answer, `•••• (secret entered)`, `Cancelled (nothing entered)`… */
+  summary: string;
+  status?: AskStatus;
+  at?: number;
+  defaultOpen?: boolean;
+};
+
+const STATUS_TEXT: Partial<Record<AskStatus, string>> = {
+  cancelled: "Cancelled",
+  expired: "Expired",
+  denied: "Denied",
+  "ended-as-text": "Left in the reply as text",
+};
+
+/** The collapsible "❓ Ask User" record of a finished ask (DESIGN §7, §11). */
+export function AskSummary({ question, summary, status, at, defaultOpen = false }: Props) {
+  const dir = textDirection(question, summary);
+  const statusText = status ? STATUS_TEXT[status] : undefined;
+  const prefix =
+    !status || status === "answered" ? "Answer: " : statusText && !summary.toLowerCase().startsWith(statusText.toLowerCase()) ? `${statusText}: ` : "";
+  return (
+    <details
+      open={defaultOpen}
+      dir={dir}
+      className="group rounded-xl border border-zinc-200 bg-white text-sm dark:border-zinc-700 dark:bg-zinc-900"
+    >
+      <summary className="flex cursor-pointer list-none items-center gap-2 rounded-xl px-3 py-2 select-none [&::-webkit-details-marker]:hidden">
+        <span aria-hidden="true" className={cx("text-xs transition-transform group-open:rotate-90 rtl:-scale-x-100", muted)}>
+          ▶
+        </span>
+        <span className="font-medium">❓ Ask User</span>
+        <span className={cx("min-w-0 flex-1 truncate", muted)} dir="auto">
+          {summary}
+        </span>
+      </summary>
+      <div className="space-y-1.5 border-t border-zinc-200 px-3 py-2 dark:border-zinc-700">
+        <p className="break-words whitespace-pre-line" dir="auto">
+          {question}
+        </p>
+        <p className="break-words whitespace-pre-line" dir="auto">
+          {prefix && <span className={muted}>{prefix}</span>}
+          <span className="font-medium">{summary}</span>
+        </p>
+        {at !== undefined && <p className={cx("text-xs", muted)}>{formatTime(at)}</p>}
+      </div>
+    </details>
+  );
+}

@@ -1,0 +1,304 @@
+"use client";
+
+import { useCallback, useEffect, useId, useMemo, useReducer, useRef, useState, type KeyboardEvent } from "react";
+import type { TabAnswer } from "../../lib/protocol.ts";
+import { request, type TabClientSocket } from "../../lib/client/socket.ts";
+import { forgetToken, takeToken } from "../../lib/client/token.ts";
+import { useTabSocket } from "../../lib/client/use-tab-socket.ts";
+import { askTitle, cx } from "../asks/format.ts";
+import { dangerButton, muted } from "../asks/styles.ts";
+import type { AnswerResult } from "../asks/types.ts";
+import { StatusPill, describeStatus } from "../common/ConnectionStatus.tsx";
+import { EMPTY_DASHBOARD, dashboardReducer, finishedAsks, pendingAsks } from "./dashboard-state.ts";
+import { HistoryTable } from "./HistoryTable.tsx";
+import { PendingAskItem } from "./PendingAskItem.tsx";
+import { useDesktopNotifications } from "./use-desktop-notifications.ts";
+
+const TOKEN_KEY = "openclaw-asks:token";
+
+type View = "pending" | "history";
+
+/**
+ * The owners' dashboard (DESIGN §11): every pending ask across chats, answered inline with the same
+ * cards, bulk deny/cancel, the history of finished asks, the Gateway's status, and opt-in desktop
+ * notifications for asks that arrive while the tab is hidden.
+ */
+export function Dashboard() {
+  const [token, setToken] = useState<string | null>(null);
+  const [tokenRead, setTokenRead] = useState(false);
+  const [state, dispatch] = useReducer(dashboardReducer, EMPTY_DASHBOARD);
+  const [view, setView] = useState<View>("pending");
+  const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
+  const [accessError, setAccessError] = useState<string | null>(null);
+  const [bulkMessage, setBulkMessage] = useState<string | null>(null);
+  const [bulkBusy, setBulkBusy] = useState(false);
+  const [toast, setToast] = useState<string | null>(null);
+  const [modalOpen, setModalOpen] = useState(false);
+  const notifications = useDesktopNotifications();
+  const notifyRef = useRef(notifications.notify);
+  notifyRef.current = notifications.notify;
+  const seenPending = useRef(new Set<string>());
+  const listed = useRef(false);
+  const baseId = useId();
+
+  useEffect(() => {
+    setToken(takeToken({ sessionStorageKey: TOKEN_KEY }));
+    setTokenRead(true);
+  }, []);
+
+  const setup = useCallback((socket: TabClientSocket) => {
+    const load = async () => {
+      listed.current = false;
+      const watch = await request(socket, "asks:watch", {});
+      if (!watch.ok) {
+        setAccessError(watch.error.code === "FORBIDDEN" ? "This link is not an owner's: the dashboard is for owners only." : watch.error.message);
+        return;
+      }
+      setAccessError(null);
+      const pending = await request(socket, "asks:list", { status: "pending" });
+      if (pending.ok) {
+        for (const ask of pending.asks) seenPending.current.add(ask.id);
+        dispatch({ type: "pending-list", asks: pending.asks });
+      }
+      listed.current = true;
+      const all = await request(socket, "asks:list", { status: "all" });
+      if (all.ok) dispatch({ type: "all-list", asks: all.asks });
+    };
+    socket.on("connect", () => void load());
+    socket.on("ask:changed", (ask) => {
+      if (ask.status === "pending" && !seenPending.current.has(ask.id)) {
+        seenPending.current.add(ask.id);
+        if (listed.current) notifyRef.current(ask);
+      }
+      dispatch({ type: "changed", ask });
+    });
+  }, []);
+
+  const { socket, state: connection, gateway } = useTabSocket(token, setup);
+
+  useEffect(() => {
+    if (connection.phase === "refused") forgetToken({ sessionStorageKey: TOKEN_KEY });
+  }, [connection.phase]);
+
+  const pending = useMemo(() => pendingAsks(state), [state]);
+  const finished = useMemo(() => finishedAsks(state), [state]);
+
+  // Selection only ever holds pending asks.
+  useEffect(() => {
+    setSelected((current) => {
+      const live = new Set([...current].filter((id) => state.asks[id]?.status === "pending"));
+      return live.size === current.size ? current : live;
+    });
+  }, [state]);
+
+  useEffect(() => {
+    if (!toast) return;
+    const timer = setTimeout(() => setToast(null), 6000);
+    return () => clearTimeout(timer);
+  }, [toast]);
+
+  const answer = useCallback(
+    async (askId: string, tabAnswer: TabAnswer): Promise<AnswerResult> => {
+      if (!socket) return { ok: false, error: { code: "OFFLINE", message: "Not connected to the server; try again in a moment." } };
+      return request(socket, "ask:answer", { askId, answer: tabAnswer });
+    },
+    [socket],
+  );
+
+  const refreshHistory = useCallback(() => {
+    if (!socket) return;
+    void request(socket, "asks:list", { status: "all" }).then((all) => {
+      if (all.ok) dispatch({ type: "all-list", asks: all.asks });
+    });
+  }, [socket]);
+
+  const toggle = (id: string, on: boolean) =>
+    setSelected((current) => {
+      const next = new Set(current);
+      if (on) next.add(id);
+      else next.delete(id);
+      return next;
+    });
+
+  const bulkCancel = async () => {
+    const ids = [...selected];
+    if (ids.length === 0 || bulkBusy) return;
+    setBulkBusy(true);
+    setBulkMessage(null);
+    const results = await Promise.all(ids.map(async (id) => ({ id, result: await answer(id, { type: "cancel" }) })));
+    const failed = results.filter((item) => !item.result.ok);
+    const done = results.length - failed.length;
+    const parts = [];
+    if (done > 0) parts.push(`${done} ${done === 1 ? "ask" : "asks"} denied or cancelled.`);
+    for (const item of failed) {
+      const ask = state.asks[item.id];
+      if (!item.result.ok) parts.push(`${ask ? askTitle(ask) : "An ask"}: ${item.result.error.message}`);
+    }
+    setBulkMessage(parts.join(" "));
+    setSelected(new Set());
+    setBulkBusy(false);
+  };
+
+  const status = describeStatus(connection, gateway);
+  const allSelected = pending.length > 0 && pending.every((ask) => selected.has(ask.id));
+  const someSelected = selected.size > 0 && !allSelected;
+  const problem = !tokenRead
+    ? null
+    : !token
+      ? "Open the dashboard with the link the server prints when it starts (…/?token=…)."
+      : connection.phase === "refused"
+        ? `Not connected: ${connection.error}. Open the dashboard with a fresh link from the server.`
+        : accessError;
+
+  const tabs: { id: View; label: string; count?: number }[] = [
+    { id: "pending", label: "Pending", count: pending.length },
+    { id: "history", label: "History" },
+  ];
+  const onTabKey = (event: KeyboardEvent<HTMLButtonElement>) => {
+    if (event.key !== "ArrowRight" && event.key !== "ArrowLeft" && event.key !== "Home" && event.key !== "End") return;
+    event.preventDefault();
+    const next: View = event.key === "Home" ? "pending" : event.key === "End" ? "history" : view === "pending" ? "history" : "pending";
+    setView(next);
+    if (next === "history") refreshHistory();
+    document.getElementById(`${baseId}-tab-${next}`)?.focus();
+  };
+
+  return (
+    <div className="min-h-dvh bg-zinc-50 font-sans text-zinc-900 dark:bg-zinc-950 dark:text-zinc-100">
+      <div inert={modalOpen || undefined}>
+        <header className="border-b border-zinc-200 bg-white dark:border-zinc-800 dark:bg-zinc-900">
+          <div className="mx-auto flex max-w-6xl flex-wrap items-center gap-x-4 gap-y-2 px-4 py-3">
+            <h1 className="inline-flex items-center gap-2 text-lg font-semibold">
+              <svg aria-hidden="true" viewBox="0 0 24 24" className="size-6 text-sky-700 dark:text-sky-400" fill="none" stroke="currentColor" strokeWidth="2" strokeLinecap="round" strokeLinejoin="round">
+                <path d="M21 12a8 8 0 0 1-11.8 7L4 20l1-4.6A8 8 0 1 1 21 12Z" />
+                <path d="M9.8 9.5a2.3 2.3 0 0 1 4.4.9c0 1.5-2.2 2-2.2 3.1M12 16.5h.01" />
+              </svg>
+              OpenClaw Asks
+            </h1>
+            <span role="status" className="min-w-0">
+              <StatusPill view={status} />
+            </span>
+            {notifications.supported && (
+              <button
+                type="button"
+                aria-pressed={notifications.enabled}
+                onClick={() => void notifications.toggle()}
+                className="ms-auto rounded-lg px-2.5 py-1.5 text-sm font-medium text-sky-800 hover:bg-sky-50 dark:text-sky-300 dark:hover:bg-sky-950/60"
+              >
+                {notifications.enabled ? "Desktop notifications on" : "Enable desktop notifications"}
+              </button>
+            )}
+          </div>
+        </header>
+
+        <main className="mx-auto max-w-6xl px-3 py-4 sm:px-4">
+          {problem && (
+            <p role="alert" className="mb-4 rounded-xl border border-rose-300 bg-rose-50 px-4 py-3 text-sm font-medium text-rose-800 dark:border-rose-700 dark:bg-rose-950/60 dark:text-rose-200">
+              {problem}
+            </p>
+          )}
+          {notifications.error && (
+            <p role="status" className={cx("mb-3 text-sm", muted)}>
+              {notifications.error}
+            </p>
+          )}
+
+          <div role="tablist" aria-label="Views" className="mb-4 flex gap-1 border-b border-zinc-200 dark:border-zinc-800">
+            {tabs.map((tab) => (
+              <button
+                key={tab.id}
+                id={`${baseId}-tab-${tab.id}`}
+                type="button"
+                role="tab"
+                aria-selected={view === tab.id}
+                aria-controls={`${baseId}-panel-${tab.id}`}
+                tabIndex={view === tab.id ? 0 : -1}
+                onKeyDown={onTabKey}
+                onClick={() => {
+                  setView(tab.id);
+                  if (tab.id === "history") refreshHistory();
+                }}
+                className={cx(
+                  "-mb-px inline-flex items-center gap-2 border-b-2 px-3 py-2 text-sm font-medium",
+                  view === tab.id
+                    ? "border-sky-700 text-sky-900 dark:border-sky-400 dark:text-sky-100"
+                    : "border-transparent text-zinc-600 hover:text-zinc-900 dark:text-zinc-400 dark:hover:text-zinc-100",
+                )}
+              >
+                {tab.label}
+                {tab.count !== undefined && (
+                  <span className="rounded-full bg-zinc-200 px-1.5 text-xs tabular-nums dark:bg-zinc-800">{tab.count}</span>
+                )}
+              </button>
+            ))}
+          </div>
+
+          <section id={`${baseId}-panel-pending`} role="tabpanel" aria-labelledby={`${baseId}-tab-pending`} hidden={view !== "pending"}>
+            <h2 className="sr-only">Pending asks</h2>
+            {pending.length > 0 && (
+              <div className="mb-3 flex flex-wrap items-center gap-x-4 gap-y-2 rounded-xl border border-zinc-200 bg-white px-3 py-2 dark:border-zinc-800 dark:bg-zinc-900">
+                <label className="inline-flex items-center gap-2 text-sm">
+                  <input
+                    type="checkbox"
+                    checked={allSelected}
+                    ref={(element) => {
+                      if (element) element.indeterminate = someSelected;
+                    }}
+                    onChange={(event) => setSelected(event.target.checked ? new Set(pending.map((ask) => ask.id)) : new Set())}
+                    className="size-4 accent-sky-700 dark:accent-sky-400"
+                  />
+                  Select all
+                </label>
+                <span className={cx("text-sm", muted)}>{selected.size} selected</span>
+                <button
+                  type="button"
+                  className={cx(dangerButton, "ms-auto")}
+                  disabled={selected.size === 0 || bulkBusy}
+                  onClick={() => void bulkCancel()}
+                >
+                  {bulkBusy ? "Working…" : "Deny or cancel selected"}
+                </button>
+              </div>
+            )}
+            <p role="status" className={cx("mb-3 text-sm empty:hidden", muted)}>
+              {bulkMessage}
+            </p>
+            {pending.length === 0 ? (
+              <p className={cx("rounded-xl border border-dashed border-zinc-300 px-4 py-8 text-center text-sm dark:border-zinc-700", muted)}>
+                {connection.phase === "connected" && !problem ? "Nothing pending" : "—"}
+              </p>
+            ) : (
+              <ul aria-label="Pending asks" className="grid items-start gap-x-4 gap-y-5 lg:grid-cols-2">
+                {pending.map((ask) => (
+                  <PendingAskItem
+                    key={ask.id}
+                    ask={ask}
+                    selected={selected.has(ask.id)}
+                    onSelect={(on) => toggle(ask.id, on)}
+                    onAnswer={(tabAnswer) => answer(ask.id, tabAnswer)}
+                    onModal={setModalOpen}
+                    onSecretOutcome={(outcome) => setToast(outcome === "stored" ? "Secret stored" : "Secret request cancelled")}
+                  />
+                ))}
+              </ul>
+            )}
+          </section>
+
+          <section id={`${baseId}-panel-history`} role="tabpanel" aria-labelledby={`${baseId}-tab-history`} hidden={view !== "history"}>
+            <h2 className="sr-only">History</h2>
+            <HistoryTable asks={finished} />
+          </section>
+        </main>
+      </div>
+
+      {toast && (
+        <p
+          role="status"
+          className="fixed inset-x-4 bottom-4 mx-auto max-w-sm rounded-xl bg-zinc-900 px-4 py-3 text-center text-sm font-medium text-white shadow-lg dark:bg-zinc-100 dark:text-zinc-900"
+        >
+          {toast}
+        </p>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,87 @@
+import type { Ask, AskStatus } from "../../lib/ask.ts";
+import { KIND_LABELS, askTitle, cx, formatTime } from "../asks/format.ts";
+import { muted } from "../asks/styles.ts";
+
+const STATUS_LABELS: Record<AskStatus, string> = {
+  pending: "Pending",
+  answered: "Answered",
+  cancelled: "Cancelled",
+  expired: "Expired",
+  denied: "Denied",
+  "ended-as-text": "Ended as text",
+};
+
+const STATUS_TONE: Record<AskStatus, string> = {
+  pending: "bg-zinc-100 text-zinc-800 dark:bg-zinc-800 dark:text-zinc-200",
+  answered: "bg-emerald-100 text-emerald-900 dark:bg-emerald-900/60 dark:text-emerald-100",
+  cancelled: "bg-zinc-200 text-zinc-800 dark:bg-zinc-800 dark:text-zinc-200",
+  expired: "bg-amber-100 text-amber-900 dark:bg-amber-900/60 dark:text-amber-100",
+  denied: "bg-rose-100 text-rose-900 dark:bg-rose-900/60 dark:text-rose-100",
+  "ended-as-text": "bg-zinc-200 text-zinc-800 dark:bg-zinc-800 dark:text-zinc-200",
+};
+
+/**
+ * Finished asks: what, where, the outcome (the resolution's summary: never a secret), who ended it,
+ * when, and from which tab.
+ */
+export function HistoryTable({ asks }: { asks: Ask[] }) {
+  if (asks.length === 0) {
+    return (
+      <p className={cx("rounded-xl border border-dashed border-zinc-300 px-4 py-8 text-center text-sm dark:border-zinc-700", muted)}>
+        Nothing finished yet
+      </p>
+    );
+  }
+  return (
+    // Scrolls sideways on a phone: focusable so keyboard users can scroll it too.
+    <div
+      role="region"
+      aria-label="Finished asks"
+      tabIndex={0}
+      className="overflow-x-auto rounded-xl border border-zinc-200 bg-white dark:border-zinc-800 dark:bg-zinc-900"
+    >
+      <table className="w-full min-w-[40rem] text-start text-sm">
+        <caption className="sr-only">Finished asks, newest first</caption>
+        <thead className={cx("border-b border-zinc-200 text-xs dark:border-zinc-800", muted)}>
+          <tr>
+            <th scope="col" className="px-3 py-2 text-start font-medium">Ask</th>
+            <th scope="col" className="px-3 py-2 text-start font-medium">Chat</th>
+            <th scope="col" className="px-3 py-2 text-start font-medium">Outcome</th>
+            <th scope="col" className="px-3 py-2 text-start font-medium">By</th>
+            <th scope="col" className="px-3 py-2 text-start font-medium">When</th>
+          </tr>
+        </thead>
+        <tbody>
+          {asks.map((ask) => {
+            const resolution = ask.resolution;
+            const by = resolution?.by ?? (ask.status === "answered" ? "elsewhere" : ask.status === "expired" ? "timeout" : "—");
+            return (
+              <tr key={ask.id} className="border-b border-zinc-100 align-top last:border-0 dark:border-zinc-800/70">
+                <td className="px-3 py-2">
+                  <span className={cx("block text-xs", muted)}>{KIND_LABELS[ask.kind]}</span>
+                  <span className="font-medium break-words" dir="auto">
+                    {askTitle(ask)}
+                  </span>
+                </td>
+                <td className="px-3 py-2 font-mono text-xs break-all">{ask.chatId ?? "—"}</td>
+                <td className="px-3 py-2">
+                  <span className={cx("inline-block rounded-full px-2 py-0.5 text-xs font-medium", STATUS_TONE[ask.status])}>{STATUS_LABELS[ask.status]}</span>
+                  {resolution?.summary && (
+                    <span className="mt-0.5 block break-words whitespace-pre-line" dir="auto">
+                      {resolution.summary}
+                    </span>
+                  )}
+                </td>
+                <td className="px-3 py-2">
+                  <span className="font-medium">{by}</span>
+                  {resolution?.tabId && <span className={cx("block text-xs", muted)}>from tab {resolution.tabId.slice(0, 6)}</span>}
+                </td>
+                <td className={cx("px-3 py-2 text-xs whitespace-nowrap", muted)}>{formatTime(resolution?.at ?? ask.createdAt)}</td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </div>
+  );
+}

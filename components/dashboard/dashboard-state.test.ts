@@ -1,0 +1,50 @@
+import { describe, expect, it } from "vitest";
+import type { Ask } from "../../lib/ask.ts";
+import { EMPTY_DASHBOARD, dashboardReducer, finishedAsks, pendingAsks } from "./dashboard-state.ts";
+
+const ask = (id: string, over: Partial<Ask> = {}): Ask =>
+  ({
+    id,
+    kind: "approval",
+    source: "gateway.plugin-approval",
+    chatId: "c",
+    sessionKey: "agent:dev:openwebui:c",
+    agentId: "dev",
+    runId: null,
+    createdAt: 1,
+    expiresAt: null,
+    status: "pending",
+    shownTo: null,
+    resolution: null,
+    approval: { title: id, description: "", severity: "warning", decisions: ["deny", "allow-once"] },
+    ...over,
+  }) as Ask;
+
+const done = (id: string, at: number): Ask => ask(id, { status: "answered", resolution: { by: "owner", at, summary: "Deny", tabId: null } });
+
+describe("dashboard state", () => {
+  it("never brings a finished ask back to pending", () => {
+    let state = dashboardReducer(EMPTY_DASHBOARD, { type: "changed", ask: ask("a") });
+    state = dashboardReducer(state, { type: "changed", ask: done("a", 5) });
+    state = dashboardReducer(state, { type: "changed", ask: ask("a") });
+    state = dashboardReducer(state, { type: "pending-list", asks: [ask("a")] });
+    expect(pendingAsks(state)).toEqual([]);
+    expect(finishedAsks(state).map((item) => item.id)).toEqual(["a"]);
+  });
+
+  it("takes the pending list as the truth after a reconnect", () => {
+    let state = dashboardReducer(EMPTY_DASHBOARD, { type: "changed", ask: ask("gone") });
+    state = dashboardReducer(state, { type: "pending-list", asks: [ask("b"), ask("c")] });
+    expect(pendingAsks(state).map((item) => item.id)).toEqual(["b", "c"]);
+  });
+
+  it("lists the most urgent first, and history newest first", () => {
+    let state = dashboardReducer(EMPTY_DASHBOARD, {
+      type: "all-list",
+      asks: [ask("later", { expiresAt: 500 }), ask("never"), ask("soon", { expiresAt: 100 }), done("old", 1), done("new", 9)],
+    });
+    state = dashboardReducer(state, { type: "changed", ask: ask("older-soon", { expiresAt: 100, createdAt: 0 }) });
+    expect(pendingAsks(state).map((item) => item.id)).toEqual(["older-soon", "soon", "later", "never"]);
+    expect(finishedAsks(state).map((item) => item.id)).toEqual(["new", "old"]);
+  });
+});

@@ -1,0 +1,60 @@
+import type { Ask } from "../../lib/ask.ts";
+
+/**
+ * The dashboard's view of every ask it has heard of, merged from `asks:list` answers and the live
+ * `ask:changed` feed. Terminal states are tombstones here too: a late or replayed pending copy never
+ * brings an ask back.
+ */
+
+export type DashboardState = { asks: Readonly<Record<string, Ask>> };
+
+export type DashboardAction =
+  | { type: "changed"; ask: Ask }
+  /** `asks:list {status: "pending"}`: the authoritative pending set (after a (re)connect). */
+  | { type: "pending-list"; asks: Ask[] }
+  /** `asks:list {status: "all"}`: fills the history. */
+  | { type: "all-list"; asks: Ask[] };
+
+export const EMPTY_DASHBOARD: DashboardState = { asks: {} };
+
+function accept(existing: Ask | undefined, incoming: Ask): boolean {
+  if (!existing) return true;
+  if (existing.status !== "pending" && incoming.status === "pending") return false;
+  return true;
+}
+
+export function dashboardReducer(state: DashboardState, action: DashboardAction): DashboardState {
+  switch (action.type) {
+    case "changed": {
+      if (!accept(state.asks[action.ask.id], action.ask)) return state;
+      return { asks: { ...state.asks, [action.ask.id]: action.ask } };
+    }
+    case "pending-list": {
+      const listed = new Set(action.asks.map((ask) => ask.id));
+      const asks: Record<string, Ask> = {};
+      // A pending ask the server no longer lists ended while this page was away: history will tell how.
+      for (const [id, ask] of Object.entries(state.asks)) if (ask.status !== "pending" || listed.has(id)) asks[id] = ask;
+      for (const ask of action.asks) if (accept(asks[ask.id], ask)) asks[ask.id] = ask;
+      return { asks };
+    }
+    case "all-list": {
+      const asks: Record<string, Ask> = { ...state.asks };
+      for (const ask of action.asks) if (accept(asks[ask.id], ask)) asks[ask.id] = ask;
+      return { asks };
+    }
+  }
+}
+
+/** Most urgent first: the soonest expiry, then the oldest; asks without a deadline last. */
+export function pendingAsks(state: DashboardState): Ask[] {
+  const deadline = (ask: Ask) => ask.expiresAt ?? Number.POSITIVE_INFINITY;
+  return Object.values(state.asks)
+    .filter((ask) => ask.status === "pending")
+    .sort((a, b) => deadline(a) - deadline(b) || a.createdAt - b.createdAt || a.id.localeCompare(b.id));
+}
+
+export function finishedAsks(state: DashboardState): Ask[] {
+  return Object.values(state.asks)
+    .filter((ask) => ask.status !== "pending")
+    .sort((a, b) => (b.resolution?.at ?? b.createdAt) - (a.resolution?.at ?? a.createdAt));
+}

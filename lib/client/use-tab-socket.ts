@@ -1,0 +1,57 @@
+import { useEffect, useRef, useState } from "react";
+import type { GatewayStatus } from "../protocol.ts";
+import { createTabSocket, type TabClientSocket } from "./socket.ts";
+
+export type ConnectionState =
+  | { phase: "idle" }
+  | { phase: "connecting" }
+  | { phase: "connected" }
+  /** Lost the connection; Socket.IO retries with backoff. */
+  | { phase: "reconnecting"; error?: string }
+  /** The server refused the token: retrying cannot help. */
+  | { phase: "refused"; error: string };
+
+/**
+ * One Socket.IO connection for the page's lifetime. `setup` registers the page's listeners (it runs
+ * before the first connect, so nothing is missed) and may return a cleanup; it also sees every
+ * (re)connect through the socket's own "connect" event.
+ */
+export function useTabSocket(
+  token: string | null,
+  setup: (socket: TabClientSocket) => (() => void) | void,
+): { socket: TabClientSocket | null; state: ConnectionState; gateway: GatewayStatus | null } {
+  const [socket, setSocket] = useState<TabClientSocket | null>(null);
+  const [state, setState] = useState<ConnectionState>({ phase: "idle" });
+  const [gateway, setGateway] = useState<GatewayStatus | null>(null);
+  const setupRef = useRef(setup);
+  setupRef.current = setup;
+
+  useEffect(() => {
+    if (!token) return;
+    const created = createTabSocket(token);
+    setState({ phase: "connecting" });
+    created.on("connect", () => setState({ phase: "connected" }));
+    created.on("disconnect", (reason) => {
+      setState({ phase: "reconnecting" });
+      // The server closed this socket on purpose (e.g. restart): Socket.IO does not retry that alone.
+      if (reason === "io server disconnect") created.connect();
+    });
+    created.on("connect_error", (error) => {
+      // `active` is false when the server's middleware refused the handshake (bad or expired token).
+      if (!created.active) setState({ phase: "refused", error: error.message || "the server refused the connection" });
+      else setState({ phase: "reconnecting", error: error.message });
+    });
+    created.on("gateway:status", (status) => setGateway(status));
+    const cleanup = setupRef.current(created);
+    created.connect();
+    setSocket(created);
+    return () => {
+      cleanup?.();
+      created.removeAllListeners();
+      created.disconnect();
+      setSocket(null);
+    };
+  }, [token]);
+
+  return { socket, state, gateway };
+}

@@ -1,0 +1,79 @@
+// The owners' dashboard against the real Gateway: pending asks of two chats, one answered inline, two
+// plugin approvals denied in one bulk action (their requesters get "deny"), and the history.
+import type { Browser } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { startAppServer, type AppServer } from "../support/app-server.ts";
+import { launchBrowser, openPage } from "../support/browser.ts";
+import { connectOperator, type OperatorConnection } from "../support/gateway-client.ts";
+import { UI_TIMEOUT, createQuestion, requestApproval, uniqueChat, waitAnswer } from "./fixtures.ts";
+
+const gatewayUrl = inject("gatewayUrl");
+const gatewayToken = inject("gatewayToken");
+
+describe.skipIf(!gatewayUrl)("dashboard", () => {
+  let app: AppServer;
+  let browser: Browser;
+  let requester: OperatorConnection;
+
+  beforeAll(async () => {
+    app = await startAppServer({ gatewayUrl, gatewayToken });
+    browser = await launchBrowser();
+    requester = await connectOperator({ url: gatewayUrl, token: gatewayToken, displayName: "requester" });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await requester?.stop();
+    await app?.stop();
+  });
+
+  it("lists asks of two chats, answers one inline and bulk-denies two approvals", async () => {
+    const chatA = uniqueChat("dash-a");
+    const chatB = uniqueChat("dash-b");
+    const questionId = await createQuestion(requester, chatA);
+    const answered = waitAnswer(requester, questionId);
+    const titleA = `Deploy ${chatA}`;
+    const titleB = `Delete files in ${chatB}`;
+    const approvalA = requestApproval(requester, chatA, { title: titleA, severity: "critical" });
+    const approvalB = requestApproval(requester, chatB, { title: titleB });
+
+    const { page, errors } = await openPage(browser, { viewport: { width: 1100, height: 900 } });
+    await page.goto(`${app.url}/?token=${await app.mintToken("owner")}`);
+    await page.getByText("Gateway connected").waitFor({ timeout: UI_TIMEOUT });
+    expect(page.url()).not.toContain("token=");
+
+    // Other test files share the Gateway: find this test's asks by their chat.
+    const item = (chat: string, text: string) => page.getByRole("listitem").filter({ hasText: chat }).filter({ hasText: text });
+    const question = item(chatA, "Which database?");
+    await question.waitFor({ timeout: UI_TIMEOUT });
+    await item(chatA, titleA).waitFor({ timeout: UI_TIMEOUT });
+    await item(chatB, titleB).waitFor({ timeout: UI_TIMEOUT });
+
+    // Answer the question inline, with the same card the widget uses.
+    await question.getByRole("radio", { name: /^Postgres/ }).click();
+    await question.getByRole("button", { name: "Submit" }).click();
+    expect(await answered).toMatchObject({ status: "answered", answers: { answers: { db: ["Postgres"] } } });
+    await question.waitFor({ state: "detached", timeout: UI_TIMEOUT });
+
+    // Select both approvals and deny them in one action.
+    await page.getByRole("checkbox", { name: `Select: ${titleA}` }).check();
+    await page.getByRole("checkbox", { name: `Select: ${titleB}` }).check();
+    await page.getByRole("button", { name: "Deny or cancel selected" }).click();
+    expect(await approvalA).toMatchObject({ decision: "deny" });
+    expect(await approvalB).toMatchObject({ decision: "deny" });
+    await page.getByText("2 asks denied or cancelled.").waitFor({ timeout: UI_TIMEOUT });
+    await item(chatA, titleA).waitFor({ state: "detached", timeout: UI_TIMEOUT });
+    await item(chatB, titleB).waitFor({ state: "detached", timeout: UI_TIMEOUT });
+
+    // History: who answered, the outcome.
+    await page.getByRole("tab", { name: /History/ }).click();
+    const history = page.getByRole("tabpanel", { name: /History/ });
+    const row = (text: string) => history.getByRole("row").filter({ hasText: text });
+    await row(titleA).waitFor({ timeout: UI_TIMEOUT });
+    await expect.poll(() => row(titleA).textContent()).toContain("Deny");
+    await expect.poll(() => row(titleA).textContent()).toContain("owner");
+    await expect.poll(() => row(titleB).textContent()).toContain("Deny");
+    await expect.poll(() => history.getByRole("row").filter({ hasText: chatA }).filter({ hasText: "Database" }).textContent()).toContain("Postgres");
+    expect(errors).toEqual([]);
+  });
+});

@@ -1,0 +1,119 @@
+// Keyboard-only answering of a 3-question card: focus arrives on the card, number keys pick, arrows
+// move, Enter goes on and finally submits, drafts survive stepping back; Esc cancels.
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { startAppServer, type AppServer } from "../support/app-server.ts";
+import { launchBrowser, openPage } from "../support/browser.ts";
+import { connectOperator, type OperatorConnection } from "../support/gateway-client.ts";
+import { DATABASE_QUESTION, UI_TIMEOUT, createQuestion, uniqueChat, waitAnswer } from "./fixtures.ts";
+
+const gatewayUrl = inject("gatewayUrl");
+const gatewayToken = inject("gatewayToken");
+
+const THREE_QUESTIONS = [
+  DATABASE_QUESTION,
+  { questionId: "cache", header: "Cache", question: "Which cache?", options: [{ label: "Redis" }, { label: "Memcached" }, { label: "None" }] },
+  { questionId: "lang", header: "Language", question: "Which language?", options: [{ label: "TypeScript" }, { label: "Go" }] },
+];
+
+async function focusedAskId(page: Page): Promise<string | null> {
+  return page.evaluate(() => document.activeElement?.closest("[data-ask-id]")?.getAttribute("data-ask-id") ?? null);
+}
+
+async function checked(page: Page, name: RegExp): Promise<boolean> {
+  return page.getByRole("radio", { name }).isChecked();
+}
+
+describe.skipIf(!gatewayUrl)("keyboard", () => {
+  let app: AppServer;
+  let browser: Browser;
+  let requester: OperatorConnection;
+
+  beforeAll(async () => {
+    app = await startAppServer({ gatewayUrl, gatewayToken });
+    browser = await launchBrowser();
+    requester = await connectOperator({ url: gatewayUrl, token: gatewayToken, displayName: "requester" });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await requester?.stop();
+    await app?.stop();
+  });
+
+  it("answers a 3-question card with number keys, arrows and Enter", async () => {
+    const chat = uniqueChat("keys");
+    const { page, errors } = await openPage(browser);
+    await page.goto(`${app.url}/embed/chat/${chat}?token=${await app.mintToken("owner", chat)}`);
+    await page.getByText("Nothing pending").waitFor({ timeout: UI_TIMEOUT });
+
+    const id = await createQuestion(requester, chat, THREE_QUESTIONS);
+    const answered = waitAnswer(requester, id);
+    await page.getByRole("radio", { name: /^Postgres/ }).waitFor({ timeout: UI_TIMEOUT });
+    // Focus moved to the card on arrival; the arrival was announced.
+    await expect.poll(() => focusedAskId(page)).toBe(id);
+    await expect.poll(() => page.getByRole("status").filter({ hasText: "New question from the agent" }).count()).toBe(1);
+
+    // Question 1: the number key picks the second option; Enter goes to question 2.
+    await page.keyboard.press("2");
+    expect(await checked(page, /^SQLite/)).toBe(true);
+    await page.keyboard.press("Enter");
+    await page.getByRole("radio", { name: /^Redis/ }).waitFor({ timeout: UI_TIMEOUT });
+    expect(await page.getByRole("button", { name: /^Question 2 of 3/ }).getAttribute("aria-current")).toBe("step");
+
+    // Question 2: arrows move the choice (Down from nothing picks the first; Up goes back one).
+    await page.keyboard.press("ArrowDown");
+    expect(await checked(page, /^Redis/)).toBe(true);
+    await page.keyboard.press("ArrowDown");
+    await page.keyboard.press("ArrowDown");
+    expect(await checked(page, /^None/)).toBe(true);
+    await page.keyboard.press("ArrowUp");
+    expect(await checked(page, /^Memcached/)).toBe(true);
+    await page.keyboard.press("Enter");
+    await page.getByRole("radio", { name: /^TypeScript/ }).waitFor({ timeout: UI_TIMEOUT });
+
+    // Question 3: pick with "1"; step back to 2 (its draft kept), forward again, and submit with Enter.
+    await page.keyboard.press("1");
+    expect(await checked(page, /^TypeScript/)).toBe(true);
+    // (The stepper's step 2 button is focused directly; Enter on it goes back to question 2.)
+    await page.getByRole("button", { name: /^Question 2 of 3/ }).focus();
+    await page.keyboard.press("Enter");
+    await page.getByRole("radio", { name: /^Memcached/ }).waitFor({ timeout: UI_TIMEOUT });
+    expect(await checked(page, /^Memcached/)).toBe(true);
+    await page.keyboard.press("Enter");
+    await page.getByRole("radio", { name: /^TypeScript/ }).waitFor({ timeout: UI_TIMEOUT });
+    expect(await checked(page, /^TypeScript/)).toBe(true);
+    await page.keyboard.press("Enter");
+
+    expect(await answered).toMatchObject({
+      status: "answered",
+      answers: { answers: { db: ["SQLite"], cache: ["Memcached"], lang: ["TypeScript"] } },
+    });
+    // Focus comes back to the widget once the card closes.
+    await page.getByText("Nothing pending").waitFor({ timeout: UI_TIMEOUT });
+    await expect.poll(() => page.evaluate(() => document.activeElement !== document.body && document.activeElement !== null)).toBe(true);
+    expect(errors).toEqual([]);
+  });
+
+  it("types an Other answer and cancels another question with Esc", async () => {
+    const chat = uniqueChat("keys-esc");
+    const { page } = await openPage(browser);
+    await page.goto(`${app.url}/embed/chat/${chat}?token=${await app.mintToken("owner", chat)}`);
+    await page.getByText("Nothing pending").waitFor({ timeout: UI_TIMEOUT });
+
+    const first = await createQuestion(requester, chat);
+    const firstAnswer = waitAnswer(requester, first);
+    await page.getByRole("textbox", { name: "Other" }).waitFor({ timeout: UI_TIMEOUT });
+    await page.getByRole("textbox", { name: "Other" }).focus();
+    await page.keyboard.type("MariaDB 11");
+    await page.keyboard.press("Enter");
+    expect(await firstAnswer).toMatchObject({ status: "answered", answers: { answers: { db: ["MariaDB 11"] } } });
+
+    const second = await createQuestion(requester, chat);
+    const secondAnswer = waitAnswer(requester, second);
+    await page.getByRole("radio", { name: /^Postgres/ }).waitFor({ timeout: UI_TIMEOUT });
+    await expect.poll(() => focusedAskId(page)).toBe(second);
+    await page.keyboard.press("Escape");
+    expect(await secondAnswer).toMatchObject({ status: "cancelled" });
+  });
+});

@@ -1,0 +1,65 @@
+// The widget inside a host page that frames it exactly as Open WebUI does (sandboxed, opaque origin):
+// a question created at the real Gateway shows in the iframe, is answered there, and the requester's
+// question.waitAnswer returns exactly that answer.
+import type { Browser } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { startAppServer, type AppServer } from "../support/app-server.ts";
+import { launchBrowser, openPage } from "../support/browser.ts";
+import { connectOperator, type OperatorConnection } from "../support/gateway-client.ts";
+import { UI_TIMEOUT, createQuestion, startHostPage, uniqueChat, waitAnswer, type HostPage } from "./fixtures.ts";
+
+const gatewayUrl = inject("gatewayUrl");
+const gatewayToken = inject("gatewayToken");
+
+describe.skipIf(!gatewayUrl)("widget in Open WebUI's sandboxed iframe", () => {
+  let host: HostPage;
+  let app: AppServer;
+  let browser: Browser;
+  let requester: OperatorConnection;
+
+  beforeAll(async () => {
+    host = await startHostPage();
+    app = await startAppServer({ gatewayUrl, gatewayToken, env: { OPENWEBUI_ORIGINS: host.origin } });
+    browser = await launchBrowser();
+    requester = await connectOperator({ url: gatewayUrl, token: gatewayToken, displayName: "requester" });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await requester?.stop();
+    await app?.stop();
+    await host?.stop();
+  });
+
+  it("shows a Gateway question in the iframe and delivers the picked option", async () => {
+    const chat = uniqueChat("iframe");
+    const token = await app.mintToken("owner", chat);
+    const { page, errors } = await openPage(browser);
+    await page.goto(host.urlFor(`${app.url}/embed/chat/${chat}?token=${token}`));
+    const widget = page.frameLocator("iframe#widget");
+    await widget.getByText("Nothing pending").waitFor({ timeout: UI_TIMEOUT });
+
+    // Opaque origin (no allow-same-origin), and the token is gone from the frame's address.
+    const frame = page.frames().find((candidate) => candidate.url().includes(`/embed/chat/${chat}`));
+    expect(frame).toBeDefined();
+    expect(await frame!.evaluate(() => self.origin)).toBe("null");
+    expect(frame!.url()).not.toContain("token=");
+
+    const id = await createQuestion(requester, chat);
+    const answered = waitAnswer(requester, id);
+    await widget.getByRole("radio", { name: /^SQLite/ }).click({ timeout: UI_TIMEOUT });
+    await widget.getByRole("button", { name: "Submit" }).click();
+
+    expect(await answered).toMatchObject({ status: "answered", answers: { answers: { db: ["SQLite"] } } });
+    // The finished ask stays as a collapsible ❓ Ask User record with the answer.
+    await widget.getByText("❓ Ask User").waitFor({ timeout: UI_TIMEOUT });
+    await expect.poll(() => widget.locator("details").first().textContent()).toContain("SQLite");
+    await widget.getByText("Nothing pending").waitFor({ timeout: UI_TIMEOUT });
+
+    // The host page got the widget's height and sized the iframe with it.
+    const heights = await page.evaluate(() => (window as unknown as { __heights: number[] }).__heights);
+    expect(heights.length).toBeGreaterThan(0);
+    expect(heights.every((height) => Number.isInteger(height) && height > 0)).toBe(true);
+    expect(errors).toEqual([]);
+  });
+});

@@ -1,0 +1,219 @@
+// Starts the real product (`node server/main.ts`: Next.js pages + Socket.IO on one port) as a child
+// process for end-to-end tests, against a given Gateway, with a throwaway DATA_DIR.
+//
+// The Next.js production build (`.next/`) must exist. When `.next/BUILD_ID` is missing, or older than
+// any file under app/, components/, lib/client/ or the build configs, this helper runs `next build`
+// once (guarded by a lock directory so parallel test files build only once). Set E2E_SKIP_BUILD=1 to
+// use whatever build is there.
+import { spawn, spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { mintTabToken, secretKey } from "../../server/tabs/auth.ts";
+import { freePort } from "./real-gateway.ts";
+
+export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+
+export type AppServerOptions = {
+  gatewayUrl: string;
+  gatewayToken: string;
+  /** Extra or overriding environment (e.g. OPENWEBUI_ORIGINS, OWNER_USERS). */
+  env?: Record<string, string>;
+  /** Wait until /healthz reports the Gateway connected. Default true. */
+  waitForGateway?: boolean;
+  /** How long to wait for "is running on". Default 60 s. */
+  startTimeoutMs?: number;
+};
+
+export type AppServer = {
+  url: string;
+  port: number;
+  dataDir: string;
+  authSecret: string;
+  /** A signed tab token (HS256, AUTH_SECRET): `chat` makes it an embed token for that one chat. */
+  mintToken(userId: string, chat?: string): Promise<string>;
+  /** The recent output lines of the server (stdout and stderr). */
+  logs(): string[];
+  stop(): Promise<void>;
+};
+
+const BUILD_INPUTS = ["app", "components", "lib/client", "next.config.js", "postcss.config.mjs", "package.json"];
+const STOP_GRACE_MS = 5_000;
+
+function newestMtime(target: string): number {
+  if (!existsSync(target)) return 0;
+  const stat = statSync(target);
+  if (!stat.isDirectory()) return stat.mtimeMs;
+  let newest = stat.mtimeMs;
+  for (const entry of readdirSync(target)) newest = Math.max(newest, newestMtime(path.join(target, entry)));
+  return newest;
+}
+
+function buildIsCurrent(): boolean {
+  const buildId = path.join(PROJECT_ROOT, ".next", "BUILD_ID");
+  if (!existsSync(buildId)) return false;
+  if (process.env.E2E_SKIP_BUILD === "1") return true;
+  const built = statSync(buildId).mtimeMs;
+  return BUILD_INPUTS.every((input) => newestMtime(path.join(PROJECT_ROOT, input)) <= built);
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Makes sure a current `.next` production build exists, running `next build` at most once at a time. */
+export async function ensureNextBuild(): Promise<void> {
+  if (buildIsCurrent()) return;
+  const lock = path.join(PROJECT_ROOT, ".next-build.lock");
+  const deadline = Date.now() + 10 * 60_000;
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch {
+      // Someone else is building: wait for them, then check again.
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${lock}; remove it if no build is running`);
+      await sleep(1000);
+      if (buildIsCurrent()) return;
+    }
+  }
+  try {
+    if (buildIsCurrent()) return;
+    const next = path.join(PROJECT_ROOT, "node_modules", "next", "dist", "bin", "next");
+    // `next build` rewrites tsconfig.json with values it suggests; a test run must not change the repo.
+    const tsconfigPath = path.join(PROJECT_ROOT, "tsconfig.json");
+    const tsconfig = readFileSync(tsconfigPath, "utf8");
+    const result = spawnSync(process.execPath, [next, "build"], {
+      cwd: PROJECT_ROOT,
+      env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1", PATH: `${path.dirname(process.execPath)}:${process.env.PATH ?? ""}` },
+      encoding: "utf8",
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    if (readFileSync(tsconfigPath, "utf8") !== tsconfig) writeFileSync(tsconfigPath, tsconfig);
+    if (result.status !== 0) {
+      throw new Error(`next build failed (exit ${result.status}):\n${(result.stdout ?? "").slice(-4000)}\n${(result.stderr ?? "").slice(-4000)}`);
+    }
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
+}
+
+export async function startAppServer(options: AppServerOptions): Promise<AppServer> {
+  await ensureNextBuild();
+  let lastError: unknown;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      return await startOnce(options);
+    } catch (error) {
+      lastError = error;
+      if (!/EADDRINUSE/.test(String(error))) throw error;
+    }
+  }
+  throw lastError;
+}
+
+async function startOnce(options: AppServerOptions): Promise<AppServer> {
+  const port = await freePort();
+  const dataDir = await mkdtemp(path.join(tmpdir(), "openclaw-asks-e2e-"));
+  const authSecret = randomBytes(32).toString("hex");
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    NODE_ENV: "production",
+    NEXT_TELEMETRY_DISABLED: "1",
+    PORT: String(port),
+    HOST: "127.0.0.1",
+    DATA_DIR: dataDir,
+    AUTH_SECRET: authSecret,
+    OWNER_USERS: "owner",
+    OPENCLAW_GATEWAY_URL: options.gatewayUrl,
+    OPENCLAW_GATEWAY_TOKEN: options.gatewayToken,
+    AGENT_ID: "dev",
+    OPENWEBUI_ORIGINS: "",
+    ...options.env,
+  };
+
+  const child = spawn(process.execPath, ["server/main.ts"], { cwd: PROJECT_ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+  const pid = child.pid;
+  if (pid === undefined) throw new Error("could not spawn server/main.ts");
+  const lines: string[] = [];
+  let exited = false;
+  const exit = new Promise<void>((resolve) =>
+    child.once("exit", () => {
+      exited = true;
+      resolve();
+    }),
+  );
+
+  const url = `http://127.0.0.1:${port}`;
+  const running = new Promise<void>((resolve, reject) => {
+    const collect = (chunk: Buffer) => {
+      for (const line of chunk.toString("utf8").split("\n")) {
+        if (!line) continue;
+        lines.push(line);
+        if (lines.length > 500) lines.shift();
+        if (line.includes("is running on")) resolve();
+      }
+    };
+    child.stdout.on("data", collect);
+    child.stderr.on("data", collect);
+    void exit.then(() => reject(new Error(`server/main.ts exited before it was running:\n${lines.join("\n")}`)));
+  });
+
+  const stop = async () => {
+    if (!exited) {
+      child.kill("SIGTERM");
+      const killed = await Promise.race([exit.then(() => true), sleep(STOP_GRACE_MS).then(() => false)]);
+      if (!killed) {
+        child.kill("SIGKILL");
+        await exit;
+      }
+    }
+    await rm(dataDir, { recursive: true, force: true });
+  };
+
+  try {
+    await withTimeout(running, options.startTimeoutMs ?? 60_000, () => `server/main.ts did not print "is running on":\n${lines.join("\n")}`);
+    if (options.waitForGateway ?? true) await waitForGateway(url, 30_000);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+
+  const key = secretKey(authSecret);
+  return {
+    url,
+    port,
+    dataDir,
+    authSecret,
+    mintToken: (userId, chat) => mintTabToken(key, { userId, chat, ttlSeconds: 3600 }),
+    logs: () => [...lines],
+    stop,
+  };
+}
+
+async function waitForGateway(url: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = "";
+  while (Date.now() < deadline) {
+    try {
+      const response = await fetch(`${url}/healthz`);
+      const body = (await response.json()) as { gateway?: { connected?: boolean } };
+      if (body.gateway?.connected) return;
+      last = JSON.stringify(body);
+    } catch (error) {
+      last = String(error);
+    }
+    await sleep(200);
+  }
+  throw new Error(`the server did not connect to the Gateway within ${timeoutMs} ms (last /healthz: ${last})`);
+}
+
+async function withTimeout<T>(promise: Promise<T>, ms: number, message: () => string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await Promise.race([promise, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(message())), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
