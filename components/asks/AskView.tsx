@@ -1,5 +1,3 @@
-"use client";
-
 import type { Ask } from "../../lib/ask.ts";
 import { ApprovalCard } from "./ApprovalCard.tsx";
 import { QuestionCard } from "./QuestionCard.tsx";

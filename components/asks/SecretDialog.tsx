@@ -1,5 +1,3 @@
-"use client";
-
 import { useEffect, useId, useRef, useState, type KeyboardEvent } from "react";
 import type { SecretAsk } from "../../lib/ask.ts";
 import type { TabAnswer } from "../../lib/protocol.ts";

@@ -1,5 +1,3 @@
-"use client";
-
 import { useCallback, useEffect, useId, useMemo, useReducer, useRef, useState, type KeyboardEvent } from "react";
 import type { TabAnswer } from "../../lib/protocol.ts";
 import { request, type TabClientSocket } from "../../lib/client/socket.ts";

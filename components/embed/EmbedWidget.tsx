@@ -1,5 +1,3 @@
-"use client";
-
 import { useCallback, useEffect, useReducer, useRef, useState } from "react";
 import type { Ask, AskKind, AskStatus } from "../../lib/ask.ts";
 import type { AskClose, CloseReason, TabAnswer } from "../../lib/protocol.ts";

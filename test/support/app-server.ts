@@ -1,10 +1,10 @@
 // Starts the real product (`node server/main.ts`: Next.js pages + Socket.IO on one port) as a child
 // process for end-to-end tests, against a given Gateway, with a throwaway DATA_DIR.
 //
-// The Next.js production build (`.next/`) must exist. When `.next/BUILD_ID` is missing, or older than
-// any file under app/, components/, lib/client/ or the build configs, this helper runs `next build`
-// once (guarded by a lock directory so parallel test files build only once). Set E2E_SKIP_BUILD=1 to
-// use whatever build is there.
+// The production build (`npm run build`: the UI bundles in public/ui/ and `.next/`) must exist. When
+// `.next/BUILD_ID` is missing, or older than any file under app/, components/, lib/client/ or the
+// build configs, this helper builds once (guarded by a lock directory so parallel test files build
+// only once). Set E2E_SKIP_BUILD=1 to use whatever build is there.
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -40,7 +40,7 @@ export type AppServer = {
   stop(): Promise<void>;
 };
 
-const BUILD_INPUTS = ["app", "components", "lib/client", "next.config.js", "postcss.config.mjs", "package.json"];
+const BUILD_INPUTS = ["app", "components", "lib/client", "server/http", "next.config.js", "package.json"];
 const STOP_GRACE_MS = 5_000;
 
 function newestMtime(target: string): number {
@@ -54,7 +54,7 @@ function newestMtime(target: string): number {
 
 function buildIsCurrent(): boolean {
   const buildId = path.join(PROJECT_ROOT, ".next", "BUILD_ID");
-  if (!existsSync(buildId)) return false;
+  if (!existsSync(buildId) || !existsSync(path.join(PROJECT_ROOT, "public", "ui", "manifest.json"))) return false;
   if (process.env.E2E_SKIP_BUILD === "1") return true;
   const built = statSync(buildId).mtimeMs;
   return BUILD_INPUTS.every((input) => newestMtime(path.join(PROJECT_ROOT, input)) <= built);
@@ -62,8 +62,8 @@ function buildIsCurrent(): boolean {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Makes sure a current `.next` production build exists, running `next build` at most once at a time. */
-export async function ensureNextBuild(): Promise<void> {
+/** Makes sure a current production build exists, building at most once at a time. */
+export async function ensureBuild(): Promise<void> {
   if (buildIsCurrent()) return;
   const lock = path.join(PROJECT_ROOT, ".next-build.lock");
   const deadline = Date.now() + 10 * 60_000;
@@ -84,15 +84,20 @@ export async function ensureNextBuild(): Promise<void> {
     // `next build` rewrites tsconfig.json with values it suggests; a test run must not change the repo.
     const tsconfigPath = path.join(PROJECT_ROOT, "tsconfig.json");
     const tsconfig = readFileSync(tsconfigPath, "utf8");
-    const result = spawnSync(process.execPath, [next, "build"], {
-      cwd: PROJECT_ROOT,
-      env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1", PATH: `${path.dirname(process.execPath)}:${process.env.PATH ?? ""}` },
-      encoding: "utf8",
-      maxBuffer: 64 * 1024 * 1024,
-    });
-    if (readFileSync(tsconfigPath, "utf8") !== tsconfig) writeFileSync(tsconfigPath, tsconfig);
-    if (result.status !== 0) {
-      throw new Error(`next build failed (exit ${result.status}):\n${(result.stdout ?? "").slice(-4000)}\n${(result.stderr ?? "").slice(-4000)}`);
+    try {
+      for (const args of [["server/http/build-ui.ts"], [next, "build"]]) {
+        const result = spawnSync(process.execPath, args, {
+          cwd: PROJECT_ROOT,
+          env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1", PATH: `${path.dirname(process.execPath)}:${process.env.PATH ?? ""}` },
+          encoding: "utf8",
+          maxBuffer: 64 * 1024 * 1024,
+        });
+        if (result.status !== 0) {
+          throw new Error(`${args.join(" ")} failed (exit ${result.status}):\n${(result.stdout ?? "").slice(-4000)}\n${(result.stderr ?? "").slice(-4000)}`);
+        }
+      }
+    } finally {
+      if (readFileSync(tsconfigPath, "utf8") !== tsconfig) writeFileSync(tsconfigPath, tsconfig);
     }
   } finally {
     rmSync(lock, { recursive: true, force: true });
@@ -100,7 +105,7 @@ export async function ensureNextBuild(): Promise<void> {
 }
 
 export async function startAppServer(options: AppServerOptions): Promise<AppServer> {
-  await ensureNextBuild();
+  await ensureBuild();
   let lastError: unknown;
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
@@ -217,3 +222,4 @@ async function withTimeout<T>(promise: Promise<T>, ms: number, message: () => st
     clearTimeout(timer);
   }
 }
+export { ensureBuild as ensureNextBuild };
