@@ -51,8 +51,12 @@ export type ErrorCode = z.infer<typeof ErrorCode>;
 export type AckError = { ok: false; error: { code: ErrorCode; message: string } };
 export type Ack<T extends object = object> = ({ ok: true } & T) | AckError;
 
-/** A secret request tells the tab how it ended, for its toast. */
-export type AnswerAck = Ack<{ status: AskStatus; outcome?: "stored" | "cancelled" }>;
+/**
+ * A secret tells the tab how it ended, for its toast: `stored` in the Gateway's secret store (the
+ * `secrets` tool), `sent` to the agent (a text prompt), or `cancelled`.
+ */
+export type SecretOutcome = "stored" | "sent" | "cancelled";
+export type AnswerAck = Ack<{ status: AskStatus; outcome?: SecretOutcome }>;
 
 export const CloseReason = z.enum([
   "answered",

@@ -73,7 +73,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     clock,
     owners: config.owners,
     instanceId: randomUUID(),
-    hooks: { log, endedUnanswered: (ask) => chatWatcher.endedUnanswered(ask) },
+    hooks: { log, endedUnanswered: (ask, reason) => chatWatcher.endedUnanswered(ask, reason) },
   });
   const chatWatcher = new ChatWatcher({
     broker,

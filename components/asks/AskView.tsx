@@ -1,4 +1,5 @@
 import type { Ask } from "../../lib/ask.ts";
+import type { SecretOutcome } from "../../lib/protocol.ts";
 import { ApprovalCard } from "./ApprovalCard.tsx";
 import { QuestionCard } from "./QuestionCard.tsx";
 import { SecretDialog } from "./SecretDialog.tsx";
@@ -9,7 +10,7 @@ type Props = {
   onAnswer: SubmitAnswer;
   autoFocus?: boolean;
   headingLevel?: 2 | 3;
-  onSecretOutcome?: (outcome: "stored" | "cancelled") => void;
+  onSecretOutcome?: (outcome: SecretOutcome) => void;
 };
 
 /** The card for an ask of any kind. */

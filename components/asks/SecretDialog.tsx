@@ -1,6 +1,6 @@
 import { useEffect, useId, useRef, useState, type KeyboardEvent } from "react";
 import type { SecretAsk } from "../../lib/ask.ts";
-import type { TabAnswer } from "../../lib/protocol.ts";
+import type { SecretOutcome, TabAnswer } from "../../lib/protocol.ts";
 import { cx, textDirection } from "./format.ts";
 import { card, errorText, ghostButton, muted, primaryButton, secondaryButton, secretEyebrow, textInput } from "./styles.ts";
 import type { SubmitAnswer } from "./types.ts";
@@ -9,7 +9,7 @@ type Props = {
   ask: SecretAsk;
   onAnswer: SubmitAnswer;
   /** How it ended, from the ack's `outcome`: the page shows the toast. */
-  onOutcome?: (outcome: "stored" | "cancelled") => void;
+  onOutcome?: (outcome: SecretOutcome) => void;
   headingLevel?: 2 | 3;
 };
 
@@ -50,7 +50,7 @@ export function SecretDialog({ ask, onAnswer, onOutcome, headingLevel = 2 }: Pro
       inputRef.current?.focus();
       return;
     }
-    onOutcome?.(result.outcome ?? (answer.type === "cancel" ? "cancelled" : "stored"));
+    onOutcome?.(result.outcome ?? (answer.type === "cancel" ? "cancelled" : ask.source === "text-prompt" ? "sent" : "stored"));
   };
 
   const submit = () => {

@@ -1,4 +1,5 @@
 import type { Ask, AskKind, Decision } from "../../lib/ask.ts";
+import type { SecretOutcome } from "../../lib/protocol.ts";
 
 /** Display helpers shared by the cards, the widget and the dashboard. Pure; no runtime imports from lib. */
 
@@ -83,6 +84,16 @@ export function formatTime(at: number): string {
 }
 
 /** Joins class names, skipping falsy ones. */
+const SECRET_OUTCOME_TOASTS: Record<SecretOutcome, string> = {
+  stored: "Secret stored",
+  sent: "Secret sent to the agent",
+  cancelled: "Secret request cancelled",
+};
+
+export function secretOutcomeToast(outcome: SecretOutcome): string {
+  return SECRET_OUTCOME_TOASTS[outcome];
+}
+
 export function cx(...names: (string | false | null | undefined)[]): string {
   return names.filter(Boolean).join(" ");
 }

@@ -3,7 +3,7 @@ import type { TabAnswer } from "../../lib/protocol.ts";
 import { request, type TabClientSocket } from "../../lib/client/socket.ts";
 import { forgetToken, takeToken } from "../../lib/client/token.ts";
 import { useTabSocket } from "../../lib/client/use-tab-socket.ts";
-import { askTitle, cx } from "../asks/format.ts";
+import { askTitle, cx, secretOutcomeToast } from "../asks/format.ts";
 import { dangerButton, muted } from "../asks/styles.ts";
 import type { AnswerResult } from "../asks/types.ts";
 import { StatusPill, describeStatus } from "../common/ConnectionStatus.tsx";
@@ -275,7 +275,7 @@ export function Dashboard() {
                     onSelect={(on) => toggle(ask.id, on)}
                     onAnswer={(tabAnswer) => answer(ask.id, tabAnswer)}
                     onModal={setModalOpen}
-                    onSecretOutcome={(outcome) => setToast(outcome === "stored" ? "Secret stored" : "Secret request cancelled")}
+                    onSecretOutcome={(outcome) => setToast(secretOutcomeToast(outcome))}
                   />
                 ))}
               </ul>

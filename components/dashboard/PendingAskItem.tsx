@@ -1,6 +1,7 @@
 import { useEffect, useId, useRef, useState } from "react";
 import { createPortal } from "react-dom";
 import type { Ask, SecretAsk } from "../../lib/ask.ts";
+import type { SecretOutcome } from "../../lib/protocol.ts";
 import { AskView } from "../asks/AskView.tsx";
 import { KIND_LABELS, askTitle, cx, formatSpan } from "../asks/format.ts";
 import { SecretDialog } from "../asks/SecretDialog.tsx";
@@ -15,7 +16,7 @@ type Props = {
   onAnswer: SubmitAnswer;
   /** A secret's dialog is open: the page behind it goes inert. */
   onModal(open: boolean): void;
-  onSecretOutcome(outcome: "stored" | "cancelled"): void;
+  onSecretOutcome(outcome: SecretOutcome): void;
 };
 
 /** One pending ask on the dashboard: where it comes from, how old it is, how long it has, and its card. */
@@ -78,7 +79,7 @@ function SecretLauncher({
   ask: SecretAsk;
   onAnswer: SubmitAnswer;
   onModal(open: boolean): void;
-  onOutcome(outcome: "stored" | "cancelled"): void;
+  onOutcome(outcome: SecretOutcome): void;
 }) {
   const [open, setOpen] = useState(false);
   const [error, setError] = useState<string | null>(null);

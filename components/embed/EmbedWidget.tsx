@@ -6,7 +6,7 @@ import { forgetToken, takeToken } from "../../lib/client/token.ts";
 import { useTabSocket } from "../../lib/client/use-tab-socket.ts";
 import { AskSummary } from "../asks/AskSummary.tsx";
 import { AskView } from "../asks/AskView.tsx";
-import { askQuestionText, askTitle, cx } from "../asks/format.ts";
+import { askQuestionText, askTitle, cx, secretOutcomeToast } from "../asks/format.ts";
 import { muted, secondaryButton } from "../asks/styles.ts";
 import type { AnswerResult } from "../asks/types.ts";
 import { StatusPill, describeStatus } from "../common/ConnectionStatus.tsx";
@@ -205,7 +205,7 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
           key={secret.id}
           ask={secret}
           onAnswer={(tabAnswer) => answer(secret.id, tabAnswer)}
-          onSecretOutcome={(outcome) => setToast(outcome === "stored" ? "Secret stored" : "Secret request cancelled")}
+          onSecretOutcome={(outcome) => setToast(secretOutcomeToast(outcome))}
         />
       )}
 

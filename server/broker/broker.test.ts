@@ -116,7 +116,7 @@ describe("AskBroker", () => {
     clock.advance(899_999);
     expect(sink.closed).toEqual([]);
     clock.advance(1);
-    expect(sink.closed).toEqual([{ tabId: "t1", askId: "q1", reason: "expired", summary: "Timed out" }]);
+    expect(sink.closed).toEqual([{ tabId: "t1", askId: "q1", reason: "expired", summary: "Expired" }]);
     expect(broker.activeTimers).toBe(0);
     expect(clock.pendingTimers).toBe(0);
   });

@@ -2,7 +2,7 @@ import { isTerminal, type Ask, type AskStatus } from "../../lib/ask.ts";
 import { mapAnswer, type GatewayCall } from "../../lib/answers.ts";
 import type { Clock, TimerHandle } from "../../lib/clock.ts";
 import { admit, canSee } from "../../lib/policy.ts";
-import { fail, type Ack, type AnswerAck, type AskClose, type CloseReason } from "../../lib/protocol.ts";
+import { fail, type Ack, type AnswerAck, type AskClose, type CloseReason, type SecretOutcome } from "../../lib/protocol.ts";
 import type { AskStore } from "../store/store.ts";
 
 /**
@@ -44,8 +44,8 @@ export interface AskResolver {
 export type ExternalEnd = { status: Exclude<AskStatus, "pending">; summary: string; reason: CloseReason };
 
 export type BrokerHooks = {
-  /** A text prompt ended without an answer; the caller restores it as reply text. */
-  endedUnanswered?(ask: Ask): void;
+  /** A text prompt ended without an answer (timed out, no tab, cancelled, or the user wrote instead). */
+  endedUnanswered?(ask: Ask, reason: CloseReason): void;
   log?(message: string): void;
 };
 
@@ -126,7 +126,7 @@ export class AskBroker {
     if (ask.source === "text-prompt" && !this.viewerFor(ask)) {
       // A text prompt has nowhere to wait: with no tab it stays in the reply as text.
       this.store.put(ask);
-      this.finish(ask, { status: "ended-as-text", summary: "No tab was viewing the chat", reason: "ended-as-text" });
+      this.finish(ask, { status: "ended-as-text", summary: endedAsTextSummary(ask), reason: "ended-as-text" });
       return;
     }
     this.store.put(ask);
@@ -237,7 +237,7 @@ export class AskBroker {
     if (current) {
       this.finish(current, { status: mapped.status, summary: mapped.summary, reason: mapped.status === "cancelled" ? "cancelled" : "answered" }, { by: tab.userId, tabId: tab.id });
     }
-    if (ask.kind === "secret") return { ok: true, status: mapped.status, outcome: mapped.status === "answered" ? "stored" : "cancelled" };
+    if (ask.kind === "secret") return { ok: true, status: mapped.status, outcome: secretOutcome(ask, mapped.status) };
     return { ok: true, status: mapped.status };
   }
 
@@ -280,7 +280,7 @@ export class AskBroker {
         ask.id,
         this.clock.setTimer(() => {
           this.timers.delete(ask.id);
-          this.end(ask.id, { status: ask.source === "text-prompt" ? "ended-as-text" : "expired", summary: "Timed out", reason: ask.source === "text-prompt" ? "ended-as-text" : "expired" });
+          this.end(ask.id, ask.source === "text-prompt" ? { status: "ended-as-text", summary: endedAsTextSummary(ask), reason: "ended-as-text" } : { status: "expired", summary: "Expired", reason: "expired" });
         }, ask.expiresAt - this.clock.now()),
       );
     }
@@ -301,7 +301,7 @@ export class AskBroker {
     this.store.put(ended);
     if (ask.shownTo) this.sink.close(ask.shownTo, { askId: ask.id, reason: end.reason, summary: end.summary });
     this.sink.changed(ended);
-    if (ask.source === "text-prompt" && (end.status === "ended-as-text" || end.status === "cancelled")) this.hooks.endedUnanswered?.(ended);
+    if (ask.source === "text-prompt" && (end.status === "ended-as-text" || end.status === "cancelled")) this.hooks.endedUnanswered?.(ended, end.reason);
   }
 
   private viewerFor(ask: Ask): Tab | null {
@@ -343,6 +343,17 @@ export class AskBroker {
     if (index >= 0) list.splice(index, 1);
     if (list.length === 0) this.viewers.delete(chatId);
   }
+}
+
+/** A text prompt that ends unanswered stays in the reply as text; a secret prompt says none came. */
+export function endedAsTextSummary(ask: Ask): string {
+  if (ask.kind === "secret") return "Secret not received";
+  return ask.textPrompt?.fallbackText ?? "Ended as text";
+}
+
+function secretOutcome(ask: Ask, status: AskStatus): SecretOutcome {
+  if (status !== "answered") return "cancelled";
+  return ask.source === "text-prompt" ? "sent" : "stored";
 }
 
 /** The Gateway call that refuses an ask by policy: cancel a question, deny an approval. */

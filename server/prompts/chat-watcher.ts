@@ -2,10 +2,11 @@ import type { ChatEvent } from "@openclaw/gateway-protocol";
 import type { Ask } from "../../lib/ask.ts";
 import { SECRET_NOT_RECEIVED_MESSAGE, isOwnRun, textPromptNoticeKey } from "../../lib/answers.ts";
 import type { Clock } from "../../lib/clock.ts";
+import type { CloseReason } from "../../lib/protocol.ts";
 import { PromptScanner } from "../../lib/prompts/index.ts";
 import type { ChatKeyPattern } from "../../lib/session-key.ts";
 import { askFromTextPrompt } from "../../lib/sources/text-prompt.ts";
-import type { AskBroker, AskResolver } from "../broker/broker.ts";
+import { endedAsTextSummary, type AskBroker, type AskResolver } from "../broker/broker.ts";
 
 /**
  * Watches assistant text of the agent's sessions for `OpenClaw needs input:` prompts (DESIGN §7):
@@ -46,7 +47,9 @@ export class ChatWatcher {
         return;
       case "delta": {
         const text = messageText(event.message);
+        // A replacing frame's deltaText is the whole new reply, not a suffix.
         if (text !== null) run.scanner.pushSnapshot(text);
+        else if (event.replace) run.scanner.pushSnapshot(event.deltaText);
         else run.scanner.push(event.deltaText);
         return;
       }
@@ -66,9 +69,12 @@ export class ChatWatcher {
     }
   }
 
-  /** A text-prompt secret that nobody answered: the agent is told once, without asking in chat. */
-  endedUnanswered(ask: Ask): void {
-    if (ask.kind !== "secret" || ask.status !== "ended-as-text") return;
+  /**
+   * A text-prompt secret that timed out or had no tab: the agent is told once, without asking in chat.
+   * (When the user wrote instead, the agent reads that message; a cancel already told it.)
+   */
+  endedUnanswered(ask: Ask, reason: CloseReason): void {
+    if (ask.kind !== "secret" || reason !== "ended-as-text") return;
     const call = { method: "chat.send" as const, params: { sessionKey: ask.sessionKey, message: SECRET_NOT_RECEIVED_MESSAGE, idempotencyKey: textPromptNoticeKey(ask.id) } };
     this.options.resolver.execute(call).catch((error: unknown) => {
       this.options.log(`could not tell the agent a secret was not received: ${error instanceof Error ? error.message : String(error)}`);
@@ -98,7 +104,7 @@ export class ChatWatcher {
   private closeOpenPrompts(sessionKey: string, runId: string): void {
     for (const ask of this.options.broker.pendingAsks) {
       if (ask.source !== "text-prompt" || ask.sessionKey !== sessionKey || ask.runId === runId) continue;
-      this.options.broker.end(ask.id, { status: "ended-as-text", summary: ask.textPrompt?.fallbackText ?? "Answered in the chat", reason: "answered-elsewhere" });
+      this.options.broker.end(ask.id, { status: "ended-as-text", summary: endedAsTextSummary(ask), reason: "answered-elsewhere" });
     }
   }
 

@@ -1,0 +1,193 @@
+import { randomUUID } from "node:crypto";
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
+import type { Ask } from "../../lib/ask.ts";
+import { connectOperator, type OperatorConnection } from "../support/gateway-client.ts";
+import { fetchStubRequests, lastUserMessageIndex, messageText, parseStubScript, stubScript, type RecordedRequest } from "../support/stub-model.ts";
+import { openTab, startTestServer, type Tab, type TestServer } from "../support/tabs.ts";
+
+/**
+ * Text prompts end to end against the REAL OpenClaw Gateway running live agent turns on the
+ * scripted stub model: the model streams a reply with `OpenClaw needs input:`, the Gateway sends it
+ * as `chat` events, the tab viewing the chat gets the card, and the answer goes back with
+ * `chat.send` so the run continues: the model's next request carries it as the user's message.
+ *
+ * The Gateway wraps user text (a timestamp prefix, a trailing `Runtime: ...` line) and adds an
+ * internal context message, so model-side checks use `toContain`. Live runs take seconds (the
+ * first on a fresh Gateway up to ~12 s): generous timeouts.
+ */
+
+const gatewayUrl = inject("gatewayUrl");
+const gatewayToken = inject("gatewayToken");
+const stubModelUrl = inject("stubModelUrl");
+
+const LIVE_TIMEOUT_MS = 90_000;
+const WAIT_MS = 60_000;
+const CHOICE_REPLY = "Sure.\nOpenClaw needs input: Which database?\n1. Postgres - needs a server\n2. SQLite";
+
+/** The person on the chat: sends messages to the session as Open WebUI would. */
+let user: OperatorConnection;
+let server: TestServer;
+/** An owner tab on `asks:watch` (the dashboard feed). */
+let watcher: Tab;
+const tabs: Tab[] = [];
+
+const newChat = () => `tp-live-${randomUUID()}`;
+const keyOf = (chatId: string) => `agent:dev:openwebui:${chatId}`;
+
+async function tabOn(chatId: string | null): Promise<Tab> {
+  const tab = await openTab(server.url, await server.token("owner"));
+  tabs.push(tab);
+  if (chatId) expect(await tab.send("chat:view", { chatId })).toEqual({ ok: true });
+  return tab;
+}
+
+/** The user (or an Open WebUI pipe) sends a message to the session; returns the run id. */
+async function userSends(sessionKey: string, message: string): Promise<string> {
+  const idempotencyKey = `user-${randomUUID()}`;
+  const reply = await user.request<{ runId: string; status: string }>("chat.send", { sessionKey, message, idempotencyKey });
+  expect(reply).toMatchObject({ status: "started" });
+  return reply.runId;
+}
+
+/** A run whose model streams `reply` in 7-character chunks; `tag` finds its model requests. */
+function scripted(reply: string, tag: string): string {
+  return stubScript({ reply, chunkSize: 7, tag });
+}
+
+async function waitForCard(tab: Tab, sessionKey: string): Promise<Ask> {
+  return tab.waitFor(() => tab.shown.find((a) => a.sessionKey === sessionKey && a.source === "text-prompt"), `a text-prompt card for ${sessionKey}`, WAIT_MS);
+}
+
+async function waitForClose(tab: Tab, askId: string) {
+  return tab.waitFor(() => tab.closed.find((c) => c.askId === askId), `ask:close ${askId}`, WAIT_MS);
+}
+
+/** The user's own words in a model request (the last user message that is not the Gateway's context). */
+function lastUserText(request: RecordedRequest): string {
+  const messages = request.body.messages ?? [];
+  return messageText(messages[lastUserMessageIndex(messages)]);
+}
+
+async function pollStub<T>(read: () => Promise<T | undefined>, what: string): Promise<T> {
+  const deadline = Date.now() + WAIT_MS;
+  for (;;) {
+    const value = await read();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+beforeAll(async () => {
+  expect(stubModelUrl, "the integration globalSetup provides a stub model").not.toBe("");
+  user = await connectOperator({ url: gatewayUrl, token: gatewayToken, displayName: "open-webui-user" });
+  server = await startTestServer({ gatewayUrl, gatewayToken });
+  const deadline = Date.now() + 30_000;
+  while (!server.link.status.connected) {
+    if (Date.now() > deadline) throw new Error(`server never connected to the Gateway: ${server.logs.join("\n")}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  watcher = await openTab(server.url, await server.token("owner"));
+  expect(await watcher.send("asks:watch", {})).toEqual({ ok: true });
+});
+
+afterEach(() => {
+  for (const tab of tabs.splice(0)) tab.close();
+});
+
+afterAll(async () => {
+  watcher?.close();
+  await server?.dispose();
+  await user?.stop();
+});
+
+describe("text prompts on the real Gateway with a live agent run", () => {
+  it(
+    "the tab viewing the chat gets a choice card; answering `2` reaches the model as the next user message",
+    async () => {
+      const chatId = newChat();
+      const sessionKey = keyOf(chatId);
+      const tag = `choice-${randomUUID()}`;
+      const tab = await tabOn(chatId);
+      const runId = await userSends(sessionKey, scripted(CHOICE_REPLY, tag));
+
+      const card = await waitForCard(tab, sessionKey);
+      expect(card).toMatchObject({ kind: "question", source: "text-prompt", chatId, sessionKey, agentId: "dev", runId, status: "pending", shownTo: tab.socket.id });
+      expect(card.kind === "question" && card.questions).toHaveLength(1);
+      const question = card.kind === "question" ? card.questions[0]! : null;
+      expect([question?.header, question?.question].filter(Boolean).join("\n")).toBe("Which database?");
+      expect(question?.options).toEqual([{ label: "Postgres", description: "needs a server" }, { label: "SQLite" }]);
+      expect(question?.multiSelect).toBe(false);
+
+      expect(await tab.send("ask:answer", { askId: card.id, answer: { type: "text", text: "2" } })).toEqual({ ok: true, status: "answered" });
+      expect(await waitForClose(tab, card.id)).toEqual({ askId: card.id, reason: "answered", summary: "SQLite" });
+
+      // The run continues: a later model request (same conversation) has the answer as the user's words.
+      const answered = await pollStub(async () => {
+        const requests = await fetchStubRequests(stubModelUrl, tag);
+        return requests.find((r) => parseStubScript(lastUserText(r)) === null && lastUserText(r).includes("SQLite"));
+      }, "a model request carrying the answer");
+      expect(lastUserText(answered)).toContain("SQLite");
+      expect(lastUserText(answered)).not.toContain("Postgres");
+      const first = (await fetchStubRequests(stubModelUrl, tag))[0]!;
+      expect(answered.receivedAtMs).toBeGreaterThan(first.receivedAtMs);
+
+      // The answer's own run (this service started it) closes nothing and asks nothing new here.
+      expect(server.store.get(card.id)?.status).toBe("answered");
+      expect(tab.shown.filter((a) => a.sessionKey === sessionKey).map((a) => a.id)).toEqual([card.id]);
+    },
+    LIVE_TIMEOUT_MS,
+  );
+
+  it(
+    "with no tab viewing the chat the ask ends as text at once and nothing is sent to the session",
+    async () => {
+      const chatId = newChat();
+      const sessionKey = keyOf(chatId);
+      const tag = `no-tab-${randomUUID()}`;
+      const elsewhere = await tabOn(newChat()); // a tab, but on another chat
+      await userSends(sessionKey, scripted(CHOICE_REPLY, tag));
+
+      const ended = await watcher.waitFor(() => watcher.changed.find((a) => a.sessionKey === sessionKey && a.status !== "pending"), "the ask on the dashboard feed", WAIT_MS);
+      expect(ended).toMatchObject({ source: "text-prompt", chatId, status: "ended-as-text", shownTo: null });
+      expect(server.store.get(ended.id)?.status).toBe("ended-as-text");
+      expect(watcher.changed.filter((a) => a.sessionKey === sessionKey).map((a) => a.status)).not.toContain("pending");
+      expect(elsewhere.shown).toEqual([]);
+
+      // Nothing reached the agent: the model was asked once (the script), not again with an answer.
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      expect(await fetchStubRequests(stubModelUrl, tag)).toHaveLength(1);
+      // A tab opening the chat later gets nothing: the prompt stays in the reply as text.
+      const late = await tabOn(chatId);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(late.shown).toEqual([]);
+    },
+    LIVE_TIMEOUT_MS,
+  );
+
+  it(
+    "a message the user sends to the session while the card is open closes it with answered-elsewhere",
+    async () => {
+      const chatId = newChat();
+      const sessionKey = keyOf(chatId);
+      const tag = `typed-${randomUUID()}`;
+      const tab = await tabOn(chatId);
+      await userSends(sessionKey, scripted(CHOICE_REPLY, tag));
+      const card = await waitForCard(tab, sessionKey);
+
+      const typed = `Let me think about the database first (${tag}).`;
+      await userSends(sessionKey, typed);
+      expect(await waitForClose(tab, card.id)).toMatchObject({ askId: card.id, reason: "answered-elsewhere" });
+      expect(server.store.get(card.id)?.status).toBe("ended-as-text");
+      expect(await tab.send("ask:answer", { askId: card.id, answer: { type: "text", text: "2" } })).toMatchObject({ ok: false, error: { code: "ALREADY_RESOLVED" } });
+
+      // The model got the user's own words, and no answer from this service.
+      const requests = await pollStub(async () => {
+        const all = await fetchStubRequests(stubModelUrl, tag);
+        return all.some((r) => lastUserText(r).includes("Let me think about the database first")) ? all : undefined;
+      }, "the model request with the user's message");
+      expect(requests.map(lastUserText).filter((text) => parseStubScript(text) === null && text.includes("SQLite"))).toEqual([]);
+    },
+    LIVE_TIMEOUT_MS,
+  );
+});

@@ -1,0 +1,824 @@
+import { randomUUID } from "node:crypto";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import path from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { SECRET_CANCELLED_SUMMARY, SECRET_ENTERED_SUMMARY, type Ask } from "../../lib/ask.ts";
+import { ManualClock } from "../../lib/clock.ts";
+import { startFakeGateway, type FakeGateway } from "../support/fake-gateway.ts";
+import { openTab, startTestServer, type Tab, type TestServer } from "../support/tabs.ts";
+
+/**
+ * Text prompts (DESIGN §5-§7, issue 3 part B) through the whole path, against the in-repo fake
+ * Gateway: assistant text streamed as `chat` events (one character per delta, 7-character deltas,
+ * cumulative snapshots with replays and a `replace`, deltaText-only frames, one final snapshot) →
+ * chat watcher → broker → the tab viewing the chat → answer → `chat.send` back to the session.
+ *
+ * Every run here is one the agent started on its own as far as this service is concerned (the test
+ * emits its events; nobody called chat.send for it): cron jobs and sub-agent results look the same.
+ */
+
+const DEFAULT_TIMEOUT_MS = 240_000;
+const TRIGGER = /OpenClaw needs input:|Codex needs input:/;
+
+// ---------------------------------------------------------------------------------------------
+// Harness: one fake Gateway, the real server in-process, socket.io-client tabs
+// ---------------------------------------------------------------------------------------------
+
+type Harness = {
+  fake: FakeGateway;
+  server: TestServer;
+  /** An owner tab on `asks:watch`: sees every ask change (the dashboard feed). */
+  watcher: Tab;
+  tabs: Tab[];
+  /** Every frame any tab of this harness received, as JSON (secret checks). */
+  frames: string[];
+  dispose(): Promise<void>;
+};
+
+const harnesses: Harness[] = [];
+
+async function boot(options: { env?: Record<string, string>; clock?: ManualClock } = {}): Promise<Harness> {
+  const fake = await startFakeGateway();
+  const server = await startTestServer({ gatewayUrl: fake.url, gatewayToken: fake.token, env: options.env, clock: options.clock });
+  const harness: Harness = {
+    fake,
+    server,
+    watcher: undefined as unknown as Tab,
+    tabs: [],
+    frames: [],
+    async dispose() {
+      for (const tab of harness.tabs.splice(0)) tab.close();
+      await server.dispose();
+      await fake.stop();
+    },
+  };
+  harnesses.push(harness);
+  await waitUntil(() => server.link.status.connected, "the server to connect to the fake Gateway", 10_000);
+  harness.watcher = await openTabOn(harness, null);
+  expect(await harness.watcher.send("asks:watch", {})).toEqual({ ok: true });
+  return harness;
+}
+
+async function openTabOn(h: Harness, chatId: string | null, userId = "owner"): Promise<Tab> {
+  const tab = await openTab(h.server.url, await h.server.token(userId));
+  tab.socket.onAny((event: string, ...args: unknown[]) => h.frames.push(JSON.stringify([event, ...args])));
+  h.tabs.push(tab);
+  if (chatId) expect(await tab.send("chat:view", { chatId })).toEqual({ ok: true });
+  return tab;
+}
+
+async function waitUntil(check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const newChat = () => `chat-${randomUUID()}`;
+const keyOf = (chatId: string, agent = "dev") => `agent:${agent}:openwebui:${chatId}`;
+const newRun = (label = "run") => `${label}-${randomUUID()}`;
+
+/** chat.send calls the server made to one session. */
+const sentTo = (h: Harness, sessionKey: string) => h.fake.sent.filter((entry) => entry.sessionKey === sessionKey);
+/** Every chat.send request frame (even ones the Gateway folded as in-flight), for "exactly once". */
+const chatSendRequests = (h: Harness, sessionKey: string) =>
+  h.fake.requests.filter((r) => r.method === "chat.send" && (r.params as { sessionKey?: string }).sessionKey === sessionKey);
+
+/**
+ * Waits until the server has processed every chat event emitted so far: a Gateway question (a path
+ * that does not go through the text-prompt code) on a session of no chat reaches the dashboard feed.
+ * Events of one connection are handled in order, so once it is seen, everything before it was handled.
+ */
+async function settle(h: Harness): Promise<void> {
+  const { id } = h.fake.createQuestion({ sessionKey: `agent:dev:barrier:${randomUUID()}`, timeoutMs: 600_000 });
+  await h.watcher.waitFor(() => h.watcher.changed.find((a) => a.id === id), "the barrier question on the dashboard feed", 10_000);
+}
+
+function showsFor(tab: Tab, sessionKey: string): Ask[] {
+  return tab.shown.filter((a) => a.sessionKey === sessionKey);
+}
+
+async function cardFor(tab: Tab, sessionKey: string): Promise<Ask> {
+  return tab.waitForShow((a) => a.sessionKey === sessionKey && a.source === "text-prompt");
+}
+
+/** What a card shows as its question: header and question together (a one-line prompt has no header). */
+function shownQuestion(q: { header: string; question: string }): string {
+  return [q.header, q.question].filter((part) => part !== "").join("\n");
+}
+
+function questionsOf(ask: Ask) {
+  if (ask.kind !== "question") throw new Error(`expected a question card, got ${ask.kind}`);
+  return ask.questions;
+}
+
+function onlyQuestion(ask: Ask) {
+  const questions = questionsOf(ask);
+  expect(questions).toHaveLength(1);
+  return questions[0]!;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Streaming a reply the ways the Gateway sends it
+// ---------------------------------------------------------------------------------------------
+
+type Mode =
+  | "one character per delta (cumulative message)"
+  | "7-character deltas (cumulative message)"
+  | "cumulative snapshots with a replay and a replace"
+  | "deltaText-only frames"
+  | "deltaText-only frames with a replace"
+  | "one final snapshot";
+
+const MODES: Mode[] = [
+  "one character per delta (cumulative message)",
+  "7-character deltas (cumulative message)",
+  "cumulative snapshots with a replay and a replace",
+  "deltaText-only frames",
+  "one final snapshot",
+];
+
+/** A draft the model took back with a `replace`: its own (different) prompt must not be asked. */
+const DRAFT = "Let me think.\nOpenClaw needs input: Draft question that must never be asked?\n1. Draft A\n2. Draft B";
+
+function slices(text: string, size: number): string[] {
+  const parts: string[] = [];
+  for (let i = 0; i < text.length; i += size) parts.push(text.slice(i, i + size));
+  return parts;
+}
+
+function cumulative(text: string) {
+  return { role: "assistant", content: [{ type: "text", text }] };
+}
+
+/** Emits one whole run: a status event, the reply in `mode`, then `final`. */
+function streamReply(fake: FakeGateway, sessionKey: string, runId: string, reply: string, mode: Mode): void {
+  fake.emitChat(sessionKey, runId, { state: "status", phase: "starting_model" });
+  let seq = 100;
+  // A frame with `deltaText` and no `message` (the schema allows it); emitChat always adds one.
+  const raw = (state: "delta" | "final", extra: Record<string, unknown>) =>
+    fake.emitRaw("chat", { runId, sessionKey, agentId: "dev", seq: ++seq, state, ...extra });
+  switch (mode) {
+    case "one character per delta (cumulative message)":
+      for (const char of reply) fake.emitChat(sessionKey, runId, { state: "delta", deltaText: char });
+      fake.emitChat(sessionKey, runId, { state: "final" });
+      return;
+    case "7-character deltas (cumulative message)":
+      for (const part of slices(reply, 7)) fake.emitChat(sessionKey, runId, { state: "delta", deltaText: part });
+      fake.emitChat(sessionKey, runId, { state: "final" });
+      return;
+    case "cumulative snapshots with a replay and a replace": {
+      const a = Math.floor(reply.length / 3);
+      const b = Math.floor((2 * reply.length) / 3);
+      fake.emitChat(sessionKey, runId, { state: "delta", deltaText: DRAFT });
+      fake.emitChat(sessionKey, runId, { state: "delta", deltaText: reply.slice(0, a), replace: true });
+      fake.emitChat(sessionKey, runId, { state: "delta", deltaText: reply.slice(a, b) });
+      // An older snapshot arrives again (a replay): it changes nothing.
+      fake.emitChat(sessionKey, runId, { state: "delta", deltaText: "", message: cumulative(reply.slice(0, a)) });
+      fake.emitChat(sessionKey, runId, { state: "delta", deltaText: reply.slice(b) });
+      fake.emitChat(sessionKey, runId, { state: "final" });
+      return;
+    }
+    case "deltaText-only frames":
+      for (const part of slices(reply, 3)) raw("delta", { deltaText: part });
+      raw("final", {});
+      return;
+    case "deltaText-only frames with a replace": {
+      const a = Math.floor(reply.length / 2);
+      for (const part of slices(DRAFT, 5)) raw("delta", { deltaText: part });
+      // With `replace`, `deltaText` is the whole new reply so far, not a suffix (DESIGN §2).
+      raw("delta", { deltaText: reply.slice(0, a), replace: true });
+      for (const part of slices(reply.slice(a), 5)) raw("delta", { deltaText: part });
+      raw("final", {});
+      return;
+    }
+    case "one final snapshot":
+      fake.emitChat(sessionKey, runId, { state: "final", deltaText: reply });
+      return;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The prompts, and the card each one must become (DESIGN §7)
+// ---------------------------------------------------------------------------------------------
+
+const PROMPTS = {
+  text: "Here is the plan.\nOpenClaw needs input: What should the project be called?",
+  confirm: "Ready to write the file.\nOpenClaw needs input: Overwrite the existing config? (y/n)",
+  choice: "Sure.\nOpenClaw needs input: Which database?\n1. Postgres - needs a server\n2. SQLite",
+  multiSelect: "Codex needs input: Pizza toppings (select all that apply)\nWhich toppings do you want?\n1. Cheese\n2. Olives\n3. Mushrooms",
+  form:
+    "Two things first.\nOpenClaw needs input: " +
+    JSON.stringify({
+      questions: [
+        { header: "Database", question: "Which database?", options: [{ label: "Postgres", description: "needs a server" }, "SQLite"] },
+        { header: "Toppings", question: "Which toppings?", options: ["Cheese", "Olives"], multiSelect: true },
+      ],
+    }),
+  secret: "I need access to the repository.\nOpenClaw needs input: GitHub token\nPlease paste your GitHub API token so I can open the pull request.",
+} as const;
+type PromptKind = keyof typeof PROMPTS;
+
+function expectCard(kind: PromptKind, ask: Ask): void {
+  switch (kind) {
+    case "text": {
+      const q = onlyQuestion(ask);
+      expect(shownQuestion(q)).toBe("What should the project be called?");
+      expect(q).toMatchObject({ options: [], multiSelect: false, allowOther: true });
+      return;
+    }
+    case "confirm": {
+      const q = onlyQuestion(ask);
+      // The marker is removed from what the card shows.
+      expect(shownQuestion(q)).toBe("Overwrite the existing config?");
+      expect(q.options).toEqual([{ label: "Yes" }, { label: "No" }]);
+      expect(q.multiSelect).toBe(false);
+      return;
+    }
+    case "choice": {
+      const q = onlyQuestion(ask);
+      expect(shownQuestion(q)).toBe("Which database?");
+      expect(q.options).toEqual([{ label: "Postgres", description: "needs a server" }, { label: "SQLite" }]);
+      expect(q).toMatchObject({ multiSelect: false, allowOther: true });
+      return;
+    }
+    case "multiSelect": {
+      const q = onlyQuestion(ask);
+      expect(q.header).toBe("Pizza toppings");
+      expect(q.question).toBe("Which toppings do you want?");
+      expect(q.options).toEqual([{ label: "Cheese" }, { label: "Olives" }, { label: "Mushrooms" }]);
+      expect(q.multiSelect).toBe(true);
+      return;
+    }
+    case "form": {
+      const questions = questionsOf(ask);
+      expect(questions.map(({ header, question, options, multiSelect }) => ({ header, question, options, multiSelect }))).toEqual([
+        { header: "Database", question: "Which database?", options: [{ label: "Postgres", description: "needs a server" }, { label: "SQLite" }], multiSelect: false },
+        { header: "Toppings", question: "Which toppings?", options: [{ label: "Cheese" }, { label: "Olives" }], multiSelect: true },
+      ]);
+      expect(new Set(questions.map((q) => q.id)).size).toBe(2);
+      return;
+    }
+    case "secret": {
+      expect(ask.kind).toBe("secret");
+      if (ask.kind !== "secret") return;
+      expect(ask.secret.prompt).toContain("Please paste your GitHub API token");
+      expect(JSON.stringify(ask.secret)).not.toMatch(TRIGGER);
+      expect(ask).not.toHaveProperty("questions");
+      return;
+    }
+  }
+}
+
+afterEach(async () => {
+  for (const h of harnesses.splice(0)) await h.dispose();
+});
+
+// ---------------------------------------------------------------------------------------------
+// Detection: every chunking gives the same card
+// ---------------------------------------------------------------------------------------------
+
+describe("text prompts: every way the Gateway streams a reply gives the same card", () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await boot();
+    harnesses.splice(harnesses.indexOf(h), 1); // kept for the whole describe, disposed in afterAll
+  });
+  afterAll(async () => {
+    await h?.dispose();
+  });
+
+  for (const mode of MODES) {
+    for (const kind of Object.keys(PROMPTS) as PromptKind[]) {
+      it(`${kind} prompt, ${mode}`, async () => {
+        const chatId = newChat();
+        const sessionKey = keyOf(chatId);
+        const runId = newRun();
+        const tab = await openTabOn(h, chatId);
+        streamReply(h.fake, sessionKey, runId, PROMPTS[kind], mode);
+        const card = await cardFor(tab, sessionKey);
+        expect(card).toMatchObject({
+          kind: kind === "secret" ? "secret" : "question",
+          source: "text-prompt",
+          chatId,
+          sessionKey,
+          agentId: "dev",
+          runId,
+          status: "pending",
+          shownTo: tab.socket.id,
+        });
+        expect(card.expiresAt! - card.createdAt).toBe(DEFAULT_TIMEOUT_MS);
+        expectCard(kind, card);
+        // Nothing of the card repeats the trigger phrase.
+        expect(JSON.stringify(kind === "secret" ? card : questionsOf(card))).not.toMatch(TRIGGER);
+        await settle(h);
+        expect(showsFor(tab, sessionKey)).toHaveLength(1);
+      });
+    }
+  }
+
+  it("deltaText-only frames with a replace: `deltaText` replaces the reply, and the new text's prompt is asked", async () => {
+    // The only mode outside the matrix: one product bug here would fail every prompt kind alike.
+    for (const kind of ["choice", "secret"] as const) {
+      const chatId = newChat();
+      const sessionKey = keyOf(chatId);
+      const tab = await openTabOn(h, chatId);
+      streamReply(h.fake, sessionKey, newRun(), PROMPTS[kind], "deltaText-only frames with a replace");
+      const card = await cardFor(tab, sessionKey);
+      expect(card.kind, kind).toBe(kind === "secret" ? "secret" : "question");
+      expectCard(kind, card);
+      expect(JSON.stringify(card)).not.toContain("Draft");
+    }
+  });
+
+  it("a trigger inside a fenced code block, indented code or mid-line is a quote: no card", async () => {
+    const chatId = newChat();
+    const sessionKey = keyOf(chatId);
+    const tab = await openTabOn(h, chatId);
+    const quoted = [
+      "Agents ask like this:",
+      "```",
+      "OpenClaw needs input: Which database?",
+      "```",
+      "    OpenClaw needs input: indented code",
+      "and mid-line OpenClaw needs input: is text too.",
+    ].join("\n");
+    streamReply(h.fake, sessionKey, newRun(), quoted, "one character per delta (cumulative message)");
+    await settle(h);
+    expect(showsFor(tab, sessionKey)).toEqual([]);
+    expect(h.watcher.changed.filter((a) => a.sessionKey === sessionKey)).toEqual([]);
+  });
+
+  it("two runs streaming at once on two chats each get their own card (one scanner per run)", async () => {
+    const [chatA, chatB] = [newChat(), newChat()];
+    const [tabA, tabB] = [await openTabOn(h, chatA), await openTabOn(h, chatB)];
+    const [runA, runB] = [newRun("a"), newRun("b")];
+    const [replyA, replyB] = [PROMPTS.choice, PROMPTS.multiSelect];
+    for (let i = 0; i < Math.max(replyA.length, replyB.length); i++) {
+      if (i < replyA.length) h.fake.emitChat(keyOf(chatA), runA, { state: "delta", deltaText: replyA[i]! });
+      if (i < replyB.length) h.fake.emitChat(keyOf(chatB), runB, { state: "delta", deltaText: replyB[i]! });
+    }
+    h.fake.emitChat(keyOf(chatA), runA, { state: "final" });
+    h.fake.emitChat(keyOf(chatB), runB, { state: "final" });
+    expectCard("choice", await cardFor(tabA, keyOf(chatA)));
+    expectCard("multiSelect", await cardFor(tabB, keyOf(chatB)));
+    await settle(h);
+    expect(tabA.shown.map((a) => a.sessionKey)).toEqual([keyOf(chatA)]);
+    expect(tabB.shown.map((a) => a.sessionKey)).toEqual([keyOf(chatB)]);
+  });
+
+  it("a replayed snapshot or final does not create a second ask", async () => {
+    const chatId = newChat();
+    const sessionKey = keyOf(chatId);
+    const runId = newRun();
+    const tab = await openTabOn(h, chatId);
+    streamReply(h.fake, sessionKey, runId, PROMPTS.choice, "7-character deltas (cumulative message)");
+    const card = await cardFor(tab, sessionKey);
+    // The Gateway sends the last snapshot and the final again (a reconnect, a duplicate frame).
+    h.fake.emitChat(sessionKey, runId, { state: "delta", deltaText: "", message: cumulative(PROMPTS.choice) });
+    h.fake.emitChat(sessionKey, runId, { state: "final" });
+    h.fake.emitChat(sessionKey, runId, { state: "final" });
+    await settle(h);
+    expect(showsFor(tab, sessionKey).map((a) => a.id)).toEqual([card.id]);
+    expect(tab.closed.filter((c) => c.askId === card.id)).toEqual([]);
+    expect(h.server.broker.getPending(card.id)?.status).toBe("pending");
+    expect(new Set(h.watcher.changed.filter((a) => a.sessionKey === sessionKey).map((a) => a.id))).toEqual(new Set([card.id]));
+
+    // Answered, then replayed again: never revived, never sent twice.
+    expect(await tab.send("ask:answer", { askId: card.id, answer: { type: "text", text: "2" } })).toEqual({ ok: true, status: "answered" });
+    h.fake.emitChat(sessionKey, runId, { state: "final" });
+    await settle(h);
+    expect(showsFor(tab, sessionKey)).toHaveLength(1);
+    expect(sentTo(h, sessionKey)).toHaveLength(1);
+    expect(h.server.store.get(card.id)?.status).toBe("answered");
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Answers go back to the session with chat.send
+// ---------------------------------------------------------------------------------------------
+
+describe("text prompts: answers continue the run with chat.send", () => {
+  async function cardOn(h: Harness, kind: PromptKind, mode: Mode = "one character per delta (cumulative message)") {
+    const chatId = newChat();
+    const sessionKey = keyOf(chatId);
+    const runId = newRun();
+    const tab = await openTabOn(h, chatId);
+    streamReply(h.fake, sessionKey, runId, PROMPTS[kind], mode);
+    const card = await cardFor(tab, sessionKey);
+    return { chatId, sessionKey, runId, tab, card };
+  }
+
+  it("a typed option number on a choice card sends the option's label", async () => {
+    const h = await boot();
+    const { sessionKey, tab, card } = await cardOn(h, "choice");
+    expect(await tab.send("ask:answer", { askId: card.id, answer: { type: "text", text: "2" } })).toEqual({ ok: true, status: "answered" });
+    const [sent, ...more] = sentTo(h, sessionKey);
+    expect(more).toEqual([]);
+    expect(sent).toMatchObject({ sessionKey, message: "SQLite" });
+    expect(sent!.idempotencyKey).toEqual(expect.any(String));
+    expect(sent!.idempotencyKey.length).toBeGreaterThan(0);
+    expect(await tab.waitForClose(card.id)).toEqual({ askId: card.id, reason: "answered", summary: "SQLite" });
+    expect(h.server.store.get(card.id)).toMatchObject({ status: "answered", resolution: { by: "owner", summary: "SQLite" } });
+  });
+
+  it("a picked option, or its name in any case, sends the label; anything else goes as typed", async () => {
+    const h = await boot();
+    const picked = await cardOn(h, "choice");
+    const q = onlyQuestion(picked.card);
+    expect(await picked.tab.send("ask:answer", { askId: picked.card.id, answer: { type: "questions", answers: { [q.id]: ["Postgres"] } } })).toMatchObject({ ok: true });
+    const named = await cardOn(h, "choice");
+    expect(await named.tab.send("ask:answer", { askId: named.card.id, answer: { type: "text", text: "sqlite" } })).toMatchObject({ ok: true });
+    const other = await cardOn(h, "choice");
+    expect(await other.tab.send("ask:answer", { askId: other.card.id, answer: { type: "text", text: "DuckDB, please" } })).toMatchObject({ ok: true });
+    expect(sentTo(h, picked.sessionKey).map((s) => s.message)).toEqual(["Postgres"]);
+    expect(sentTo(h, named.sessionKey).map((s) => s.message)).toEqual(["SQLite"]);
+    expect(sentTo(h, other.sessionKey).map((s) => s.message)).toEqual(["DuckDB, please"]);
+  });
+
+  it("multi-select: `1, 3` typed into the card sends the labels in option order; `1 and 3` goes as typed", async () => {
+    const h = await boot();
+    const numbers = await cardOn(h, "multiSelect", "7-character deltas (cumulative message)");
+    expect(await numbers.tab.send("ask:answer", { askId: numbers.card.id, answer: { type: "text", text: "1, 3" } })).toEqual({ ok: true, status: "answered" });
+    expect(sentTo(h, numbers.sessionKey).map((s) => s.message)).toEqual(["Cheese, Mushrooms"]);
+    expect(await numbers.tab.waitForClose(numbers.card.id)).toMatchObject({ reason: "answered", summary: "Cheese, Mushrooms" });
+
+    const mixed = await cardOn(h, "multiSelect");
+    expect(await mixed.tab.send("ask:answer", { askId: mixed.card.id, answer: { type: "text", text: "mushrooms 1 3" } })).toMatchObject({ ok: true });
+    expect(sentTo(h, mixed.sessionKey).map((s) => s.message)).toEqual(["Cheese, Mushrooms"]);
+
+    const prose = await cardOn(h, "multiSelect");
+    expect(await prose.tab.send("ask:answer", { askId: prose.card.id, answer: { type: "text", text: "1 and 3" } })).toMatchObject({ ok: true });
+    expect(sentTo(h, prose.sessionKey).map((s) => s.message)).toEqual(["1 and 3"]);
+  });
+
+  it("confirm: picking Yes sends `Yes`", async () => {
+    const h = await boot();
+    const { sessionKey, tab, card } = await cardOn(h, "confirm");
+    const q = onlyQuestion(card);
+    expect(await tab.send("ask:answer", { askId: card.id, answer: { type: "questions", answers: { [q.id]: ["Yes"] } } })).toEqual({ ok: true, status: "answered" });
+    expect(sentTo(h, sessionKey).map((s) => s.message)).toEqual(["Yes"]);
+    expect(await tab.waitForClose(card.id)).toMatchObject({ reason: "answered", summary: "Yes" });
+  });
+
+  it("text: the typed answer is sent as it is", async () => {
+    const h = await boot();
+    const { sessionKey, tab, card } = await cardOn(h, "text");
+    expect(await tab.send("ask:answer", { askId: card.id, answer: { type: "text", text: "Nova" } })).toEqual({ ok: true, status: "answered" });
+    expect(sentTo(h, sessionKey).map((s) => s.message)).toEqual(["Nova"]);
+  });
+
+  it("an empty answer is no answer: refused, nothing sent, the card stays", async () => {
+    const h = await boot();
+    const { sessionKey, tab, card } = await cardOn(h, "text");
+    expect(await tab.send("ask:answer", { askId: card.id, answer: { type: "text", text: "   " } })).toMatchObject({ ok: false, error: { code: "INVALID" } });
+    expect(sentTo(h, sessionKey)).toEqual([]);
+    expect(h.server.broker.getPending(card.id)?.status).toBe("pending");
+  });
+
+  it("form: one chat.send carries every question's answer", async () => {
+    const h = await boot();
+    const { sessionKey, tab, card } = await cardOn(h, "form", "cumulative snapshots with a replay and a replace");
+    const [db, toppings] = questionsOf(card);
+    const ack = await tab.send("ask:answer", { askId: card.id, answer: { type: "questions", answers: { [db!.id]: ["SQLite"], [toppings!.id]: ["Cheese", "Olives"] } } });
+    expect(ack).toEqual({ ok: true, status: "answered" });
+    const sent = sentTo(h, sessionKey);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]!.message).toContain("SQLite");
+    expect(sent[0]!.message).toContain("Cheese, Olives");
+  });
+
+  it("a second answer to the same card is refused and sends nothing", async () => {
+    const h = await boot();
+    const { sessionKey, tab, card } = await cardOn(h, "choice");
+    expect(await tab.send("ask:answer", { askId: card.id, answer: { type: "text", text: "1" } })).toMatchObject({ ok: true });
+    expect(await tab.send("ask:answer", { askId: card.id, answer: { type: "text", text: "2" } })).toMatchObject({ ok: false, error: { code: "ALREADY_RESOLVED" } });
+    expect(sentTo(h, sessionKey).map((s) => s.message)).toEqual(["Postgres"]);
+  });
+
+  it("a newer tab on the chat takes the card; the older one is told it was handed off", async () => {
+    const h = await boot();
+    const { chatId, sessionKey, tab: older, card } = await cardOn(h, "choice");
+    const newer = await openTabOn(h, chatId);
+    expect((await cardFor(newer, sessionKey)).id).toBe(card.id);
+    expect(await older.waitForClose(card.id)).toEqual({ askId: card.id, reason: "handed-off" });
+    expect(await newer.send("ask:answer", { askId: card.id, answer: { type: "text", text: "1" } })).toMatchObject({ ok: true });
+    expect(sentTo(h, sessionKey).map((s) => s.message)).toEqual(["Postgres"]);
+  });
+
+  it("the answer's run (events before the chat.send reply, as the real Gateway does) closes nothing", async () => {
+    const h = await boot();
+    h.fake.setLatency(300, "chat.send");
+    h.fake.onChatSend((entry) => {
+      h.fake.emitChat(entry.sessionKey, entry.idempotencyKey, { state: "status", phase: "preparing_context" });
+      h.fake.emitChat(entry.sessionKey, entry.idempotencyKey, { state: "delta", deltaText: "Using SQLite." });
+    });
+    const { sessionKey, tab, card } = await cardOn(h, "choice");
+    expect(await tab.send("ask:answer", { askId: card.id, answer: { type: "text", text: "SQLite" } })).toEqual({ ok: true, status: "answered" });
+    expect(await tab.waitForClose(card.id)).toEqual({ askId: card.id, reason: "answered", summary: "SQLite" });
+    expect(h.server.store.get(card.id)?.status).toBe("answered");
+    expect(sentTo(h, sessionKey)).toHaveLength(1);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Secrets: only the agent gets the value
+// ---------------------------------------------------------------------------------------------
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const full = path.join(dir, name);
+    return statSync(full).isDirectory() ? filesUnder(full) : [full];
+  });
+}
+
+describe("text prompts: secrets", () => {
+  it("the value goes only to the agent; the ask says `•••• (secret entered)`; never in tab frames, logs or SQLite", async () => {
+    const h = await boot();
+    const chatId = newChat();
+    const sessionKey = keyOf(chatId);
+    const tab = await openTabOn(h, chatId);
+    const other = await openTabOn(h, newChat()); // a bystander tab on another chat
+    streamReply(h.fake, sessionKey, newRun(), PROMPTS.secret, "7-character deltas (cumulative message)");
+    const dialog = await cardFor(tab, sessionKey);
+    expect(dialog.kind).toBe("secret");
+
+    const value = `ghp_${randomUUID().replaceAll("-", "")}`;
+    const ack = await tab.send("ask:answer", { askId: dialog.id, answer: { type: "secret", value } });
+    expect(ack).toMatchObject({ ok: true, status: "answered" });
+    expect(JSON.stringify(ack)).not.toContain(value);
+
+    const sent = sentTo(h, sessionKey);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]).toMatchObject({ sessionKey, message: value });
+    expect(await tab.waitForClose(dialog.id)).toEqual({ askId: dialog.id, reason: "answered", summary: SECRET_ENTERED_SUMMARY });
+    await h.watcher.waitFor(() => h.watcher.changed.find((a) => a.id === dialog.id && a.status === "answered"), "the answered secret on the dashboard feed");
+    expect(h.server.store.get(dialog.id)).toMatchObject({ status: "answered", resolution: { summary: SECRET_ENTERED_SUMMARY } });
+    expect(JSON.stringify(h.server.store.get(dialog.id))).not.toContain(value);
+    await settle(h);
+
+    // Never in any frame to any tab (the answering tab, a bystander, the dashboard feed), nor the log.
+    expect(h.frames.length).toBeGreaterThan(0);
+    expect(h.frames.join("\n")).not.toContain(value);
+    expect(other.shown).toEqual([]);
+    expect(h.server.logs.join("\n")).not.toContain(value);
+    // Nor on disk: the database file and its journal, after the server has closed it.
+    await h.server.stop();
+    const files = filesUnder(h.server.dataDir);
+    expect(files.length).toBeGreaterThan(0);
+    for (const file of files) expect(readFileSync(file).includes(Buffer.from(value)), file).toBe(false);
+  });
+
+  it("Cancel on the secret dialog tells the agent nothing was entered; summary `Cancelled (nothing entered)`", async () => {
+    const h = await boot();
+    const chatId = newChat();
+    const sessionKey = keyOf(chatId);
+    const tab = await openTabOn(h, chatId);
+    streamReply(h.fake, sessionKey, newRun(), PROMPTS.secret, "deltaText-only frames");
+    const dialog = await cardFor(tab, sessionKey);
+    expect(await tab.send("ask:answer", { askId: dialog.id, answer: { type: "cancel" } })).toMatchObject({ ok: true, status: "cancelled" });
+    expect(await tab.waitForClose(dialog.id)).toEqual({ askId: dialog.id, reason: "cancelled", summary: SECRET_CANCELLED_SUMMARY });
+    expect(h.server.store.get(dialog.id)).toMatchObject({ status: "cancelled", resolution: { summary: SECRET_CANCELLED_SUMMARY } });
+    await settle(h);
+    // Told once that the user cancelled and nothing was entered; no "not received" notice on top.
+    const sent = sentTo(h, sessionKey);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]!.message).toMatch(/cancel/i);
+    expect(sent[0]!.message).toMatch(/nothing/i);
+    expect(chatSendRequests(h, sessionKey)).toHaveLength(1);
+  });
+
+  it("Cancel on any other card sends nothing: the prompt stays in the reply as text", async () => {
+    const h = await boot();
+    const chatId = newChat();
+    const sessionKey = keyOf(chatId);
+    const tab = await openTabOn(h, chatId);
+    streamReply(h.fake, sessionKey, newRun(), PROMPTS.choice, "one character per delta (cumulative message)");
+    const card = await cardFor(tab, sessionKey);
+    expect(await tab.send("ask:answer", { askId: card.id, answer: { type: "cancel" } })).toEqual({ ok: true, status: "cancelled" });
+    const closed = await tab.waitForClose(card.id);
+    expect(closed.reason).toBe("cancelled");
+    const ended = h.server.store.get(card.id);
+    expect(ended?.status).toBe("cancelled");
+    // What stays is the question as text, the trigger removed.
+    expect(ended?.resolution?.summary).toContain("Which database?");
+    expect(ended?.resolution?.summary).not.toMatch(TRIGGER);
+    await settle(h);
+    expect(chatSendRequests(h, sessionKey)).toEqual([]);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// No tab, timeouts
+// ---------------------------------------------------------------------------------------------
+
+describe("text prompts: no tab and timeouts", () => {
+  it("a prompt no tab views ends as text at once; nothing is sent; a tab opening later gets no card", async () => {
+    const h = await boot();
+    const chatId = newChat();
+    const sessionKey = keyOf(chatId);
+    const elsewhere = await openTabOn(h, newChat()); // a tab, but on another chat
+    streamReply(h.fake, sessionKey, newRun(), PROMPTS.choice, "7-character deltas (cumulative message)");
+    const ended = await h.watcher.waitFor(() => h.watcher.changed.find((a) => a.sessionKey === sessionKey && a.status === "ended-as-text"), "ended-as-text", 3_000);
+    expect(ended).toMatchObject({ source: "text-prompt", chatId, shownTo: null });
+    expect(h.server.store.get(ended.id)?.status).toBe("ended-as-text");
+    expect(h.server.broker.getPending(ended.id)).toBeUndefined();
+    expect(elsewhere.shown).toEqual([]);
+    const late = await openTabOn(h, chatId);
+    await settle(h);
+    expect(late.shown).toEqual([]);
+    expect(chatSendRequests(h, sessionKey)).toEqual([]);
+  });
+
+  it("a secret prompt no tab views ends as text and the agent is told once that no secret was received", async () => {
+    const h = await boot();
+    const chatId = newChat();
+    const sessionKey = keyOf(chatId);
+    const runId = newRun();
+    streamReply(h.fake, sessionKey, runId, PROMPTS.secret, "one character per delta (cumulative message)");
+    const ended = await h.watcher.waitFor(() => h.watcher.changed.find((a) => a.sessionKey === sessionKey && a.status === "ended-as-text"), "ended-as-text", 3_000);
+    expect(ended.kind).toBe("secret");
+    await waitUntil(() => sentTo(h, sessionKey).length > 0, "the not-received notice", 3_000);
+    // A replayed final must not tell the agent again.
+    h.fake.emitChat(sessionKey, runId, { state: "final" });
+    await settle(h);
+    await sleep(200);
+    const notices = chatSendRequests(h, sessionKey);
+    expect(notices).toHaveLength(1);
+    const notice = sentTo(h, sessionKey)[0]!;
+    expect(notice.message).toMatch(/not received|no secret/i);
+    expect(notice.idempotencyKey).not.toBe(runId);
+  });
+
+  it("an unanswered card ends as text after 4 minutes (ManualClock); nothing is sent; no timer is left", async () => {
+    const clock = new ManualClock();
+    const h = await boot({ clock });
+    const chatId = newChat();
+    const sessionKey = keyOf(chatId);
+    const tab = await openTabOn(h, chatId);
+    streamReply(h.fake, sessionKey, newRun(), PROMPTS.choice, "7-character deltas (cumulative message)");
+    const card = await cardFor(tab, sessionKey);
+    expect(card.expiresAt).toBe(clock.now() + DEFAULT_TIMEOUT_MS);
+    clock.advance(DEFAULT_TIMEOUT_MS - 1);
+    await settle(h);
+    expect(tab.closed).toEqual([]);
+    expect(h.server.broker.getPending(card.id)?.status).toBe("pending");
+    clock.advance(1);
+    expect(await tab.waitForClose(card.id)).toMatchObject({ askId: card.id, reason: "ended-as-text" });
+    expect(h.server.store.get(card.id)?.status).toBe("ended-as-text");
+    expect(await tab.send("ask:answer", { askId: card.id, answer: { type: "text", text: "1" } })).toMatchObject({ ok: false });
+    await settle(h);
+    expect(chatSendRequests(h, sessionKey)).toEqual([]);
+    // Its timer is gone: what is left belongs to the pending barrier questions, one each.
+    expect(h.server.broker.pendingAsks.map((a) => a.id)).not.toContain(card.id);
+    expect(h.server.broker.activeTimers).toBe(h.server.broker.pendingAsks.length);
+  });
+
+  it("an unanswered secret dialog ends after 4 minutes and the agent is told once (ManualClock)", async () => {
+    const clock = new ManualClock();
+    const h = await boot({ clock });
+    const chatId = newChat();
+    const sessionKey = keyOf(chatId);
+    const tab = await openTabOn(h, chatId);
+    streamReply(h.fake, sessionKey, newRun(), PROMPTS.secret, "cumulative snapshots with a replay and a replace");
+    const dialog = await cardFor(tab, sessionKey);
+    expect(dialog.kind).toBe("secret");
+    clock.advance(DEFAULT_TIMEOUT_MS);
+    expect(await tab.waitForClose(dialog.id)).toMatchObject({ askId: dialog.id, reason: "ended-as-text" });
+    await waitUntil(() => sentTo(h, sessionKey).length > 0, "the not-received notice", 3_000);
+    clock.advance(DEFAULT_TIMEOUT_MS);
+    await settle(h);
+    await sleep(200);
+    expect(chatSendRequests(h, sessionKey)).toHaveLength(1);
+    expect(sentTo(h, sessionKey)[0]!.message).toMatch(/not received|no secret/i);
+  });
+
+  it("TEXT_PROMPT_TIMEOUT_SECONDS=5 ends the card after 5 s of real time", async () => {
+    const h = await boot({ env: { TEXT_PROMPT_TIMEOUT_SECONDS: "5" } });
+    const chatId = newChat();
+    const sessionKey = keyOf(chatId);
+    const tab = await openTabOn(h, chatId);
+    streamReply(h.fake, sessionKey, newRun(), PROMPTS.confirm, "one final snapshot");
+    const card = await cardFor(tab, sessionKey);
+    const shownAt = Date.now();
+    expect(card.expiresAt! - card.createdAt).toBe(5_000);
+    const closed = await tab.waitFor(() => tab.closed.find((c) => c.askId === card.id), "the timeout", 15_000);
+    const waited = Date.now() - shownAt;
+    expect(closed.reason).toBe("ended-as-text");
+    expect(waited).toBeGreaterThanOrEqual(4_000);
+    expect(waited).toBeLessThan(9_000);
+    expect(chatSendRequests(h, sessionKey)).toEqual([]);
+  }, 30_000);
+});
+
+// ---------------------------------------------------------------------------------------------
+// The user writes instead; runs that are not the user; other agents
+// ---------------------------------------------------------------------------------------------
+
+describe("text prompts: the run moves on without the card", () => {
+  it("a new run on the session that this service did not start (the user typed) closes the card: answered-elsewhere", async () => {
+    const h = await boot();
+    const chatId = newChat();
+    const sessionKey = keyOf(chatId);
+    const tab = await openTabOn(h, chatId);
+    streamReply(h.fake, sessionKey, newRun(), PROMPTS.choice, "7-character deltas (cumulative message)");
+    const card = await cardFor(tab, sessionKey);
+    // The user's message is never echoed: it shows only as a new run on the session.
+    h.fake.emitChat(sessionKey, newRun("user"), { state: "status", phase: "preparing_workspace" });
+    expect(await tab.waitForClose(card.id)).toMatchObject({ askId: card.id, reason: "answered-elsewhere" });
+    expect(h.server.store.get(card.id)?.status).toBe("ended-as-text");
+    expect(await tab.send("ask:answer", { askId: card.id, answer: { type: "text", text: "1" } })).toMatchObject({ ok: false, error: { code: "ALREADY_RESOLVED" } });
+    await settle(h);
+    expect(chatSendRequests(h, sessionKey)).toEqual([]);
+  });
+
+  it("the user typing closes a secret dialog too", async () => {
+    const h = await boot();
+    const chatId = newChat();
+    const sessionKey = keyOf(chatId);
+    const tab = await openTabOn(h, chatId);
+    streamReply(h.fake, sessionKey, newRun(), PROMPTS.secret, "one character per delta (cumulative message)");
+    const dialog = await cardFor(tab, sessionKey);
+    h.fake.emitChat(sessionKey, newRun("user"), { state: "status", phase: "preparing_workspace" });
+    expect(await tab.waitForClose(dialog.id)).toMatchObject({ askId: dialog.id, reason: "answered-elsewhere" });
+    await settle(h);
+    // Never asked for in chat: whatever reaches the agent is at most one notice, never a second one.
+    expect(chatSendRequests(h, sessionKey).length).toBeLessThanOrEqual(1);
+  });
+
+  it("runs this service started (an answer, a secret notice) do not close the open card", async () => {
+    const h = await boot();
+    const chatId = newChat();
+    const sessionKey = keyOf(chatId);
+
+    // 1. A secret prompt while no tab views the chat: the agent gets a notice (a run we start).
+    streamReply(h.fake, sessionKey, newRun(), PROMPTS.secret, "7-character deltas (cumulative message)");
+    await waitUntil(() => sentTo(h, sessionKey).length === 1, "the not-received notice", 3_000);
+    const noticeRun = sentTo(h, sessionKey)[0]!.idempotencyKey;
+
+    // 2. A tab views the chat; a card is answered (another run we start).
+    const tab = await openTabOn(h, chatId);
+    streamReply(h.fake, sessionKey, newRun(), PROMPTS.confirm, "7-character deltas (cumulative message)");
+    const first = await cardFor(tab, sessionKey);
+    expect(await tab.send("ask:answer", { askId: first.id, answer: { type: "text", text: "yes" } })).toMatchObject({ ok: true });
+    expect(sentTo(h, sessionKey).map((s) => s.message).at(-1)).toBe("Yes");
+    const answerRun = sentTo(h, sessionKey).at(-1)!.idempotencyKey;
+
+    // 3. The agent asks again in a later run (one the agent started): a new card is open.
+    streamReply(h.fake, sessionKey, newRun(), PROMPTS.choice, "7-character deltas (cumulative message)");
+    const open = await tab.waitForShow((a) => a.sessionKey === sessionKey && a.id !== first.id);
+
+    // 4. Our own runs stream on the session (late): the card stays open.
+    for (const runId of [noticeRun, answerRun]) {
+      h.fake.emitChat(sessionKey, runId, { state: "status", phase: "starting_model" });
+      h.fake.emitChat(sessionKey, runId, { state: "delta", deltaText: "Noted." });
+      h.fake.emitChat(sessionKey, runId, { state: "final" });
+    }
+    await settle(h);
+    expect(tab.closed.filter((c) => c.askId === open.id)).toEqual([]);
+    expect(h.server.broker.getPending(open.id)?.status).toBe("pending");
+
+    // 5. Control: a run we did not start does close it.
+    h.fake.emitChat(sessionKey, newRun("user"), { state: "status", phase: "preparing_workspace" });
+    expect(await tab.waitForClose(open.id)).toMatchObject({ reason: "answered-elsewhere" });
+  });
+
+  it("a run on another chat of the same agent leaves the card alone", async () => {
+    const h = await boot();
+    const chatId = newChat();
+    const sessionKey = keyOf(chatId);
+    const tab = await openTabOn(h, chatId);
+    streamReply(h.fake, sessionKey, newRun(), PROMPTS.text, "7-character deltas (cumulative message)");
+    const card = await cardFor(tab, sessionKey);
+    h.fake.emitChat(keyOf(newChat()), newRun("user"), { state: "status", phase: "preparing_workspace" });
+    await settle(h);
+    expect(tab.closed).toEqual([]);
+    expect(h.server.broker.getPending(card.id)?.status).toBe("pending");
+  });
+
+  it("another agent's sessions are ignored: never asked, and its runs close nothing", async () => {
+    const h = await boot();
+    const chatId = newChat();
+    const tab = await openTabOn(h, chatId);
+    const otherKey = keyOf(chatId, "other");
+    // Another agent's prompt, on a session whose chat id is the one the tab views.
+    streamReply(h.fake, otherKey, newRun(), PROMPTS.choice, "7-character deltas (cumulative message)");
+    // A record claiming agent "other" on a dev-looking key is not ours either.
+    h.fake.emitChat(keyOf(chatId), newRun(), { state: "final", deltaText: PROMPTS.text, agentId: "other" });
+    await settle(h);
+    expect(tab.shown).toEqual([]);
+    expect(h.watcher.changed.filter((a) => a.chatId === chatId)).toEqual([]);
+
+    // A card of our agent on the chat stays open while the other agent's runs go on.
+    streamReply(h.fake, keyOf(chatId), newRun(), PROMPTS.choice, "7-character deltas (cumulative message)");
+    const card = await cardFor(tab, keyOf(chatId));
+    h.fake.emitChat(otherKey, newRun("user"), { state: "status", phase: "preparing_workspace" });
+    await settle(h);
+    expect(tab.closed).toEqual([]);
+    expect(h.server.broker.getPending(card.id)?.status).toBe("pending");
+    await settle(h);
+    expect(chatSendRequests(h, otherKey)).toEqual([]);
+  });
+});
