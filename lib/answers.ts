@@ -99,7 +99,8 @@ function normaliseValues(question: AskQuestion, values: string[]): string[] | st
     const text = value.trim();
     if (!text) continue;
     const label = optionLabel(question, text);
-    if (label === null && !question.allowOther) return `"${question.header || question.id}" accepts only its options`;
+    // A question without options is answered in words, as the Gateway accepts.
+    if (label === null && !question.allowOther && question.options.length > 0) return `"${question.header || question.id}" accepts only its options`;
     const final = label ?? text;
     if (!picked.includes(final)) picked.push(final);
   }

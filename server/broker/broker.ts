@@ -120,7 +120,14 @@ export class AskBroker {
   /** A new ask from a source. Known ids (pending or tombstoned) are ignored: a replay never revives. */
   async receive(ask: Ask): Promise<void> {
     if (this.unconfirmed.has(ask.id)) return this.confirmOne(ask.id);
-    if (this.pending.has(ask.id) || this.store.get(ask.id)) return;
+    if (this.pending.has(ask.id)) return;
+    const stored = this.store.get(ask.id);
+    if (stored) {
+      // Another instance sharing the store took it in first: follow it here too. A terminal row is a
+      // tombstone. Text prompts belong to the instance whose chat watcher saw them.
+      if (stored.status === "pending" && ask.source !== "text-prompt") this.adopt(stored);
+      return;
+    }
     const verdict = admit(ask, { chatOwner: ask.chatId ? this.store.chatOwner(ask.chatId) : null, owners: this.owners });
     if (verdict.action === "refuse") return this.refuse(ask, verdict.summary);
     if (ask.source === "text-prompt" && !this.viewerFor(ask)) {
@@ -159,8 +166,11 @@ export class AskBroker {
 
   view(tab: Tab, chatId: string): Ack {
     if (tab.chatClaim !== null && tab.chatClaim !== chatId) return fail("FORBIDDEN", "this token is for another chat");
-    const owner = this.store.chatOwner(chatId) ?? this.store.recordChatOwner(chatId, tab.userId);
+    const known = this.store.chatOwner(chatId);
+    const owner = known ?? this.store.recordChatOwner(chatId, tab.userId);
     if (!tab.isOwner && owner !== tab.userId) return fail("FORBIDDEN", "this chat belongs to another user");
+    // Asks that waited for an unknown owner meet the guest rules now that the owner is known.
+    if (known === null) this.readmit(chatId, owner);
     const previous = this.tabChat.get(tab.id);
     if (previous === chatId) {
       // Viewing the same chat again makes this tab the newest viewer.
@@ -190,15 +200,17 @@ export class AskBroker {
     this.route(chatId);
   }
 
-  visibleTo(userId: string, isOwner: boolean, ask: Pick<Ask, "chatId">): boolean {
-    return canSee(ask, userId, isOwner, ask.chatId ? this.store.chatOwner(ask.chatId) : null);
+  /** May this tab see (and answer) the ask? Its user must, and an embed token's chat claim must match. */
+  visibleTo(tab: Tab, ask: Pick<Ask, "chatId">): boolean {
+    if (tab.chatClaim !== null && ask.chatId !== tab.chatClaim) return false;
+    return canSee(ask, tab.userId, tab.isOwner, ask.chatId ? this.store.chatOwner(ask.chatId) : null);
   }
 
   list(tab: Tab, status: AskStatus | "all" | undefined): Ask[] {
     if (status === undefined || status === "pending") {
-      return this.pendingAsks.filter((ask) => this.visibleTo(tab.userId, tab.isOwner, ask));
+      return this.pendingAsks.filter((ask) => this.visibleTo(tab, ask));
     }
-    const chatIds = tab.isOwner ? undefined : this.store.chatsOwnedBy(tab.userId);
+    const chatIds = tab.chatClaim !== null ? [tab.chatClaim] : tab.isOwner ? undefined : this.store.chatsOwnedBy(tab.userId);
     return this.store.list({ status: status === "all" ? undefined : status, chatIds }).map((ask) => this.pending.get(ask.id) ?? ask);
   }
 
@@ -206,10 +218,10 @@ export class AskBroker {
     const ask = this.pending.get(askId);
     if (!ask) {
       const ended = this.store.get(askId);
-      if (!ended || !this.visibleTo(tab.userId, tab.isOwner, ended)) return fail("NOT_FOUND", "no such ask");
+      if (!ended || !this.visibleTo(tab, ended)) return fail("NOT_FOUND", "no such ask");
       return ended.status === "expired" ? fail("EXPIRED", "this ask has expired") : fail("ALREADY_RESOLVED", `this ask is already ${ended.status}`);
     }
-    if (!this.visibleTo(tab.userId, tab.isOwner, ask)) return fail("FORBIDDEN", "this ask belongs to another user");
+    if (!this.visibleTo(tab, ask)) return fail("FORBIDDEN", "this ask is not for this tab");
     const mapped = mapAnswer(ask, answer);
     if (!mapped.ok) return fail(mapped.code, mapped.message);
     if (this.inFlight.has(askId) || !this.store.claim(askId, this.instanceId)) {
@@ -253,13 +265,36 @@ export class AskBroker {
 
   private async refuse(ask: Ask, summary: string): Promise<void> {
     this.store.put(ask);
+    this.finish(ask, { status: "denied", summary, reason: "denied" });
+    await this.sendRefusal(ask);
+  }
+
+  private readmit(chatId: string, owner: string): void {
+    for (const askId of [...(this.pendingByChat.get(chatId) ?? [])]) {
+      const ask = this.pending.get(askId);
+      if (!ask || this.inFlight.has(askId)) continue;
+      const verdict = admit(ask, { chatOwner: owner, owners: this.owners });
+      if (verdict.action !== "refuse") continue;
+      this.finish(ask, { status: "denied", summary: verdict.summary, reason: "denied" });
+      void this.sendRefusal(ask);
+    }
+  }
+
+  /** Tells the Gateway an ask was refused by policy; the ask is already over here either way. */
+  private async sendRefusal(ask: Ask): Promise<void> {
     const call = refusalCall(ask);
+    if (!call) return;
     try {
-      if (call) await this.resolver.execute(call);
+      await this.resolver.execute(call);
     } catch (error) {
       this.hooks.log?.(`could not refuse ask ${ask.id}: ${error instanceof Error ? error.message : String(error)}`);
     }
-    this.finish(ask, { status: "denied", summary, reason: "denied" });
+  }
+
+  private adopt(ask: Ask): void {
+    this.track({ ...ask, shownTo: null });
+    this.sink.changed(ask);
+    if (ask.chatId) this.route(ask.chatId);
   }
 
   private confirmOne(id: string): void {

@@ -11,7 +11,6 @@ import {
   checkChatEvent,
   checkExecApproval,
   checkPluginApproval,
-  checkQuestionList,
   checkQuestionRecord,
   checkQuestionResolved,
 } from "./records.ts";
@@ -54,6 +53,8 @@ export class GatewayLink implements AskResolver {
   private readonly now: () => number;
   private current: GatewayStatus;
   private backfillRun = 0;
+  /** The last event seq on this connection; the Gateway numbers events from 1 on every connection. */
+  private lastSeq = 0;
 
   constructor(options: GatewayLinkOptions) {
     this.options = options;
@@ -69,10 +70,19 @@ export class GatewayLink implements AskResolver {
       caps: OPERATOR_CAPS,
       clientDisplayName: "OpenClaw Asks",
       onHelloOk: () => {
+        this.lastSeq = 0;
         this.setStatus({ connected: true, since: this.now() });
         void this.backfill();
       },
-      onEvent: (frame) => this.dispatch(frame.event, frame.payload),
+      onEvent: (frame) => {
+        // The client reports gaps between events it saw; one before the first event is ours to catch.
+        if (this.lastSeq === 0 && typeof frame.seq === "number" && frame.seq > 1) {
+          this.options.log(`gateway event gap (expected seq 1, got ${frame.seq}): resyncing`);
+          void this.backfill();
+        }
+        if (typeof frame.seq === "number") this.lastSeq = frame.seq;
+        this.dispatch(frame.event, frame.payload);
+      },
       onGap: ({ expected, received }) => {
         this.options.log(`gateway event gap (expected seq ${expected}, got ${received}): resyncing`);
         void this.backfill();
@@ -166,12 +176,20 @@ export class GatewayLink implements AskResolver {
       ]);
       if (run !== this.backfillRun) return;
       const live = { questions: new Set<string>(), pluginApprovals: new Set<string>(), execApprovals: new Set<string>() };
-      const questionList = checkQuestionList(questions);
-      if (!questionList.ok) throw new Error(`question.list: ${questionList.error}`);
-      for (const record of questionList.value.questions) {
-        if (record.status !== "pending") continue;
-        live.questions.add(record.id);
-        handler.question(record);
+      const entries = (questions as { questions?: unknown } | null)?.questions;
+      if (!Array.isArray(entries)) throw new Error("question.list did not answer {questions: [...]}");
+      for (const entry of entries) {
+        const checked = checkQuestionRecord(entry);
+        if (!checked.ok) {
+          // Still live at the Gateway: its ask here must not expire because this copy is unreadable.
+          const id = (entry as { id?: unknown } | null)?.id;
+          if (typeof id === "string") live.questions.add(id);
+          log(`skipped malformed question in backfill: ${checked.error}`);
+          continue;
+        }
+        if (checked.value.status !== "pending") continue;
+        live.questions.add(checked.value.id);
+        handler.question(checked.value);
       }
       this.collectApprovals(plugin, checkPluginApproval, live.pluginApprovals, (event) => handler.pluginApproval(event));
       this.collectApprovals(exec, checkExecApproval, live.execApprovals, (event) => handler.execApproval(event));

@@ -2,11 +2,9 @@ import type { TSchema } from "typebox";
 import { Compile } from "typebox/compile";
 import {
   ChatEventSchema,
-  QuestionListResultSchema,
   QuestionRecordSchema,
   QuestionResolvedEventSchema,
   type ChatEvent,
-  type QuestionListResult,
   type QuestionRecord,
   type QuestionResolvedEvent,
 } from "@openclaw/gateway-protocol";
@@ -42,7 +40,6 @@ function fromZod<T>(schema: z.ZodType<T>): Check<T> {
 
 export const checkQuestionRecord = fromTypebox<QuestionRecord>(QuestionRecordSchema);
 export const checkQuestionResolved = fromTypebox<QuestionResolvedEvent>(QuestionResolvedEventSchema);
-export const checkQuestionList = fromTypebox<QuestionListResult>(QuestionListResultSchema);
 export const checkChatEvent = fromTypebox<ChatEvent>(ChatEventSchema);
 export const checkPluginApproval = fromZod(PluginApprovalRequested);
 export const checkExecApproval = fromZod(ExecApprovalRequested);

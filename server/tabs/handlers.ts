@@ -63,7 +63,8 @@ export function createAskHandlers(broker: AskBroker) {
     watch(socket: TabSocket, payload: unknown, ack: unknown) {
       const parsed = parse(AsksWatchPayload, payload);
       if (!parsed.ok) return ackOf<Ack>(ack)(parsed.ack);
-      if (!socket.data.tab.isOwner) return ackOf<Ack>(ack)(fail("FORBIDDEN", "only owners can watch every ask"));
+      const { tab } = socket.data;
+      if (!tab.isOwner || tab.chatClaim !== null) return ackOf<Ack>(ack)(fail("FORBIDDEN", "only an owner's dashboard can watch every ask"));
       void socket.join(WATCHERS_ROOM);
       ackOf<Ack>(ack)({ ok: true });
     },
