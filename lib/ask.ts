@@ -123,11 +123,5 @@ export type QuestionAsk = z.infer<typeof QuestionAsk>;
 export type SecretAsk = z.infer<typeof SecretAsk>;
 export type ApprovalAsk = z.infer<typeof ApprovalAsk>;
 
-export const TERMINAL_STATUSES: readonly AskStatus[] = ["answered", "cancelled", "expired", "denied", "ended-as-text"];
-
-export function isTerminal(status: AskStatus): boolean {
-  return status !== "pending";
-}
-
 export const SECRET_ENTERED_SUMMARY = "•••• (secret entered)";
 export const SECRET_CANCELLED_SUMMARY = "Cancelled (nothing entered)";

@@ -6,8 +6,6 @@ import { Ask, AskStatus, Decision } from "./ask.ts";
  * Inbound payloads are parsed with these schemas at the boundary; the types below are inferred from them.
  */
 
-export const PROTOCOL_VERSION = 1;
-
 const ChatId = z.string().min(1).max(200);
 const AskId = z.string().min(1).max(300);
 const Host = z.string().min(1).max(253);

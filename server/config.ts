@@ -39,8 +39,6 @@ const EnvSchema = z.object({
   DATA_DIR: z.string().min(1).default("data"),
   OPENWEBUI_ORIGINS: commaList.pipe(z.array(z.url("must be a comma-separated list of origins"))),
   TEXT_PROMPT_TIMEOUT_SECONDS: z.coerce.number().int().min(5).max(86_400).default(240),
-  EMBED_TOKEN_TTL_SECONDS: z.coerce.number().int().min(60).default(12 * 3600),
-  LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
 });
 
 export type Env = z.infer<typeof EnvSchema>;

@@ -1,10 +1,10 @@
 import { useEffect, useId, useRef, useState, type KeyboardEvent } from "react";
 import type { ApprovalAsk, Decision, Severity } from "../../lib/ask.ts";
-import type { TabAnswer } from "../../lib/protocol.ts";
 import { useNow } from "../../lib/client/use-now.ts";
 import { DECISION_LABELS, cx, formatCountdown, textDirection } from "./format.ts";
 import { card, cardFocus, errorText, muted, primaryButton, recommendedTag, secondaryButton } from "./styles.ts";
 import type { SubmitAnswer } from "./types.ts";
+import { useSendAnswer } from "./use-send-answer.ts";
 
 type Props = {
   ask: ApprovalAsk;
@@ -37,8 +37,7 @@ export function ApprovalCard({ ask, onAnswer, autoFocus = false, headingLevel = 
   const { approval } = ask;
   const baseId = useId();
   const rootRef = useRef<HTMLElement>(null);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
+  const { busy, error, send } = useSendAnswer(onAnswer);
   const [expanded, setExpanded] = useState(false);
   const Heading = headingLevel === 2 ? "h2" : "h3";
   const severity = SEVERITY[approval.severity];
@@ -50,16 +49,6 @@ export function ApprovalCard({ ask, onAnswer, autoFocus = false, headingLevel = 
     if (autoFocus) rootRef.current?.focus();
   }, [autoFocus]);
 
-  const send = async (answer: TabAnswer) => {
-    if (busy) return;
-    setBusy(true);
-    setError(null);
-    const result = await onAnswer(answer);
-    if (!result.ok) {
-      setError(result.error.message);
-      setBusy(false);
-    }
-  };
 
   const onKeyDown = (event: KeyboardEvent<HTMLElement>) => {
     if (event.key === "Escape" && !busy) {

@@ -1,6 +1,5 @@
 import { useEffect, useId, useRef, useState, type KeyboardEvent } from "react";
 import type { AskQuestion, QuestionAsk } from "../../lib/ask.ts";
-import type { TabAnswer } from "../../lib/protocol.ts";
 import { cx, textDirection } from "./format.ts";
 import {
   EMPTY_DRAFT,
@@ -29,6 +28,7 @@ import {
   textInput,
 } from "./styles.ts";
 import type { SubmitAnswer } from "./types.ts";
+import { useSendAnswer } from "./use-send-answer.ts";
 
 type Props = {
   ask: QuestionAsk;
@@ -47,8 +47,7 @@ export function QuestionCard({ ask, onAnswer, autoFocus = false, headingLevel = 
   const total = ask.questions.length;
   const [step, setStep] = useState(0);
   const [drafts, setDrafts] = useState<Record<string, Draft>>({});
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
+  const { busy, error, setError, send } = useSendAnswer(onAnswer);
   const rootRef = useRef<HTMLFormElement>(null);
   const focusRootAfterStep = useRef(false);
   const baseId = useId();
@@ -84,17 +83,6 @@ export function QuestionCard({ ask, onAnswer, autoFocus = false, headingLevel = 
     setStep(target);
   };
 
-  const send = async (answer: TabAnswer) => {
-    if (busy) return;
-    setBusy(true);
-    setError(null);
-    const result = await onAnswer(answer);
-    // On success the ask closes (ask:close / ask:changed) and this card goes away.
-    if (!result.ok) {
-      setError(result.error.message);
-      setBusy(false);
-    }
-  };
 
   const submit = () => {
     if (busy) return;

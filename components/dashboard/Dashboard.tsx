@@ -1,11 +1,12 @@
 import { useCallback, useEffect, useId, useMemo, useReducer, useRef, useState, type KeyboardEvent } from "react";
 import type { TabAnswer } from "../../lib/protocol.ts";
-import { request, type TabClientSocket } from "../../lib/client/socket.ts";
+import { answerAsk, request, type TabClientSocket } from "../../lib/client/socket.ts";
 import { forgetToken, takeToken } from "../../lib/client/token.ts";
 import { useTabSocket } from "../../lib/client/use-tab-socket.ts";
 import { askTitle, cx, secretOutcomeToast } from "../asks/format.ts";
 import { dangerButton, muted } from "../asks/styles.ts";
 import type { AnswerResult } from "../asks/types.ts";
+import { useToast } from "../common/use-toast.ts";
 import { StatusPill, describeStatus } from "../common/ConnectionStatus.tsx";
 import { EMPTY_DASHBOARD, dashboardReducer, finishedAsks, pendingAsks } from "./dashboard-state.ts";
 import { HistoryTable } from "./HistoryTable.tsx";
@@ -30,7 +31,7 @@ export function Dashboard() {
   const [accessError, setAccessError] = useState<string | null>(null);
   const [bulkMessage, setBulkMessage] = useState<string | null>(null);
   const [bulkBusy, setBulkBusy] = useState(false);
-  const [toast, setToast] = useState<string | null>(null);
+  const [toast, setToast] = useToast();
   const [modalOpen, setModalOpen] = useState(false);
   const notifications = useDesktopNotifications();
   const notifyRef = useRef(notifications.notify);
@@ -89,19 +90,8 @@ export function Dashboard() {
     });
   }, [state]);
 
-  useEffect(() => {
-    if (!toast) return;
-    const timer = setTimeout(() => setToast(null), 6000);
-    return () => clearTimeout(timer);
-  }, [toast]);
 
-  const answer = useCallback(
-    async (askId: string, tabAnswer: TabAnswer): Promise<AnswerResult> => {
-      if (!socket) return { ok: false, error: { code: "OFFLINE", message: "Not connected to the server; try again in a moment." } };
-      return request(socket, "ask:answer", { askId, answer: tabAnswer });
-    },
-    [socket],
-  );
+  const answer = useCallback((askId: string, tabAnswer: TabAnswer): Promise<AnswerResult> => answerAsk(socket, askId, tabAnswer), [socket]);
 
   const refreshHistory = useCallback(() => {
     if (!socket) return;

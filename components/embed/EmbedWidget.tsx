@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useReducer, useRef, useState } from "react";
 import type { Ask, AskKind, AskStatus } from "../../lib/ask.ts";
 import type { AskClose, CloseReason, TabAnswer } from "../../lib/protocol.ts";
-import { request, type TabClientSocket } from "../../lib/client/socket.ts";
+import { answerAsk, request, type TabClientSocket } from "../../lib/client/socket.ts";
 import { forgetToken, takeToken } from "../../lib/client/token.ts";
 import { useTabSocket } from "../../lib/client/use-tab-socket.ts";
 import { AskSummary } from "../asks/AskSummary.tsx";
@@ -9,6 +9,7 @@ import { AskView } from "../asks/AskView.tsx";
 import { askQuestionText, askTitle, cx, secretOutcomeToast } from "../asks/format.ts";
 import { muted, secondaryButton } from "../asks/styles.ts";
 import type { AnswerResult } from "../asks/types.ts";
+import { useToast } from "../common/use-toast.ts";
 import { StatusPill, describeStatus } from "../common/ConnectionStatus.tsx";
 import { useFrameHeight } from "./use-frame-height.ts";
 
@@ -88,7 +89,7 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
   const [tokenRead, setTokenRead] = useState(false);
   const [state, dispatch] = useReducer(reducer, INITIAL);
   const [viewError, setViewError] = useState<string | null>(null);
-  const [toast, setToast] = useState<string | null>(null);
+  const [toast, setToast] = useToast();
   const rootRef = useRef<HTMLElement>(null);
   const statusRef = useRef<HTMLDivElement>(null);
   const returnFocus = useRef<Element | null>(null);
@@ -157,19 +158,8 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
     else statusRef.current?.focus();
   }, [state.pending]);
 
-  useEffect(() => {
-    if (!toast) return;
-    const timer = setTimeout(() => setToast(null), 6000);
-    return () => clearTimeout(timer);
-  }, [toast]);
 
-  const answer = useCallback(
-    async (askId: string, tabAnswer: TabAnswer): Promise<AnswerResult> => {
-      if (!socket) return { ok: false, error: { code: "OFFLINE", message: "Not connected to the server; try again in a moment." } };
-      return request(socket, "ask:answer", { askId, answer: tabAnswer });
-    },
-    [socket],
-  );
+  const answer = useCallback((askId: string, tabAnswer: TabAnswer): Promise<AnswerResult> => answerAsk(socket, askId, tabAnswer), [socket]);
 
   const showHere = () => {
     if (socket) void request(socket, "chat:view", { chatId });

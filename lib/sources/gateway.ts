@@ -12,10 +12,6 @@ export const APPROVAL_DETAIL_LIMIT = 600;
 
 export type AskContext = { chatId: string | null; agentId: string };
 
-export function isSecretRecord(record: QuestionRecord): boolean {
-  return record.questions.some((question) => question.isSecret === true || question.secretStore !== undefined);
-}
-
 export function askFromQuestionRecord(record: QuestionRecord, context: AskContext): Ask {
   const base = {
     id: record.id,
@@ -121,22 +117,32 @@ function clip(text: string | null | undefined, limit: number): string | undefine
   return text.length > limit ? text.slice(0, limit) : text;
 }
 
-export function askFromPluginApproval(event: PluginApprovalRequested, context: AskContext): ApprovalAsk {
-  const { request } = event;
+type ApprovalEvent = { id: string; createdAtMs: number; expiresAtMs: number; request: { agentId?: string | null; sessionKey?: string | null; runId?: string | null } };
+
+function approvalAsk(event: ApprovalEvent, source: ApprovalAsk["source"], approval: ApprovalAsk["approval"], context: AskContext): ApprovalAsk {
   return {
     id: event.id,
     kind: "approval",
-    source: "gateway.plugin-approval",
+    source,
     chatId: context.chatId,
-    sessionKey: request.sessionKey ?? "",
-    agentId: request.agentId ?? context.agentId,
-    runId: request.runId ?? null,
+    sessionKey: event.request.sessionKey ?? "",
+    agentId: event.request.agentId ?? context.agentId,
+    runId: event.request.runId ?? null,
     createdAt: event.createdAtMs,
     expiresAt: event.expiresAtMs,
     status: "pending",
     shownTo: null,
     resolution: null,
-    approval: {
+    approval,
+  };
+}
+
+export function askFromPluginApproval(event: PluginApprovalRequested, context: AskContext): ApprovalAsk {
+  const { request } = event;
+  return approvalAsk(
+    event,
+    "gateway.plugin-approval",
+    {
       title: request.title,
       description: request.description,
       detail: clip(request.detail, APPROVAL_DETAIL_LIMIT),
@@ -145,26 +151,17 @@ export function askFromPluginApproval(event: PluginApprovalRequested, context: A
       pluginId: request.pluginId ?? undefined,
       decisions: orderDecisions(request.allowedDecisions),
     },
-  };
+    context,
+  );
 }
 
 export function askFromExecApproval(event: ExecApprovalRequested, context: AskContext): ApprovalAsk {
   const { request } = event;
   const where = [request.host && `on ${request.host}`, request.cwd && `in ${request.cwd}`].filter(Boolean).join(" ");
-  return {
-    id: event.id,
-    kind: "approval",
-    source: "gateway.exec-approval",
-    chatId: context.chatId,
-    sessionKey: request.sessionKey ?? "",
-    agentId: request.agentId ?? context.agentId,
-    runId: request.runId ?? null,
-    createdAt: event.createdAtMs,
-    expiresAt: event.expiresAtMs,
-    status: "pending",
-    shownTo: null,
-    resolution: null,
-    approval: {
+  return approvalAsk(
+    event,
+    "gateway.exec-approval",
+    {
       title: "Run a command",
       description: where ? `The agent wants to run a command ${where}.` : "The agent wants to run a command.",
       detail: clip(request.warningText, APPROVAL_DETAIL_LIMIT),
@@ -172,7 +169,8 @@ export function askFromExecApproval(event: ExecApprovalRequested, context: AskCo
       command: request.command,
       decisions: orderDecisions(request.allowedDecisions),
     },
-  };
+    context,
+  );
 }
 
 /**

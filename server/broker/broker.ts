@@ -1,4 +1,4 @@
-import { isTerminal, type Ask, type AskStatus } from "../../lib/ask.ts";
+import type { Ask, AskStatus } from "../../lib/ask.ts";
 import { mapAnswer, type GatewayCall } from "../../lib/answers.ts";
 import type { Clock, TimerHandle } from "../../lib/clock.ts";
 import { admit, canSee } from "../../lib/policy.ts";
