@@ -1,44 +1,26 @@
 // The owners' dashboard against the real Gateway: pending asks of two chats, one answered inline, two
 // plugin approvals denied in one bulk action (their requesters get "deny"), and the history.
-import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { startAppServer, type AppServer } from "../support/app-server.ts";
-import { launchBrowser, openPage } from "../support/browser.ts";
-import { connectOperator, type OperatorConnection } from "../support/gateway-client.ts";
-import { UI_TIMEOUT, createQuestion, requestApproval, uniqueChat, waitAnswer } from "./fixtures.ts";
+import { describe, expect, inject, it } from "vitest";
+import { openPage } from "../support/browser.ts";
+import { UI_TIMEOUT, createQuestion, requestApproval, uniqueChat, useE2e, waitAnswer } from "./fixtures.ts";
 
 const gatewayUrl = inject("gatewayUrl");
-const gatewayToken = inject("gatewayToken");
 
 describe.skipIf(!gatewayUrl)("dashboard", () => {
-  let app: AppServer;
-  let browser: Browser;
-  let requester: OperatorConnection;
-
-  beforeAll(async () => {
-    app = await startAppServer({ gatewayUrl, gatewayToken });
-    browser = await launchBrowser();
-    requester = await connectOperator({ url: gatewayUrl, token: gatewayToken, displayName: "requester" });
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    await requester?.stop();
-    await app?.stop();
-  });
+  const e2e = useE2e();
 
   it("lists asks of two chats, answers one inline and bulk-denies two approvals", async () => {
     const chatA = uniqueChat("dash-a");
     const chatB = uniqueChat("dash-b");
-    const questionId = await createQuestion(requester, chatA);
-    const answered = waitAnswer(requester, questionId);
+    const questionId = await createQuestion(e2e.requester, chatA);
+    const answered = waitAnswer(e2e.requester, questionId);
     const titleA = `Deploy ${chatA}`;
     const titleB = `Delete files in ${chatB}`;
-    const approvalA = requestApproval(requester, chatA, { title: titleA, severity: "critical" });
-    const approvalB = requestApproval(requester, chatB, { title: titleB });
+    const approvalA = requestApproval(e2e.requester, chatA, { title: titleA, severity: "critical" });
+    const approvalB = requestApproval(e2e.requester, chatB, { title: titleB });
 
-    const { page, errors } = await openPage(browser, { viewport: { width: 1100, height: 900 } });
-    await page.goto(`${app.url}/?token=${await app.mintToken("owner")}`);
+    const { page, errors } = await openPage(e2e.browser, { viewport: { width: 1100, height: 900 } });
+    await page.goto(await e2e.dashboardUrl());
     await page.getByText("Gateway connected").waitFor({ timeout: UI_TIMEOUT });
     expect(page.url()).not.toContain("token=");
 

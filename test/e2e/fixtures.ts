@@ -1,13 +1,18 @@
-// Shared pieces of the end-to-end tests: unique chats, asks created at the real Gateway, and a host
-// page that embeds the widget exactly as Open WebUI does.
+// Shared pieces of the end-to-end tests: the app, browser and requester every describe starts, unique
+// chats, asks created at the real Gateway, and a host page that embeds the widget exactly as Open WebUI does.
 import { randomUUID } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
-import type { Frame, Page } from "playwright-core";
-import { PROJECT_ROOT } from "../support/app-server.ts";
+import type { Browser, Frame, Page } from "playwright-core";
+import { afterAll, beforeAll, inject } from "vitest";
+import { PROJECT_ROOT, startAppServer, type AppServer } from "../support/app-server.ts";
+import { gatewayOperator, requestQuestion, sessionKeyOf, silence, type QuestionSpec } from "../support/asks.ts";
+import { launchBrowser } from "../support/browser.ts";
 import type { OperatorConnection, Payload } from "../support/gateway-client.ts";
+
+export { waitAnswer, type QuestionSpec } from "../support/asks.ts";
 
 export const SCREENSHOT_DIR = path.join(PROJECT_ROOT, "test-results", "screenshots");
 export const AXE_PATH = path.join(PROJECT_ROOT, "node_modules", "axe-core", "axe.min.js");
@@ -20,17 +25,49 @@ export function uniqueChat(label: string): string {
 }
 
 export function sessionKeyFor(chatId: string): string {
-  return `agent:dev:openwebui:${chatId}`;
+  return sessionKeyOf(chatId);
 }
 
-export type QuestionSpec = {
-  questionId: string;
-  header: string;
-  question: string;
-  options: { label: string; description?: string }[];
-  isOther?: boolean;
-  multiSelect?: boolean;
+export type E2e = {
+  app: AppServer;
+  browser: Browser;
+  /** The agent side at the real Gateway ("requester"). */
+  requester: OperatorConnection;
+  /** The widget of `chat` with an owner's embed token for it. */
+  embedUrl(chat: string): Promise<string>;
+  /** The dashboard with an owner's token. */
+  dashboardUrl(): Promise<string>;
 };
+
+/**
+ * The fixture of an e2e describe (call it inside the describe): before all its tests it starts the
+ * app server (the production build) on the real Gateway, Chromium and the requester, and stops them
+ * after. With `hostPage`, a stand-in Open WebUI page is started first and allowed to frame the widget.
+ * The fields are set once the describe's tests run.
+ */
+export function useE2e(options: { hostPage: true }): E2e & { host: HostPage };
+export function useE2e(options?: { hostPage?: false }): E2e;
+export function useE2e(options: { hostPage?: boolean } = {}): E2e & { host?: HostPage } {
+  const e2e = {
+    embedUrl: async (chat: string) => `${e2e.app.url}/embed/chat/${chat}?token=${await e2e.app.mintToken("owner", chat)}`,
+    dashboardUrl: async () => `${e2e.app.url}/?token=${await e2e.app.mintToken("owner")}`,
+  } as E2e & { host?: HostPage };
+  beforeAll(async () => {
+    const gatewayUrl = inject("gatewayUrl");
+    const gatewayToken = inject("gatewayToken");
+    if (options.hostPage) e2e.host = await startHostPage();
+    e2e.app = await startAppServer({ gatewayUrl, gatewayToken, env: e2e.host ? { OPENWEBUI_ORIGINS: e2e.host.origin } : undefined });
+    e2e.browser = await launchBrowser();
+    e2e.requester = await gatewayOperator("requester");
+  });
+  afterAll(async () => {
+    await e2e.browser?.close();
+    await e2e.requester?.stop();
+    await e2e.app?.stop();
+    await e2e.host?.stop();
+  });
+  return e2e;
+}
 
 export const DATABASE_QUESTION: QuestionSpec = {
   questionId: "db",
@@ -42,21 +79,12 @@ export const DATABASE_QUESTION: QuestionSpec = {
 
 /** Creates a question at the real Gateway (as an agent's ask_user would) and returns its id. */
 export async function createQuestion(requester: OperatorConnection, chatId: string, questions: QuestionSpec[] = [DATABASE_QUESTION]): Promise<string> {
-  const created = await requester.request<{ id: string }>("question.request", {
+  const created = await requestQuestion(requester, sessionKeyFor(chatId), {
     questions: questions.map((question) => ({ isOther: true, ...question })),
-    sessionKey: sessionKeyFor(chatId),
     agentId: "dev",
     timeoutMs: 600_000,
   });
   return created.id;
-}
-
-/** Waits for the requester's view of how the question ended (`question.waitAnswer`). */
-export function waitAnswer(requester: OperatorConnection, id: string): Promise<Payload> {
-  const waiting = requester.request("question.waitAnswer", { id }, { timeoutMs: 120_000 });
-  // A failed test stops the connection with this still open: that must not become an unhandled rejection.
-  waiting.catch(() => {});
-  return waiting;
 }
 
 export type ApprovalSpec = { title: string; description?: string; detail?: string; severity?: "info" | "warning" | "critical"; toolName?: string; pluginId?: string };
@@ -81,8 +109,7 @@ export function requestApproval(requester: OperatorConnection, chatId: string, s
     },
     { timeoutMs: timeoutMs + 30_000 },
   );
-  pending.catch(() => {});
-  return pending;
+  return silence(pending);
 }
 
 export type HostPage = {

@@ -1,47 +1,28 @@
 // Two browser contexts (two tabs, or a tab and a phone) on the same chat: the card moves to the newer
 // one, and reloading the older one moves it back, once.
-import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { startAppServer, type AppServer } from "../support/app-server.ts";
-import { launchBrowser, openPage } from "../support/browser.ts";
-import { connectOperator, type OperatorConnection } from "../support/gateway-client.ts";
-import { UI_TIMEOUT, createQuestion, uniqueChat, waitAnswer } from "./fixtures.ts";
+import { describe, expect, inject, it } from "vitest";
+import { openPage } from "../support/browser.ts";
+import { UI_TIMEOUT, createQuestion, uniqueChat, useE2e, waitAnswer } from "./fixtures.ts";
 
 const gatewayUrl = inject("gatewayUrl");
-const gatewayToken = inject("gatewayToken");
 
 describe.skipIf(!gatewayUrl)("handoff between tabs", () => {
-  let app: AppServer;
-  let browser: Browser;
-  let requester: OperatorConnection;
-
-  beforeAll(async () => {
-    app = await startAppServer({ gatewayUrl, gatewayToken });
-    browser = await launchBrowser();
-    requester = await connectOperator({ url: gatewayUrl, token: gatewayToken, displayName: "requester" });
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    await requester?.stop();
-    await app?.stop();
-  });
+  const e2e = useE2e();
 
   it("moves the card to the newer tab, and back to the old one when it reloads", async () => {
     const chat = uniqueChat("handoff");
-    const embedUrl = async () => `${app.url}/embed/chat/${chat}?token=${await app.mintToken("owner", chat)}`;
-    const older = await openPage(browser);
-    const newer = await openPage(browser);
+    const older = await openPage(e2e.browser);
+    const newer = await openPage(e2e.browser);
 
-    await older.page.goto(await embedUrl());
+    await older.page.goto(await e2e.embedUrl(chat));
     await older.page.getByText("Nothing pending").waitFor({ timeout: UI_TIMEOUT });
-    const id = await createQuestion(requester, chat);
-    const answered = waitAnswer(requester, id);
+    const id = await createQuestion(e2e.requester, chat);
+    const answered = waitAnswer(e2e.requester, id);
     const optionIn = (page: typeof older.page) => page.getByRole("radio", { name: /^Postgres/ });
     await optionIn(older.page).waitFor({ timeout: UI_TIMEOUT });
 
     // A newer tab opens the chat: the card moves there.
-    await newer.page.goto(await embedUrl());
+    await newer.page.goto(await e2e.embedUrl(chat));
     await optionIn(newer.page).waitFor({ timeout: UI_TIMEOUT });
     await older.page.getByText("Moved to a newer tab").waitFor({ timeout: UI_TIMEOUT });
     expect(await optionIn(older.page).count()).toBe(0);

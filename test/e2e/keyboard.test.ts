@@ -1,14 +1,11 @@
 // Keyboard-only answering of a 3-question card: focus arrives on the card, number keys pick, arrows
 // move, Enter goes on and finally submits, drafts survive stepping back; Esc cancels.
-import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { startAppServer, type AppServer } from "../support/app-server.ts";
-import { launchBrowser, openPage } from "../support/browser.ts";
-import { connectOperator, type OperatorConnection } from "../support/gateway-client.ts";
-import { DATABASE_QUESTION, UI_TIMEOUT, createQuestion, uniqueChat, waitAnswer } from "./fixtures.ts";
+import type { Page } from "playwright-core";
+import { describe, expect, inject, it } from "vitest";
+import { openPage } from "../support/browser.ts";
+import { DATABASE_QUESTION, UI_TIMEOUT, createQuestion, uniqueChat, useE2e, waitAnswer } from "./fixtures.ts";
 
 const gatewayUrl = inject("gatewayUrl");
-const gatewayToken = inject("gatewayToken");
 
 const THREE_QUESTIONS = [
   DATABASE_QUESTION,
@@ -25,30 +22,16 @@ async function checked(page: Page, name: RegExp): Promise<boolean> {
 }
 
 describe.skipIf(!gatewayUrl)("keyboard", () => {
-  let app: AppServer;
-  let browser: Browser;
-  let requester: OperatorConnection;
-
-  beforeAll(async () => {
-    app = await startAppServer({ gatewayUrl, gatewayToken });
-    browser = await launchBrowser();
-    requester = await connectOperator({ url: gatewayUrl, token: gatewayToken, displayName: "requester" });
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    await requester?.stop();
-    await app?.stop();
-  });
+  const e2e = useE2e();
 
   it("answers a 3-question card with number keys, arrows and Enter", async () => {
     const chat = uniqueChat("keys");
-    const { page, errors } = await openPage(browser);
-    await page.goto(`${app.url}/embed/chat/${chat}?token=${await app.mintToken("owner", chat)}`);
+    const { page, errors } = await openPage(e2e.browser);
+    await page.goto(await e2e.embedUrl(chat));
     await page.getByText("Nothing pending").waitFor({ timeout: UI_TIMEOUT });
 
-    const id = await createQuestion(requester, chat, THREE_QUESTIONS);
-    const answered = waitAnswer(requester, id);
+    const id = await createQuestion(e2e.requester, chat, THREE_QUESTIONS);
+    const answered = waitAnswer(e2e.requester, id);
     await page.getByRole("radio", { name: /^Postgres/ }).waitFor({ timeout: UI_TIMEOUT });
     // Focus moved to the card on arrival; the arrival was announced.
     await expect.poll(() => focusedAskId(page)).toBe(id);
@@ -97,20 +80,20 @@ describe.skipIf(!gatewayUrl)("keyboard", () => {
 
   it("types an Other answer and cancels another question with Esc", async () => {
     const chat = uniqueChat("keys-esc");
-    const { page } = await openPage(browser);
-    await page.goto(`${app.url}/embed/chat/${chat}?token=${await app.mintToken("owner", chat)}`);
+    const { page } = await openPage(e2e.browser);
+    await page.goto(await e2e.embedUrl(chat));
     await page.getByText("Nothing pending").waitFor({ timeout: UI_TIMEOUT });
 
-    const first = await createQuestion(requester, chat);
-    const firstAnswer = waitAnswer(requester, first);
+    const first = await createQuestion(e2e.requester, chat);
+    const firstAnswer = waitAnswer(e2e.requester, first);
     await page.getByRole("textbox", { name: "Other" }).waitFor({ timeout: UI_TIMEOUT });
     await page.getByRole("textbox", { name: "Other" }).focus();
     await page.keyboard.type("MariaDB 11");
     await page.keyboard.press("Enter");
     expect(await firstAnswer).toMatchObject({ status: "answered", answers: { answers: { db: ["MariaDB 11"] } } });
 
-    const second = await createQuestion(requester, chat);
-    const secondAnswer = waitAnswer(requester, second);
+    const second = await createQuestion(e2e.requester, chat);
+    const secondAnswer = waitAnswer(e2e.requester, second);
     await page.getByRole("radio", { name: /^Postgres/ }).waitFor({ timeout: UI_TIMEOUT });
     await expect.poll(() => focusedAskId(page)).toBe(second);
     await page.keyboard.press("Escape");

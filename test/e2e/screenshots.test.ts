@@ -1,51 +1,21 @@
 // Screenshots of the widget and the dashboard (light, dark, phone width) for people to look at:
 // test-results/screenshots/*.png. They assert only that the pages rendered what they should.
 import { randomUUID } from "node:crypto";
-import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { startAppServer, type AppServer } from "../support/app-server.ts";
-import { launchBrowser, openPage } from "../support/browser.ts";
-import { connectOperator, type OperatorConnection } from "../support/gateway-client.ts";
+import type { Page } from "playwright-core";
+import { describe, expect, inject, it } from "vitest";
+import { openPage } from "../support/browser.ts";
 import { stubScript } from "../support/stub-model.ts";
-import {
-  UI_TIMEOUT,
-  createQuestion,
-  requestApproval,
-  screenshotPath,
-  sessionKeyFor,
-  startHostPage,
-  uniqueChat,
-  waitAnswer,
-  type HostPage,
-} from "./fixtures.ts";
+import { UI_TIMEOUT, createQuestion, requestApproval, screenshotPath, sessionKeyFor, uniqueChat, useE2e, waitAnswer } from "./fixtures.ts";
 
 const gatewayUrl = inject("gatewayUrl");
-const gatewayToken = inject("gatewayToken");
 const stubModelUrl = inject("stubModelUrl");
 
 describe.skipIf(!gatewayUrl)("screenshots", () => {
-  let host: HostPage;
-  let app: AppServer;
-  let browser: Browser;
-  let requester: OperatorConnection;
-
-  beforeAll(async () => {
-    host = await startHostPage();
-    app = await startAppServer({ gatewayUrl, gatewayToken, env: { OPENWEBUI_ORIGINS: host.origin } });
-    browser = await launchBrowser();
-    requester = await connectOperator({ url: gatewayUrl, token: gatewayToken, displayName: "requester" });
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    await requester?.stop();
-    await app?.stop();
-    await host?.stop();
-  });
+  const e2e = useE2e({ hostPage: true });
 
   const openWidget = async (chat: string, options: { colorScheme?: "light" | "dark"; width?: number } = {}): Promise<Page> => {
-    const { page } = await openPage(browser, { colorScheme: options.colorScheme ?? "light", viewport: { width: options.width ?? 720, height: 900 } });
-    await page.goto(`${app.url}/embed/chat/${chat}?token=${await app.mintToken("owner", chat)}`);
+    const { page } = await openPage(e2e.browser, { colorScheme: options.colorScheme ?? "light", viewport: { width: options.width ?? 720, height: 900 } });
+    await page.goto(await e2e.embedUrl(chat));
     await page.getByText("Nothing pending").waitFor({ timeout: UI_TIMEOUT });
     return page;
   };
@@ -54,14 +24,14 @@ describe.skipIf(!gatewayUrl)("screenshots", () => {
     const chat = uniqueChat("shot-q");
     const page = await openWidget(chat);
     // A finished one first, so the ❓ Ask User record shows above the pending card.
-    const done = await createQuestion(requester, chat, [
+    const done = await createQuestion(e2e.requester, chat, [
       { questionId: "env", header: "Environment", question: "Deploy to which environment?", options: [{ label: "Staging" }, { label: "Production" }] },
     ]);
-    const doneAnswer = waitAnswer(requester, done);
+    const doneAnswer = waitAnswer(e2e.requester, done);
     await page.getByRole("radio", { name: /^Staging/ }).click({ timeout: UI_TIMEOUT });
     await page.getByRole("button", { name: "Submit" }).click();
     await doneAnswer;
-    await createQuestion(requester, chat, [
+    await createQuestion(e2e.requester, chat, [
       {
         questionId: "db",
         header: "Database",
@@ -77,8 +47,8 @@ describe.skipIf(!gatewayUrl)("screenshots", () => {
     await page.screenshot({ path: screenshotPath("widget-question-light"), fullPage: true });
 
     // The same chat, framed the way Open WebUI frames it (the card moves to this newer view).
-    const { page: hostPage } = await openPage(browser, { viewport: { width: 760, height: 700 } });
-    await hostPage.goto(host.urlFor(`${app.url}/embed/chat/${chat}?token=${await app.mintToken("owner", chat)}`));
+    const { page: hostPage } = await openPage(e2e.browser, { viewport: { width: 760, height: 700 } });
+    await hostPage.goto(e2e.host.urlFor(await e2e.embedUrl(chat)));
     await hostPage.frameLocator("iframe#widget").getByRole("radio", { name: /^Postgres/ }).waitFor({ timeout: UI_TIMEOUT });
     await expect.poll(() => hostPage.evaluate(() => (window as unknown as { __heights: number[] }).__heights.at(-1) ?? 0)).toBeGreaterThan(200);
     await hostPage.screenshot({ path: screenshotPath("widget-in-host-page"), fullPage: true });
@@ -91,12 +61,12 @@ describe.skipIf(!gatewayUrl)("screenshots", () => {
   it("widget with three steps and an approval (dark, 360 px), and Hebrew (RTL)", async () => {
     const chat = uniqueChat("shot-dark");
     const page = await openWidget(chat, { colorScheme: "dark", width: 360 });
-    await createQuestion(requester, chat, [
+    await createQuestion(e2e.requester, chat, [
       { questionId: "db", header: "Database", question: "Which database?", options: [{ label: "Postgres", description: "needs a server" }, { label: "SQLite" }] },
       { questionId: "tags", header: "Toppings", question: "Which toppings?", multiSelect: true, options: [{ label: "Cheese" }, { label: "Mushrooms" }, { label: "Olives" }] },
       { questionId: "go", header: "Go ahead", question: "Start now?", options: [{ label: "Yes" }, { label: "Later" }] },
     ]);
-    void requestApproval(requester, chat, {
+    void requestApproval(e2e.requester, chat, {
       title: "Run a shell command",
       description: "The agent wants to clean the build folders before deploying.",
       detail: `rm -rf ./dist ./build ./.cache\n${"find . -name '*.log' -delete\n".repeat(12)}`,
@@ -114,7 +84,7 @@ describe.skipIf(!gatewayUrl)("screenshots", () => {
 
     const hebrew = uniqueChat("shot-he");
     const rtl = await openWidget(hebrew, { width: 420 });
-    await createQuestion(requester, hebrew, [
+    await createQuestion(e2e.requester, hebrew, [
       { questionId: "db", header: "מסד נתונים", question: "באיזה מסד נתונים להשתמש?", options: [{ label: "Postgres", description: "דורש שרת" }, { label: "SQLite", description: "קובץ יחיד" }] },
     ]);
     await rtl.getByRole("radio", { name: /^Postgres/ }).waitFor({ timeout: UI_TIMEOUT });
@@ -126,7 +96,7 @@ describe.skipIf(!gatewayUrl)("screenshots", () => {
   it.skipIf(!stubModelUrl)("widget with the secret dialog", async () => {
     const chat = uniqueChat("shot-secret");
     const page = await openWidget(chat, { width: 480 });
-    await requester.request("chat.send", {
+    await e2e.requester.request("chat.send", {
       sessionKey: sessionKeyFor(chat),
       idempotencyKey: randomUUID(),
       message: stubScript({
@@ -145,19 +115,19 @@ describe.skipIf(!gatewayUrl)("screenshots", () => {
   it("dashboard (light and dark at 360 px), and its history", async () => {
     const chatA = uniqueChat("shot-dash-a");
     const chatB = uniqueChat("shot-dash-b");
-    await createQuestion(requester, chatA, [
+    await createQuestion(e2e.requester, chatA, [
       { questionId: "db", header: "Database", question: "Which database?", options: [{ label: "Postgres", description: "needs a server" }, { label: "SQLite" }] },
     ]);
-    void requestApproval(requester, chatB, { title: "Send an email to the team", description: "The agent wants to email 14 people.", severity: "warning", toolName: "mail.send", pluginId: "mailer" });
-    const finished = await createQuestion(requester, chatB, [
+    void requestApproval(e2e.requester, chatB, { title: "Send an email to the team", description: "The agent wants to email 14 people.", severity: "warning", toolName: "mail.send", pluginId: "mailer" });
+    const finished = await createQuestion(e2e.requester, chatB, [
       { questionId: "tone", header: "Tone", question: "Formal or casual?", options: [{ label: "Formal" }, { label: "Casual" }] },
     ]);
-    const finishedAnswer = waitAnswer(requester, finished);
+    const finishedAnswer = waitAnswer(e2e.requester, finished);
 
     // Other test files share the Gateway, so the list holds their asks too: the shots are of the
     // viewport, scrolled to this test's asks.
-    const { page } = await openPage(browser, { viewport: { width: 1280, height: 1000 } });
-    await page.goto(`${app.url}/?token=${await app.mintToken("owner")}`);
+    const { page } = await openPage(e2e.browser, { viewport: { width: 1280, height: 1000 } });
+    await page.goto(await e2e.dashboardUrl());
     const ofChat = (chat: string) => page.getByRole("listitem").filter({ hasText: chat });
     await ofChat(chatA).first().waitFor({ timeout: UI_TIMEOUT });
     await ofChat(chatB).filter({ hasText: "Send an email" }).waitFor({ timeout: UI_TIMEOUT });
@@ -174,8 +144,8 @@ describe.skipIf(!gatewayUrl)("screenshots", () => {
     await page.screenshot({ path: screenshotPath("dashboard-history") });
     await page.context().close();
 
-    const { page: phone } = await openPage(browser, { colorScheme: "dark", viewport: { width: 360, height: 800 } });
-    await phone.goto(`${app.url}/?token=${await app.mintToken("owner")}`);
+    const { page: phone } = await openPage(e2e.browser, { colorScheme: "dark", viewport: { width: 360, height: 800 } });
+    await phone.goto(await e2e.dashboardUrl());
     await phone.getByRole("listitem").filter({ hasText: chatA }).first().waitFor({ timeout: UI_TIMEOUT });
     await phone.screenshot({ path: screenshotPath("dashboard-dark-360-top") });
     await phone.getByRole("listitem").filter({ hasText: chatB }).filter({ hasText: "Send an email" }).scrollIntoViewIfNeeded();

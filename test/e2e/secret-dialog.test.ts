@@ -3,44 +3,26 @@
 // Gateway's secret store, and afterwards it is nowhere in the page: not in the DOM, not in storage,
 // not in the console.
 import { randomUUID } from "node:crypto";
-import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { startAppServer, type AppServer } from "../support/app-server.ts";
-import { launchBrowser, openPage } from "../support/browser.ts";
-import { connectOperator, type OperatorConnection } from "../support/gateway-client.ts";
+import { describe, expect, inject, it } from "vitest";
+import { openPage } from "../support/browser.ts";
 import { fetchStubRequests, stubScript } from "../support/stub-model.ts";
-import { UI_TIMEOUT, sessionKeyFor, uniqueChat } from "./fixtures.ts";
+import { UI_TIMEOUT, sessionKeyFor, uniqueChat, useE2e } from "./fixtures.ts";
 
 const gatewayUrl = inject("gatewayUrl");
-const gatewayToken = inject("gatewayToken");
 const stubModelUrl = inject("stubModelUrl");
 
 describe.skipIf(!gatewayUrl || !stubModelUrl)("secret dialog", () => {
-  let app: AppServer;
-  let browser: Browser;
-  let requester: OperatorConnection;
-
-  beforeAll(async () => {
-    app = await startAppServer({ gatewayUrl, gatewayToken });
-    browser = await launchBrowser();
-    requester = await connectOperator({ url: gatewayUrl, token: gatewayToken, displayName: "requester" });
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    await requester?.stop();
-    await app?.stop();
-  });
+  const e2e = useE2e();
 
   it("takes a secret in a masked dialog and keeps no trace of it", async () => {
     const chat = uniqueChat("secret");
     const value = `s3cr3t-${randomUUID()}`;
-    const { page, console: consoleLines } = await openPage(browser);
-    await page.goto(`${app.url}/embed/chat/${chat}?token=${await app.mintToken("owner", chat)}`);
+    const { page, console: consoleLines } = await openPage(e2e.browser);
+    await page.goto(await e2e.embedUrl(chat));
     await page.getByText("Nothing pending").waitFor({ timeout: UI_TIMEOUT });
 
     const runId = randomUUID();
-    await requester.request("chat.send", {
+    await e2e.requester.request("chat.send", {
       sessionKey: sessionKeyFor(chat),
       idempotencyKey: runId,
       message: stubScript({
@@ -63,12 +45,12 @@ describe.skipIf(!gatewayUrl || !stubModelUrl)("secret dialog", () => {
     // Focus is in the dialog, on the field.
     expect(await input.evaluate((element) => element === document.activeElement)).toBe(true);
 
-    const requested = await requester.waitForEvent("question.requested", (payload) => payload.sessionKey === sessionKeyFor(chat));
+    const requested = await e2e.requester.waitForEvent("question.requested", (payload) => payload.sessionKey === sessionKeyFor(chat));
     await input.fill(value);
     await dialog.getByRole("button", { name: "Submit" }).click();
 
     await page.getByText("Secret stored").waitFor({ timeout: UI_TIMEOUT });
-    const event = await requester.waitForEvent("question.resolved", (payload) => payload.id === requested.id, 60_000);
+    const event = await e2e.requester.waitForEvent("question.resolved", (payload) => payload.id === requested.id, 60_000);
     expect(event).toMatchObject({ status: "answered", answers: { answers: { secret_value: ["stored"] } } });
     expect(JSON.stringify(event)).not.toContain(value);
     await page.getByText("•••• (secret entered)").first().waitFor({ timeout: UI_TIMEOUT });
@@ -83,17 +65,17 @@ describe.skipIf(!gatewayUrl || !stubModelUrl)("secret dialog", () => {
     expect(consoleLines.join("\n")).not.toContain(value);
 
     // The run went on with only "stored": the model never saw the value.
-    await requester.waitForEvent("chat", (payload) => payload.runId === runId && payload.state === "final", 60_000);
+    await e2e.requester.waitForEvent("chat", (payload) => payload.runId === runId && payload.state === "final", 60_000);
     const requests = await fetchStubRequests(stubModelUrl);
     expect(JSON.stringify(requests)).not.toContain(value);
   });
 
   it("cancels with Esc: the agent is told, and nothing is entered", async () => {
     const chat = uniqueChat("secret-esc");
-    const { page } = await openPage(browser);
-    await page.goto(`${app.url}/embed/chat/${chat}?token=${await app.mintToken("owner", chat)}`);
+    const { page } = await openPage(e2e.browser);
+    await page.goto(await e2e.embedUrl(chat));
     await page.getByText("Nothing pending").waitFor({ timeout: UI_TIMEOUT });
-    await requester.request("chat.send", {
+    await e2e.requester.request("chat.send", {
       sessionKey: sessionKeyFor(chat),
       idempotencyKey: randomUUID(),
       message: stubScript({ tool: { id: "secrets", args: { action: "request", name: "OTHER_TOKEN", reason: "Testing cancel", timeoutSeconds: 120 } } }),

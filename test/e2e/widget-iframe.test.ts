@@ -1,41 +1,19 @@
 // The widget inside a host page that frames it exactly as Open WebUI does (sandboxed, opaque origin):
 // a question created at the real Gateway shows in the iframe, is answered there, and the requester's
 // question.waitAnswer returns exactly that answer.
-import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { startAppServer, type AppServer } from "../support/app-server.ts";
-import { launchBrowser, openPage } from "../support/browser.ts";
-import { connectOperator, type OperatorConnection } from "../support/gateway-client.ts";
-import { UI_TIMEOUT, createQuestion, startHostPage, uniqueChat, waitAnswer, type HostPage } from "./fixtures.ts";
+import { describe, expect, inject, it } from "vitest";
+import { openPage } from "../support/browser.ts";
+import { UI_TIMEOUT, createQuestion, uniqueChat, useE2e, waitAnswer } from "./fixtures.ts";
 
 const gatewayUrl = inject("gatewayUrl");
-const gatewayToken = inject("gatewayToken");
 
 describe.skipIf(!gatewayUrl)("widget in Open WebUI's sandboxed iframe", () => {
-  let host: HostPage;
-  let app: AppServer;
-  let browser: Browser;
-  let requester: OperatorConnection;
-
-  beforeAll(async () => {
-    host = await startHostPage();
-    app = await startAppServer({ gatewayUrl, gatewayToken, env: { OPENWEBUI_ORIGINS: host.origin } });
-    browser = await launchBrowser();
-    requester = await connectOperator({ url: gatewayUrl, token: gatewayToken, displayName: "requester" });
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    await requester?.stop();
-    await app?.stop();
-    await host?.stop();
-  });
+  const e2e = useE2e({ hostPage: true });
 
   it("shows a Gateway question in the iframe and delivers the picked option", async () => {
     const chat = uniqueChat("iframe");
-    const token = await app.mintToken("owner", chat);
-    const { page, errors } = await openPage(browser);
-    await page.goto(host.urlFor(`${app.url}/embed/chat/${chat}?token=${token}`));
+    const { page, errors } = await openPage(e2e.browser);
+    await page.goto(e2e.host.urlFor(await e2e.embedUrl(chat)));
     const widget = page.frameLocator("iframe#widget");
     await widget.getByText("Nothing pending").waitFor({ timeout: UI_TIMEOUT });
 
@@ -45,8 +23,8 @@ describe.skipIf(!gatewayUrl)("widget in Open WebUI's sandboxed iframe", () => {
     expect(await frame!.evaluate(() => self.origin)).toBe("null");
     expect(frame!.url()).not.toContain("token=");
 
-    const id = await createQuestion(requester, chat);
-    const answered = waitAnswer(requester, id);
+    const id = await createQuestion(e2e.requester, chat);
+    const answered = waitAnswer(e2e.requester, id);
     await widget.getByRole("radio", { name: /^SQLite/ }).click({ timeout: UI_TIMEOUT });
     await widget.getByRole("button", { name: "Submit" }).click();
 

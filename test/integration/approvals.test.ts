@@ -3,80 +3,32 @@
 // with a real 2-second `timeoutMs`; channel threads and guests denied at once; sub-agents on the
 // dashboard only; sessions of another agent never touched.
 import { randomUUID } from "node:crypto";
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Ask } from "../../lib/ask.ts";
-import { connectOperator, type OperatorConnection, type Payload } from "../support/gateway-client.ts";
+import { newChat, requestApproval, sessionKeyOf as chatKey, startOnGateway, stopOnGateway, useTabs, type PendingApproval } from "../support/asks.ts";
+import type { OperatorConnection, Payload } from "../support/gateway-client.ts";
 import { stubScript } from "../support/stub-model.ts";
-import { openTab, startTestServer, type Tab, type TestServer } from "../support/tabs.ts";
-
-const gatewayUrl = inject("gatewayUrl");
-const gatewayToken = inject("gatewayToken");
+import type { TestServer } from "../support/tabs.ts";
 
 let requester: OperatorConnection;
 /** Another operator client: the Control UI / `/approve` / another instance answering elsewhere. */
 let elsewhere: OperatorConnection;
 let server: TestServer;
-const tabs: Tab[] = [];
+const { tab } = useTabs({ server: () => server });
 
-const newChat = () => `chat-${randomUUID()}`;
-const chatKey = (chatId: string, agent = "dev") => `agent:${agent}:openwebui:${chatId}`;
+type Pending = PendingApproval & { startedAt: number };
 
-async function tab(chatId: string | null, userId = "owner", claim?: string): Promise<Tab> {
-  const opened = await openTab(server.url, await server.token(userId, claim));
-  tabs.push(opened);
-  if (chatId) expect(await opened.send("chat:view", { chatId })).toEqual({ ok: true });
-  return opened;
-}
-
-async function waitConnected(target: TestServer) {
-  const deadline = Date.now() + 30_000;
-  while (!target.link.status.connected) {
-    if (Date.now() > deadline) throw new Error(`server never connected to the Gateway: ${target.logs.join("\n")}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-type Pending = {
-  /** What the requester's `*.approval.request` call finally returned. */
-  decision: Promise<Payload>;
-  /** The `*.approval.requested` event as every approval route saw it. */
-  requested: Promise<Payload>;
-  startedAt: number;
-};
-
-function silence<T>(promise: Promise<T>): Promise<T> {
-  promise.catch(() => {});
-  return promise;
-}
-
-/** The agent side of a plugin approval: the call stays open until a decision or expiry. */
-function requestPlugin(sessionKey: string, extra: Record<string, unknown> = {}): Pending {
-  const timeoutMs = (extra.timeoutMs as number | undefined) ?? 120_000;
+/** The agent side of an approval of `kind`: the call stays open until a decision or expiry (120 s unless `extra` says otherwise). */
+function pendingApproval(kind: "plugin" | "exec", params: Record<string, unknown>, sessionKey: string, extra: Record<string, unknown>): Pending {
   const startedAt = Date.now();
-  const decision = silence(
-    requester.request<Payload>(
-      "plugin.approval.request",
-      { pluginId: "deploy-kit", title: "Deploy to production", description: "Pushes the current build to prod", toolName: "deploy", sessionKey, timeoutMs, ...extra },
-      { timeoutMs: timeoutMs + 60_000 },
-    ),
-  );
-  const requested = silence(elsewhere.waitForEvent("plugin.approval.requested", (p) => p.request?.sessionKey === sessionKey, 30_000));
-  return { decision, requested, startedAt };
+  return { ...requestApproval(requester, elsewhere, kind, { ...params, sessionKey, timeoutMs: 120_000, ...extra }), startedAt };
 }
 
-function requestExec(sessionKey: string, extra: Record<string, unknown> = {}): Pending {
-  const timeoutMs = (extra.timeoutMs as number | undefined) ?? 120_000;
-  const startedAt = Date.now();
-  const decision = silence(
-    requester.request<Payload>(
-      "exec.approval.request",
-      { command: "rm -rf ./build && make release", cwd: "/srv/app", host: "gateway", sessionKey, timeoutMs, ...extra },
-      { timeoutMs: timeoutMs + 60_000 },
-    ),
-  );
-  const requested = silence(elsewhere.waitForEvent("exec.approval.requested", (p) => p.request?.sessionKey === sessionKey, 30_000));
-  return { decision, requested, startedAt };
-}
+const requestPlugin = (sessionKey: string, extra: Record<string, unknown> = {}) =>
+  pendingApproval("plugin", { pluginId: "deploy-kit", title: "Deploy to production", description: "Pushes the current build to prod", toolName: "deploy" }, sessionKey, extra);
+
+const requestExec = (sessionKey: string, extra: Record<string, unknown> = {}) =>
+  pendingApproval("exec", { command: "rm -rf ./build && make release", cwd: "/srv/app", host: "gateway" }, sessionKey, extra);
 
 const kinds = [
   { name: "plugin", request: requestPlugin, list: "plugin.approval.list", resolve: "plugin.approval.resolve", source: "gateway.plugin-approval" },
@@ -84,21 +36,10 @@ const kinds = [
 ] as const;
 
 beforeAll(async () => {
-  requester = await connectOperator({ url: gatewayUrl, token: gatewayToken, displayName: "requester" });
-  elsewhere = await connectOperator({ url: gatewayUrl, token: gatewayToken, displayName: "control-ui" });
-  server = await startTestServer({ gatewayUrl, gatewayToken });
-  await waitConnected(server);
+  ({ requester, elsewhere, server } = await startOnGateway({ elsewhere: true }));
 });
 
-afterEach(() => {
-  for (const opened of tabs.splice(0)) opened.close();
-});
-
-afterAll(async () => {
-  await server?.dispose();
-  await requester?.stop();
-  await elsewhere?.stop();
-});
+afterAll(() => stopOnGateway({ server, requester, elsewhere }));
 
 describe("plugin approvals on the real Gateway", () => {
   it("shows the card on the viewing tab: title, description, first 600 characters of detail, tool, plugin, severity, Deny first", async () => {

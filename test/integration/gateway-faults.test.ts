@@ -4,38 +4,27 @@
 // and server-owned timers (from the Gateway's expiresAtMs, injected clock, none survives an ask's end
 // or server shutdown).
 import { randomUUID } from "node:crypto";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Ask } from "../../lib/ask.ts";
 import { ManualClock } from "../../lib/clock.ts";
-import { startFakeGateway, type FakeGateway } from "../support/fake-gateway.ts";
-import { openTab, startTestServer, type Tab, type TestServer } from "../support/tabs.ts";
+import { newChat, sessionKeyOf as chatKey, startOnFakeGateway, stopOnFakeGateway, useTabs } from "../support/asks.ts";
+import type { FakeGateway } from "../support/fake-gateway.ts";
+import { waitConnected, type Tab, type TestServer } from "../support/tabs.ts";
 
-const tabs: Tab[] = [];
-const newChat = () => `chat-${randomUUID()}`;
-const chatKey = (chatId: string, agent = "dev") => `agent:${agent}:openwebui:${chatId}`;
+const { openOn } = useTabs();
 
 const DB = { questionId: "db", header: "Database", question: "Which database?", options: [{ label: "Postgres" }, { label: "SQLite" }], isOther: true };
 
-async function openOn(target: TestServer, chatId: string | null, userId = "owner"): Promise<Tab> {
-  const opened = await openTab(target.url, await target.token(userId));
-  tabs.push(opened);
-  if (chatId) expect(await opened.send("chat:view", { chatId })).toEqual({ ok: true });
-  return opened;
-}
-
-async function waitConnected(target: TestServer) {
-  const deadline = Date.now() + 30_000;
-  while (!target.link.status.connected) {
-    if (Date.now() > deadline) throw new Error(`server never connected to the Gateway: ${target.logs.join("\n")}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+/** A tab on `server` viewing a new chat, and the ask `create` makes on that chat, shown there. */
+async function shownOnNewChat<T extends { id: string }>(server: TestServer, create: (chatId: string) => T): Promise<{ chatId: string; viewer: Tab; ask: T; shown: Ask }> {
+  const chatId = newChat();
+  const viewer = await openOn(server, chatId);
+  const ask = create(chatId);
+  const shown = await viewer.waitForShow((a) => a.id === ask.id);
+  return { chatId, viewer, ask, shown };
 }
 
 const countRequests = (fake: FakeGateway, method: string) => fake.requests.filter((r) => r.method === method).length;
-
-afterEach(() => {
-  for (const opened of tabs.splice(0)) opened.close();
-});
 
 describe("Gateway faults (fake Gateway)", () => {
   let fake: FakeGateway;
@@ -63,22 +52,14 @@ describe("Gateway faults (fake Gateway)", () => {
   }
 
   beforeAll(async () => {
-    fake = await startFakeGateway({ agents: ["dev", "other"] });
-    server = await startTestServer({ gatewayUrl: fake.url, gatewayToken: fake.token });
-    await waitConnected(server);
+    ({ fake, server } = await startOnFakeGateway({ fake: { agents: ["dev", "other"] } }));
   });
 
-  afterAll(async () => {
-    await server?.dispose();
-    await fake?.stop();
-  });
+  afterAll(() => stopOnFakeGateway({ fake, server }));
 
   describe("disconnect mid-ask", () => {
     it("the card stays on its tab, tabs hear the status, an answer while down gets GATEWAY_ERROR and changes nothing; after the reconnect the same card is answered", async () => {
-      const chatId = newChat();
-      const viewer = await openOn(server, chatId);
-      const record = question(chatId);
-      await viewer.waitForShow((a) => a.id === record.id);
+      const { viewer, ask: record } = await shownOnNewChat(server, question);
       await disconnect(viewer);
       expect(viewer.closed).toEqual([]);
       const down = await viewer.send("ask:answer", { askId: record.id, answer: { type: "text", text: "SQLite" } });
@@ -144,6 +125,16 @@ describe("Gateway faults (fake Gateway)", () => {
   });
 
   describe("event seq gap", () => {
+    /** Drops the event of one question on `chatId` and lets the next one through: `viewer` must get both (the lost one by a resync). */
+    async function loseOneEvent(viewer: Tab, chatId: string) {
+      fake.pauseEvents("drop");
+      const lost = question(chatId);
+      fake.resumeEvents();
+      const next = question(chatId);
+      await viewer.waitForShow((a) => a.id === next.id);
+      await viewer.waitFor(() => viewer.shown.find((a) => a.id === lost.id), "the lost ask, after the resync", 10_000);
+    }
+
     it("a slow consumer's lost event (a seq gap) triggers a resync that shows the lost ask", async () => {
       const chatId = newChat();
       const viewer = await openOn(server, chatId);
@@ -152,13 +143,8 @@ describe("Gateway faults (fake Gateway)", () => {
       await viewer.waitForShow((a) => a.id === warmUp.id);
       const lists = countRequests(fake, "question.list");
       const logged = server.logs.length;
-      fake.pauseEvents("drop");
-      const lost = question(chatId);
-      fake.resumeEvents();
-      // The next event reveals the gap.
-      const next = question(chatId);
-      await viewer.waitForShow((a) => a.id === next.id);
-      await viewer.waitFor(() => viewer.shown.find((a) => a.id === lost.id), "the lost ask, after the resync", 10_000);
+      // The event after the lost one reveals the gap.
+      await loseOneEvent(viewer, chatId);
       expect(countRequests(fake, "question.list")).toBeGreaterThan(lists);
       expect(server.logs.slice(logged).some((line) => /gap/i.test(line))).toBe(true);
     });
@@ -169,12 +155,7 @@ describe("Gateway faults (fake Gateway)", () => {
       await disconnect(viewer);
       await reconnect();
       // The first event of the new connection is lost, the second arrives with seq 2.
-      fake.pauseEvents("drop");
-      const lost = question(chatId);
-      fake.resumeEvents();
-      const next = question(chatId);
-      await viewer.waitForShow((a) => a.id === next.id);
-      await viewer.waitFor(() => viewer.shown.find((a) => a.id === lost.id), "the lost ask, after the resync", 10_000);
+      await loseOneEvent(viewer, chatId);
     });
 
     it("skipSeq: a gap with nothing lost resyncs and loses nothing", async () => {
@@ -271,11 +252,8 @@ describe("Gateway faults (fake Gateway)", () => {
     });
 
     it("an exec approval of a stopped run closes", async () => {
-      const chatId = newChat();
-      const viewer = await openOn(server, chatId);
       const runId = randomUUID();
-      const approval = exec(chatId, { runId });
-      await viewer.waitForShow((a) => a.id === approval.id);
+      const { chatId, viewer, ask: approval } = await shownOnNewChat(server, (chat) => exec(chat, { runId }));
       fake.emitChat(chatKey(chatId), runId, { state: "aborted" });
       await viewer.waitForClose(approval.id);
       expect(server.store.get(approval.id)?.status).not.toBe("pending");
@@ -284,10 +262,7 @@ describe("Gateway faults (fake Gateway)", () => {
 
   describe("Gateway errors", () => {
     it("a refused answer gets GATEWAY_ERROR, leaves the ask pending and answerable", async () => {
-      const chatId = newChat();
-      const viewer = await openOn(server, chatId);
-      const record = question(chatId);
-      await viewer.waitForShow((a) => a.id === record.id);
+      const { viewer, ask: record } = await shownOnNewChat(server, question);
       fake.failNext("question.resolve", { code: "UNAVAILABLE", message: "try later" });
       expect(await viewer.send("ask:answer", { askId: record.id, answer: { type: "text", text: "Postgres" } })).toMatchObject({ ok: false, error: { code: "GATEWAY_ERROR" } });
       expect(server.broker.getPending(record.id)?.status).toBe("pending");
@@ -341,21 +316,13 @@ describe("timers (ManualClock through startTestServer)", () => {
 
   beforeAll(async () => {
     clock = new ManualClock(Date.now());
-    fake = await startFakeGateway({ agents: ["dev", "other"], now: () => clock.now() });
-    server = await startTestServer({ gatewayUrl: fake.url, gatewayToken: fake.token, clock });
-    await waitConnected(server);
+    ({ fake, server } = await startOnFakeGateway({ fake: { agents: ["dev", "other"], now: () => clock.now() }, clock }));
   });
 
-  afterAll(async () => {
-    await server?.dispose();
-    await fake?.stop();
-  });
+  afterAll(() => stopOnFakeGateway({ fake, server }));
 
   it("expiry is server-owned and runs to the Gateway's expiresAtMs: not a millisecond early", async () => {
-    const chatId = newChat();
-    const viewer = await openOn(server, chatId);
-    const record = question(chatId, 900_000);
-    const shown = await viewer.waitForShow((a) => a.id === record.id);
+    const { viewer, ask: record, shown } = await shownOnNewChat(server, (chat) => question(chat, 900_000));
     expect(shown.expiresAt).toBe(record.expiresAtMs);
     clock.advance(record.expiresAtMs - clock.now() - 1);
     expect(server.broker.getPending(record.id)?.status).toBe("pending");
@@ -366,10 +333,7 @@ describe("timers (ManualClock through startTestServer)", () => {
   });
 
   it("an approval expires at its expiresAtMs (120 s) with reason expired, and answering it then gets EXPIRED", async () => {
-    const chatId = newChat();
-    const viewer = await openOn(server, chatId);
-    const approval = plugin(chatId, { timeoutMs: 120_000 });
-    await viewer.waitForShow((a) => a.id === approval.id);
+    const { viewer, ask: approval } = await shownOnNewChat(server, (chat) => plugin(chat, { timeoutMs: 120_000 }));
     clock.advance(120_000);
     expect(await viewer.waitForClose(approval.id)).toMatchObject({ reason: "expired" });
     expect(await viewer.send("ask:answer", { askId: approval.id, answer: { type: "decision", decision: "allow-once" } })).toMatchObject({ ok: false, error: { code: "EXPIRED" } });
@@ -377,10 +341,7 @@ describe("timers (ManualClock through startTestServer)", () => {
   });
 
   it("the Gateway's own expiry event (deny, resolvedBy null, ts at expiresAtMs) closes an approval as expired, not answered elsewhere", async () => {
-    const chatId = newChat();
-    const viewer = await openOn(server, chatId);
-    const approval = plugin(chatId, { timeoutMs: 120_000 });
-    await viewer.waitForShow((a) => a.id === approval.id);
+    const { viewer, ask: approval } = await shownOnNewChat(server, (chat) => plugin(chat, { timeoutMs: 120_000 }));
     fake.expire(approval.id);
     expect(await viewer.waitForClose(approval.id)).toMatchObject({ reason: "expired" });
     expect(server.store.get(approval.id)?.status).toBe("expired");

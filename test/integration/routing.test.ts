@@ -3,12 +3,25 @@
 // ownership and §10 restart reconciliation. The real OpenClaw Gateway carries the contract; the in-repo
 // fake Gateway is used where a test must count what reaches the Gateway or script a replay.
 import { randomUUID } from "node:crypto";
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { Ask } from "../../lib/ask.ts";
 import type { AskClose } from "../../lib/protocol.ts";
-import { connectOperator, type OperatorConnection, type Payload } from "../support/gateway-client.ts";
-import { FakeGatewayError, startFakeGateway, type FakeGateway } from "../support/fake-gateway.ts";
-import { openTab, startTestServer, type Tab, type TestServer } from "../support/tabs.ts";
+import {
+  DB_QUESTION,
+  newChat,
+  requestApproval,
+  requestQuestion,
+  sessionKeyOf as chatKey,
+  startOnFakeGateway,
+  startOnGateway,
+  stopOnFakeGateway,
+  stopOnGateway,
+  useTabs,
+  waitAnswer,
+} from "../support/asks.ts";
+import type { OperatorConnection, Payload } from "../support/gateway-client.ts";
+import { FakeGatewayError, type FakeGateway } from "../support/fake-gateway.ts";
+import { startTestServer, waitConnected, type Tab, type TestServer } from "../support/tabs.ts";
 
 const gatewayUrl = inject("gatewayUrl");
 const gatewayToken = inject("gatewayToken");
@@ -16,25 +29,18 @@ const gatewayToken = inject("gatewayToken");
 let requester: OperatorConnection;
 let elsewhere: OperatorConnection;
 let server: TestServer;
-const tabs: Tab[] = [];
 /** Per tab, every ask:show / ask:close in arrival order, to tell who holds a card at any moment. */
 const timelines = new Map<Tab, { event: string; askId: string; reason?: string }[]>();
 
-const newChat = () => `chat-${randomUUID()}`;
-const chatKey = (chatId: string, agent = "dev") => `agent:${agent}:openwebui:${chatId}`;
-
-async function openOn(target: TestServer, chatId: string | null, userId = "owner", claim?: string): Promise<Tab> {
-  const opened = await openTab(target.url, await target.token(userId, claim));
-  tabs.push(opened);
-  const timeline: { event: string; askId: string; reason?: string }[] = [];
-  timelines.set(opened, timeline);
-  opened.socket.on("ask:show", (ask: Ask) => timeline.push({ event: "show", askId: ask.id }));
-  opened.socket.on("ask:close", (close: AskClose) => timeline.push({ event: "close", askId: close.askId, reason: close.reason }));
-  if (chatId) expect(await opened.send("chat:view", { chatId })).toEqual({ ok: true });
-  return opened;
-}
-
-const tab = (chatId: string | null, userId = "owner", claim?: string) => openOn(server, chatId, userId, claim);
+const { tab, openOn } = useTabs({
+  server: () => server,
+  onOpen(opened) {
+    const timeline: { event: string; askId: string; reason?: string }[] = [];
+    timelines.set(opened, timeline);
+    opened.socket.on("ask:show", (ask: Ask) => timeline.push({ event: "show", askId: ask.id }));
+    opened.socket.on("ask:close", (close: AskClose) => timeline.push({ event: "close", askId: close.askId, reason: close.reason }));
+  },
+});
 
 /** Does this tab hold the card now (its last show/close for the ask was a show)? */
 function holds(opened: Tab, askId: string): boolean {
@@ -44,61 +50,16 @@ function holds(opened: Tab, askId: string): boolean {
 const showsOf = (opened: Tab, askId: string) => opened.shown.filter((ask) => ask.id === askId).length;
 const closesOf = (opened: Tab, askId: string) => opened.closed.filter((close) => close.askId === askId);
 
-async function waitConnected(target: TestServer) {
-  const deadline = Date.now() + 30_000;
-  while (!target.link.status.connected) {
-    if (Date.now() > deadline) throw new Error(`server never connected to the Gateway: ${target.logs.join("\n")}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+const askQuestion = (sessionKey: string, timeoutMs?: number) => requestQuestion(requester, sessionKey, { timeoutMs });
 
-function silence<T>(promise: Promise<T>): Promise<T> {
-  promise.catch(() => {});
-  return promise;
-}
-
-const DB_QUESTION = {
-  questionId: "db",
-  header: "Database",
-  question: "Which database?",
-  options: [{ label: "Postgres", description: "needs a server" }, { label: "SQLite" }],
-  isOther: true,
-};
-
-async function askQuestion(sessionKey: string, timeoutMs = 300_000): Promise<{ id: string; expiresAtMs: number }> {
-  return requester.request<{ id: string; expiresAtMs: number }>("question.request", { questions: [DB_QUESTION], sessionKey, timeoutMs });
-}
-
-function requestPlugin(sessionKey: string, timeoutMs = 120_000) {
-  const decision = silence(
-    requester.request<Payload>(
-      "plugin.approval.request",
-      { pluginId: "deploy-kit", title: "Deploy", description: "Deploys the build", toolName: "deploy", sessionKey, timeoutMs },
-      { timeoutMs: timeoutMs + 60_000 },
-    ),
-  );
-  const requested = silence(elsewhere.waitForEvent("plugin.approval.requested", (p) => p.request?.sessionKey === sessionKey, 30_000));
-  return { decision, requested };
-}
-
-const waitAnswer = (id: string) => silence(requester.request<Payload>("question.waitAnswer", { id }, { timeoutMs: 120_000 }));
+const requestPlugin = (sessionKey: string, timeoutMs = 120_000) =>
+  requestApproval(requester, elsewhere, "plugin", { pluginId: "deploy-kit", title: "Deploy", description: "Deploys the build", toolName: "deploy", sessionKey, timeoutMs });
 
 beforeAll(async () => {
-  requester = await connectOperator({ url: gatewayUrl, token: gatewayToken, displayName: "requester" });
-  elsewhere = await connectOperator({ url: gatewayUrl, token: gatewayToken, displayName: "control-ui" });
-  server = await startTestServer({ gatewayUrl, gatewayToken });
-  await waitConnected(server);
+  ({ requester, elsewhere, server } = await startOnGateway({ elsewhere: true }));
 });
 
-afterEach(() => {
-  for (const opened of tabs.splice(0)) opened.close();
-});
-
-afterAll(async () => {
-  await server?.dispose();
-  await requester?.stop();
-  await elsewhere?.stop();
-});
+afterAll(() => stopOnGateway({ server, requester, elsewhere }));
 
 // ---------------------------------------------------------------------------------------------
 // The §6 table, row by row (question / secret request / approval column; the secret request cells
@@ -212,7 +173,7 @@ describe("§6 newer tab opens the chat (reload, phone)", () => {
     const reloaded = await tab(chatId);
     expect(await reloaded.waitForShow((a) => a.id === id)).toMatchObject({ shownTo: reloaded.socket.id });
     await expect.poll(() => server.broker.getPending(id)?.shownTo, { timeout: 10_000 }).toBe(reloaded.socket.id);
-    const waiting = waitAnswer(id);
+    const waiting = waitAnswer(requester, id);
     expect(await reloaded.send("ask:answer", { askId: id, answer: { type: "questions", answers: { db: ["SQLite"] } } })).toEqual({ ok: true, status: "answered" });
     expect(await waiting).toMatchObject({ status: "answered", answers: { answers: { db: ["SQLite"] } } });
   });
@@ -319,7 +280,7 @@ describe("§6 Cancel", () => {
     const viewer = await tab(chatId);
     const { id } = await askQuestion(chatKey(chatId));
     await viewer.waitForShow((a) => a.id === id);
-    const waiting = waitAnswer(id);
+    const waiting = waitAnswer(requester, id);
     expect(await viewer.send("ask:answer", { askId: id, answer: { type: "cancel" } })).toEqual({ ok: true, status: "cancelled" });
     expect(await waiting).toMatchObject({ status: "cancelled" });
     expect(await viewer.waitForClose(id)).toMatchObject({ reason: "cancelled" });
@@ -356,7 +317,7 @@ describe("§6 answered elsewhere (Control UI, /approve, another instance)", () =
       await viewer.waitForShow((a) => a.id === id);
       // The owner's dashboard happens to be connected to the other instance.
       const dashboard = await openOn(second, null);
-      const waiting = waitAnswer(id);
+      const waiting = waitAnswer(requester, id);
       expect(await dashboard.send("ask:answer", { askId: id, answer: { type: "questions", answers: { db: ["Postgres"] } } })).toEqual({ ok: true, status: "answered" });
       expect(await waiting).toMatchObject({ status: "answered", answers: { answers: { db: ["Postgres"] } } });
       expect(await viewer.waitForClose(id)).toMatchObject({ askId: id, reason: "answered-elsewhere" });
@@ -373,7 +334,7 @@ describe("§6 chat's user is not in OWNER_USERS", () => {
     const { id } = await askQuestion(chatKey(chatId));
     const shown = await guest.waitForShow((a) => a.id === id);
     expect(shown.kind).toBe("question");
-    const waiting = waitAnswer(id);
+    const waiting = waitAnswer(requester, id);
     expect(await guest.send("ask:answer", { askId: id, answer: { type: "text", text: "SQLite" } })).toEqual({ ok: true, status: "answered" });
     expect(await waiting).toMatchObject({ status: "answered", answers: { answers: { db: ["SQLite"] } } });
   });
@@ -400,14 +361,10 @@ describe("§5 question answers", () => {
   it("a question with no options (free text, no isOther) takes a typed answer, as the Gateway does", async () => {
     const chatId = newChat();
     const viewer = await tab(chatId);
-    const { id } = await requester.request<{ id: string }>("question.request", {
-      questions: [{ questionId: "name", header: "Name", question: "What should the project be called?", options: [] }],
-      sessionKey: chatKey(chatId),
-      timeoutMs: 300_000,
-    });
+    const { id } = await requestQuestion(requester, chatKey(chatId), { questions: [{ questionId: "name", header: "Name", question: "What should the project be called?", options: [] }] });
     const shown = await viewer.waitForShow((a) => a.id === id);
     expect(shown.kind === "question" && shown.questions[0]).toMatchObject({ id: "name", options: [] });
-    const waiting = waitAnswer(id);
+    const waiting = waitAnswer(requester, id);
     expect(await viewer.send("ask:answer", { askId: id, answer: { type: "text", text: "Apollo" } })).toEqual({ ok: true, status: "answered" });
     expect(await waiting).toMatchObject({ status: "answered", answers: { answers: { name: ["Apollo"] } } });
   });
@@ -415,16 +372,12 @@ describe("§5 question answers", () => {
   it("a question without isOther takes only its options: a typed answer is refused here (INVALID) before the Gateway would refuse it", async () => {
     const chatId = newChat();
     const viewer = await tab(chatId);
-    const { id } = await requester.request<{ id: string }>("question.request", {
-      questions: [{ ...DB_QUESTION, isOther: undefined }],
-      sessionKey: chatKey(chatId),
-      timeoutMs: 300_000,
-    });
+    const { id } = await requestQuestion(requester, chatKey(chatId), { questions: [{ ...DB_QUESTION, isOther: undefined }] });
     const shown = await viewer.waitForShow((a) => a.id === id);
     expect(shown.kind === "question" && shown.questions[0]?.allowOther).toBe(false);
     expect(await viewer.send("ask:answer", { askId: id, answer: { type: "text", text: "DuckDB" } })).toMatchObject({ ok: false, error: { code: "INVALID" } });
     expect(server.broker.getPending(id)?.status).toBe("pending");
-    const waiting = waitAnswer(id);
+    const waiting = waitAnswer(requester, id);
     expect(await viewer.send("ask:answer", { askId: id, answer: { type: "text", text: "sqlite" } })).toEqual({ ok: true, status: "answered" });
     expect(await waiting).toMatchObject({ answers: { answers: { db: ["SQLite"] } } });
   });
@@ -437,7 +390,7 @@ describe("§6 two tabs answering at once", () => {
     const dashboard = await tab(null);
     const { id } = await askQuestion(chatKey(chatId));
     await viewer.waitForShow((a) => a.id === id);
-    const waiting = waitAnswer(id);
+    const waiting = waitAnswer(requester, id);
     const acks = await Promise.all([
       viewer.send("ask:answer", { askId: id, answer: { type: "questions", answers: { db: ["Postgres"] } } }),
       dashboard.send("ask:answer", { askId: id, answer: { type: "questions", answers: { db: ["SQLite"] } } }),
@@ -469,15 +422,12 @@ describe("with the fake Gateway", () => {
     });
 
   beforeAll(async () => {
-    fake = await startFakeGateway({ agents: ["dev", "other"] });
-    primary = await startTestServer({ gatewayUrl: fake.url, gatewayToken: fake.token });
-    await waitConnected(primary);
+    ({ fake, server: primary } = await startOnFakeGateway({ fake: { agents: ["dev", "other"] } }));
   });
 
   afterAll(async () => {
     for (const s of extra) await s.stop();
-    await primary?.dispose();
-    await fake?.stop();
+    await stopOnFakeGateway({ fake, server: primary });
   });
 
   describe("§6 two tabs answering at once", () => {

@@ -6,42 +6,25 @@
 import { randomUUID } from "node:crypto";
 import { readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { SECRET_CANCELLED_SUMMARY, SECRET_ENTERED_SUMMARY, type Ask } from "../../lib/ask.ts";
-import { connectOperator, type OperatorConnection, type Payload } from "../support/gateway-client.ts";
+import { newChat, sessionKeyOf as chatKey, startOnGateway, stopOnGateway, useTabs } from "../support/asks.ts";
+import type { OperatorConnection, Payload } from "../support/gateway-client.ts";
 import { fetchStubRequests, messageText, stubScript, type StubScript } from "../support/stub-model.ts";
-import { openTab, startTestServer, type Tab, type TestServer } from "../support/tabs.ts";
+import type { Tab, TestServer } from "../support/tabs.ts";
 
-const gatewayUrl = inject("gatewayUrl");
-const gatewayToken = inject("gatewayToken");
 const stubModelUrl = inject("stubModelUrl");
 
 const LIVE = 90_000;
 
 let requester: OperatorConnection;
 let server: TestServer;
-const tabs: Tab[] = [];
 /** Every frame every tab of this file received, as JSON text. */
 const frames: string[] = [];
-
-const newChat = () => `chat-${randomUUID()}`;
-const chatKey = (chatId: string) => `agent:dev:openwebui:${chatId}`;
-
-async function tab(chatId: string | null, userId = "owner"): Promise<Tab> {
-  const opened = await openTab(server.url, await server.token(userId));
-  tabs.push(opened);
-  opened.socket.onAny((event: string, ...args: unknown[]) => frames.push(JSON.stringify([event, ...args])));
-  if (chatId) expect(await opened.send("chat:view", { chatId })).toEqual({ ok: true });
-  return opened;
-}
-
-async function waitConnected(target: TestServer) {
-  const deadline = Date.now() + 30_000;
-  while (!target.link.status.connected) {
-    if (Date.now() > deadline) throw new Error(`server never connected to the Gateway: ${target.logs.join("\n")}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+const { tabs, tab } = useTabs({
+  server: () => server,
+  onOpen: (opened) => opened.socket.onAny((event: string, ...args: unknown[]) => frames.push(JSON.stringify([event, ...args]))),
+});
 
 /** Starts a live run whose model follows `script`; `final` resolves with the run's last chat event. */
 async function run(chatId: string, script: StubScript) {
@@ -80,19 +63,10 @@ async function expectNowhere(value: string) {
 }
 
 beforeAll(async () => {
-  requester = await connectOperator({ url: gatewayUrl, token: gatewayToken, displayName: "requester" });
-  server = await startTestServer({ gatewayUrl, gatewayToken });
-  await waitConnected(server);
+  ({ requester, server } = await startOnGateway());
 });
 
-afterEach(() => {
-  for (const opened of tabs.splice(0)) opened.close();
-});
-
-afterAll(async () => {
-  await server?.dispose();
-  await requester?.stop();
-});
+afterAll(() => stopOnGateway({ server, requester }));
 
 describe("secret requests from a live run (secrets tool)", () => {
   it("§6 arrives, a tab views the chat: masked dialog on the newest viewing tab with name, reason and allowed hosts; the value is stored ('stored' comes back), the run continues, and the value is nowhere", async () => {

@@ -1,67 +1,22 @@
-import { randomUUID } from "node:crypto";
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { io } from "socket.io-client";
-import { connectOperator, type OperatorConnection } from "../support/gateway-client.ts";
-import { openTab, startTestServer, type Tab, type TestServer } from "../support/tabs.ts";
+import { newChat as chat, requestQuestion, sessionKeyOf, startOnGateway, stopOnGateway, useTabs } from "../support/asks.ts";
+import type { OperatorConnection } from "../support/gateway-client.ts";
+import { waitConnected, type TestServer } from "../support/tabs.ts";
 
 /** The walking skeleton against a real OpenClaw Gateway: question → newest tab → answer → Gateway. */
 
-const gatewayUrl = inject("gatewayUrl");
-const gatewayToken = inject("gatewayToken");
-
 let requester: OperatorConnection;
 let server: TestServer;
-const tabs: Tab[] = [];
+const { tab } = useTabs({ server: () => server });
 
-const chat = () => `chat-${randomUUID()}`;
-const sessionKey = (chatId: string, agent = "dev") => `agent:${agent}:openwebui:${chatId}`;
-
-async function ask(chatId: string, agent = "dev"): Promise<string> {
-  const result = await requester.request<{ id: string }>("question.request", {
-    questions: [
-      {
-        questionId: "db",
-        header: "Database",
-        question: "Which database?",
-        options: [{ label: "Postgres", description: "needs a server" }, { label: "SQLite" }],
-        isOther: true,
-      },
-    ],
-    sessionKey: sessionKey(chatId, agent),
-    timeoutMs: 300_000,
-  });
-  return result.id;
-}
-
-async function tab(chatId: string | null, userId = "owner"): Promise<Tab> {
-  const opened = await openTab(server.url, await server.token(userId));
-  tabs.push(opened);
-  if (chatId) expect(await opened.send("chat:view", { chatId })).toEqual({ ok: true });
-  return opened;
-}
-
-async function waitConnected(target: TestServer) {
-  const deadline = Date.now() + 30_000;
-  while (!target.link.status.connected) {
-    if (Date.now() > deadline) throw new Error(`server never connected to the Gateway: ${target.logs.join("\n")}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+const ask = async (chatId: string, agent = "dev"): Promise<string> => (await requestQuestion(requester, sessionKeyOf(chatId, agent))).id;
 
 beforeAll(async () => {
-  requester = await connectOperator({ url: gatewayUrl, token: gatewayToken, displayName: "requester" });
-  server = await startTestServer({ gatewayUrl, gatewayToken });
-  await waitConnected(server);
+  ({ requester, server } = await startOnGateway());
 });
 
-afterEach(() => {
-  for (const opened of tabs.splice(0)) opened.close();
-});
-
-afterAll(async () => {
-  await server?.dispose();
-  await requester?.stop();
-});
+afterAll(() => stopOnGateway({ server, requester }));
 
 describe("spine against the real Gateway", () => {
   it("shows a question on the viewing tab and delivers its answer to the requester", async () => {

@@ -1,9 +1,10 @@
 import { randomUUID } from "node:crypto";
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { Ask } from "../../lib/ask.ts";
-import { connectOperator, type OperatorConnection } from "../support/gateway-client.ts";
+import { newChat, sessionKeyOf as keyOf, startOnGateway, stopOnGateway, useTabs } from "../support/asks.ts";
+import type { OperatorConnection } from "../support/gateway-client.ts";
 import { fetchStubRequests, lastUserMessageIndex, messageText, parseStubScript, stubScript, type RecordedRequest } from "../support/stub-model.ts";
-import { openTab, startTestServer, type Tab, type TestServer } from "../support/tabs.ts";
+import { openTab, type Tab, type TestServer } from "../support/tabs.ts";
 
 /**
  * Text prompts end to end against the REAL OpenClaw Gateway running live agent turns on the
@@ -16,8 +17,6 @@ import { openTab, startTestServer, type Tab, type TestServer } from "../support/
  * first on a fresh Gateway up to ~12 s): generous timeouts.
  */
 
-const gatewayUrl = inject("gatewayUrl");
-const gatewayToken = inject("gatewayToken");
 const stubModelUrl = inject("stubModelUrl");
 
 const LIVE_TIMEOUT_MS = 90_000;
@@ -29,17 +28,7 @@ let user: OperatorConnection;
 let server: TestServer;
 /** An owner tab on `asks:watch` (the dashboard feed). */
 let watcher: Tab;
-const tabs: Tab[] = [];
-
-const newChat = () => `tp-live-${randomUUID()}`;
-const keyOf = (chatId: string) => `agent:dev:openwebui:${chatId}`;
-
-async function tabOn(chatId: string | null): Promise<Tab> {
-  const tab = await openTab(server.url, await server.token("owner"));
-  tabs.push(tab);
-  if (chatId) expect(await tab.send("chat:view", { chatId })).toEqual({ ok: true });
-  return tab;
-}
+const { tab: tabOn } = useTabs({ server: () => server });
 
 /** The user (or an Open WebUI pipe) sends a message to the session; returns the run id. */
 async function userSends(sessionKey: string, message: string): Promise<string> {
@@ -80,32 +69,21 @@ async function pollStub<T>(read: () => Promise<T | undefined>, what: string): Pr
 
 beforeAll(async () => {
   expect(stubModelUrl, "the integration globalSetup provides a stub model").not.toBe("");
-  user = await connectOperator({ url: gatewayUrl, token: gatewayToken, displayName: "open-webui-user" });
-  server = await startTestServer({ gatewayUrl, gatewayToken });
-  const deadline = Date.now() + 30_000;
-  while (!server.link.status.connected) {
-    if (Date.now() > deadline) throw new Error(`server never connected to the Gateway: ${server.logs.join("\n")}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  ({ requester: user, server } = await startOnGateway({ requesterName: "open-webui-user" }));
   watcher = await openTab(server.url, await server.token("owner"));
   expect(await watcher.send("asks:watch", {})).toEqual({ ok: true });
 });
 
-afterEach(() => {
-  for (const tab of tabs.splice(0)) tab.close();
-});
-
 afterAll(async () => {
   watcher?.close();
-  await server?.dispose();
-  await user?.stop();
+  await stopOnGateway({ server, requester: user });
 });
 
 describe("text prompts on the real Gateway with a live agent run", () => {
   it(
     "the tab viewing the chat gets a choice card; answering `2` reaches the model as the next user message",
     async () => {
-      const chatId = newChat();
+      const chatId = newChat("tp-live");
       const sessionKey = keyOf(chatId);
       const tag = `choice-${randomUUID()}`;
       const tab = await tabOn(chatId);
@@ -142,10 +120,10 @@ describe("text prompts on the real Gateway with a live agent run", () => {
   it(
     "with no tab viewing the chat the ask ends as text at once and nothing is sent to the session",
     async () => {
-      const chatId = newChat();
+      const chatId = newChat("tp-live");
       const sessionKey = keyOf(chatId);
       const tag = `no-tab-${randomUUID()}`;
-      const elsewhere = await tabOn(newChat()); // a tab, but on another chat
+      const elsewhere = await tabOn(newChat("tp-live")); // a tab, but on another chat
       await userSends(sessionKey, scripted(CHOICE_REPLY, tag));
 
       const ended = await watcher.waitFor(() => watcher.changed.find((a) => a.sessionKey === sessionKey && a.status !== "pending"), "the ask on the dashboard feed", WAIT_MS);
@@ -168,7 +146,7 @@ describe("text prompts on the real Gateway with a live agent run", () => {
   it(
     "a message the user sends to the session while the card is open closes it with answered-elsewhere",
     async () => {
-      const chatId = newChat();
+      const chatId = newChat("tp-live");
       const sessionKey = keyOf(chatId);
       const tag = `typed-${randomUUID()}`;
       const tab = await tabOn(chatId);

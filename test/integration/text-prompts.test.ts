@@ -4,8 +4,9 @@ import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { SECRET_CANCELLED_SUMMARY, SECRET_ENTERED_SUMMARY, type Ask } from "../../lib/ask.ts";
 import { ManualClock } from "../../lib/clock.ts";
-import { startFakeGateway, type FakeGateway } from "../support/fake-gateway.ts";
-import { openTab, startTestServer, type Tab, type TestServer } from "../support/tabs.ts";
+import { newChat, sessionKeyOf as keyOf, startOnFakeGateway, stopOnFakeGateway } from "../support/asks.ts";
+import type { FakeGateway } from "../support/fake-gateway.ts";
+import { openTab, type Tab, type TestServer } from "../support/tabs.ts";
 
 /**
  * Text prompts (DESIGN §5-§7, issue 3 part B) through the whole path, against the in-repo fake
@@ -38,8 +39,7 @@ type Harness = {
 const harnesses: Harness[] = [];
 
 async function boot(options: { env?: Record<string, string>; clock?: ManualClock } = {}): Promise<Harness> {
-  const fake = await startFakeGateway();
-  const server = await startTestServer({ gatewayUrl: fake.url, gatewayToken: fake.token, env: options.env, clock: options.clock });
+  const { fake, server } = await startOnFakeGateway({ env: options.env, clock: options.clock, connectTimeoutMs: 10_000 });
   const harness: Harness = {
     fake,
     server,
@@ -48,12 +48,10 @@ async function boot(options: { env?: Record<string, string>; clock?: ManualClock
     frames: [],
     async dispose() {
       for (const tab of harness.tabs.splice(0)) tab.close();
-      await server.dispose();
-      await fake.stop();
+      await stopOnFakeGateway({ fake, server });
     },
   };
   harnesses.push(harness);
-  await waitUntil(() => server.link.status.connected, "the server to connect to the fake Gateway", 10_000);
   harness.watcher = await openTabOn(harness, null);
   expect(await harness.watcher.send("asks:watch", {})).toEqual({ ok: true });
   return harness;
@@ -76,8 +74,6 @@ async function waitUntil(check: () => boolean, what: string, timeoutMs = 10_000)
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const newChat = () => `chat-${randomUUID()}`;
-const keyOf = (chatId: string, agent = "dev") => `agent:${agent}:openwebui:${chatId}`;
 const newRun = (label = "run") => `${label}-${randomUUID()}`;
 
 /** chat.send calls the server made to one session. */
@@ -272,6 +268,17 @@ function expectCard(kind: PromptKind, ask: Ask): void {
   }
 }
 
+/** A tab viewing a new chat, and the card of a `kind` prompt that a run the agent started streamed there in `mode`. */
+async function cardOn(h: Harness, kind: PromptKind, mode: Mode = "one character per delta (cumulative message)") {
+  const chatId = newChat();
+  const sessionKey = keyOf(chatId);
+  const runId = newRun();
+  const tab = await openTabOn(h, chatId);
+  streamReply(h.fake, sessionKey, runId, PROMPTS[kind], mode);
+  const card = await cardFor(tab, sessionKey);
+  return { chatId, sessionKey, runId, tab, card };
+}
+
 afterEach(async () => {
   for (const h of harnesses.splice(0)) await h.dispose();
 });
@@ -293,12 +300,7 @@ describe("text prompts: every way the Gateway streams a reply gives the same car
   for (const mode of MODES) {
     for (const kind of Object.keys(PROMPTS) as PromptKind[]) {
       it(`${kind} prompt, ${mode}`, async () => {
-        const chatId = newChat();
-        const sessionKey = keyOf(chatId);
-        const runId = newRun();
-        const tab = await openTabOn(h, chatId);
-        streamReply(h.fake, sessionKey, runId, PROMPTS[kind], mode);
-        const card = await cardFor(tab, sessionKey);
+        const { chatId, sessionKey, runId, tab, card } = await cardOn(h, kind, mode);
         expect(card).toMatchObject({
           kind: kind === "secret" ? "secret" : "question",
           source: "text-prompt",
@@ -322,11 +324,7 @@ describe("text prompts: every way the Gateway streams a reply gives the same car
   it("deltaText-only frames with a replace: `deltaText` replaces the reply, and the new text's prompt is asked", async () => {
     // The only mode outside the matrix: one product bug here would fail every prompt kind alike.
     for (const kind of ["choice", "secret"] as const) {
-      const chatId = newChat();
-      const sessionKey = keyOf(chatId);
-      const tab = await openTabOn(h, chatId);
-      streamReply(h.fake, sessionKey, newRun(), PROMPTS[kind], "deltaText-only frames with a replace");
-      const card = await cardFor(tab, sessionKey);
+      const { card } = await cardOn(h, kind, "deltaText-only frames with a replace");
       expect(card.kind, kind).toBe(kind === "secret" ? "secret" : "question");
       expectCard(kind, card);
       expect(JSON.stringify(card)).not.toContain("Draft");
@@ -370,12 +368,7 @@ describe("text prompts: every way the Gateway streams a reply gives the same car
   });
 
   it("a replayed snapshot or final does not create a second ask", async () => {
-    const chatId = newChat();
-    const sessionKey = keyOf(chatId);
-    const runId = newRun();
-    const tab = await openTabOn(h, chatId);
-    streamReply(h.fake, sessionKey, runId, PROMPTS.choice, "7-character deltas (cumulative message)");
-    const card = await cardFor(tab, sessionKey);
+    const { sessionKey, runId, tab, card } = await cardOn(h, "choice", "7-character deltas (cumulative message)");
     // The Gateway sends the last snapshot and the final again (a reconnect, a duplicate frame).
     h.fake.emitChat(sessionKey, runId, { state: "delta", deltaText: "", message: cumulative(PROMPTS.choice) });
     h.fake.emitChat(sessionKey, runId, { state: "final" });
@@ -401,16 +394,6 @@ describe("text prompts: every way the Gateway streams a reply gives the same car
 // ---------------------------------------------------------------------------------------------
 
 describe("text prompts: answers continue the run with chat.send", () => {
-  async function cardOn(h: Harness, kind: PromptKind, mode: Mode = "one character per delta (cumulative message)") {
-    const chatId = newChat();
-    const sessionKey = keyOf(chatId);
-    const runId = newRun();
-    const tab = await openTabOn(h, chatId);
-    streamReply(h.fake, sessionKey, runId, PROMPTS[kind], mode);
-    const card = await cardFor(tab, sessionKey);
-    return { chatId, sessionKey, runId, tab, card };
-  }
-
   it("a typed option number on a choice card sends the option's label", async () => {
     const h = await boot();
     const { sessionKey, tab, card } = await cardOn(h, "choice");
@@ -573,11 +556,7 @@ describe("text prompts: secrets", () => {
 
   it("Cancel on the secret dialog tells the agent nothing was entered; summary `Cancelled (nothing entered)`", async () => {
     const h = await boot();
-    const chatId = newChat();
-    const sessionKey = keyOf(chatId);
-    const tab = await openTabOn(h, chatId);
-    streamReply(h.fake, sessionKey, newRun(), PROMPTS.secret, "deltaText-only frames");
-    const dialog = await cardFor(tab, sessionKey);
+    const { sessionKey, tab, card: dialog } = await cardOn(h, "secret", "deltaText-only frames");
     expect(await tab.send("ask:answer", { askId: dialog.id, answer: { type: "cancel" } })).toMatchObject({ ok: true, status: "cancelled" });
     expect(await tab.waitForClose(dialog.id)).toEqual({ askId: dialog.id, reason: "cancelled", summary: SECRET_CANCELLED_SUMMARY });
     expect(h.server.store.get(dialog.id)).toMatchObject({ status: "cancelled", resolution: { summary: SECRET_CANCELLED_SUMMARY } });
@@ -592,11 +571,7 @@ describe("text prompts: secrets", () => {
 
   it("Cancel on any other card sends nothing: the prompt stays in the reply as text", async () => {
     const h = await boot();
-    const chatId = newChat();
-    const sessionKey = keyOf(chatId);
-    const tab = await openTabOn(h, chatId);
-    streamReply(h.fake, sessionKey, newRun(), PROMPTS.choice, "one character per delta (cumulative message)");
-    const card = await cardFor(tab, sessionKey);
+    const { sessionKey, tab, card } = await cardOn(h, "choice", "one character per delta (cumulative message)");
     expect(await tab.send("ask:answer", { askId: card.id, answer: { type: "cancel" } })).toEqual({ ok: true, status: "cancelled" });
     const closed = await tab.waitForClose(card.id);
     expect(closed.reason).toBe("cancelled");
@@ -655,11 +630,7 @@ describe("text prompts: no tab and timeouts", () => {
   it("an unanswered card ends as text after 4 minutes (ManualClock); nothing is sent; no timer is left", async () => {
     const clock = new ManualClock();
     const h = await boot({ clock });
-    const chatId = newChat();
-    const sessionKey = keyOf(chatId);
-    const tab = await openTabOn(h, chatId);
-    streamReply(h.fake, sessionKey, newRun(), PROMPTS.choice, "7-character deltas (cumulative message)");
-    const card = await cardFor(tab, sessionKey);
+    const { sessionKey, tab, card } = await cardOn(h, "choice", "7-character deltas (cumulative message)");
     expect(card.expiresAt).toBe(clock.now() + DEFAULT_TIMEOUT_MS);
     clock.advance(DEFAULT_TIMEOUT_MS - 1);
     await settle(h);
@@ -679,11 +650,7 @@ describe("text prompts: no tab and timeouts", () => {
   it("an unanswered secret dialog ends after 4 minutes and the agent is told once (ManualClock)", async () => {
     const clock = new ManualClock();
     const h = await boot({ clock });
-    const chatId = newChat();
-    const sessionKey = keyOf(chatId);
-    const tab = await openTabOn(h, chatId);
-    streamReply(h.fake, sessionKey, newRun(), PROMPTS.secret, "cumulative snapshots with a replay and a replace");
-    const dialog = await cardFor(tab, sessionKey);
+    const { sessionKey, tab, card: dialog } = await cardOn(h, "secret", "cumulative snapshots with a replay and a replace");
     expect(dialog.kind).toBe("secret");
     clock.advance(DEFAULT_TIMEOUT_MS);
     expect(await tab.waitForClose(dialog.id)).toMatchObject({ askId: dialog.id, reason: "ended-as-text" });
@@ -697,11 +664,7 @@ describe("text prompts: no tab and timeouts", () => {
 
   it("TEXT_PROMPT_TIMEOUT_SECONDS=5 ends the card after 5 s of real time", async () => {
     const h = await boot({ env: { TEXT_PROMPT_TIMEOUT_SECONDS: "5" } });
-    const chatId = newChat();
-    const sessionKey = keyOf(chatId);
-    const tab = await openTabOn(h, chatId);
-    streamReply(h.fake, sessionKey, newRun(), PROMPTS.confirm, "one final snapshot");
-    const card = await cardFor(tab, sessionKey);
+    const { sessionKey, tab, card } = await cardOn(h, "confirm", "one final snapshot");
     const shownAt = Date.now();
     expect(card.expiresAt! - card.createdAt).toBe(5_000);
     const closed = await tab.waitFor(() => tab.closed.find((c) => c.askId === card.id), "the timeout", 15_000);
@@ -720,11 +683,7 @@ describe("text prompts: no tab and timeouts", () => {
 describe("text prompts: the run moves on without the card", () => {
   it("a new run on the session that this service did not start (the user typed) closes the card: answered-elsewhere", async () => {
     const h = await boot();
-    const chatId = newChat();
-    const sessionKey = keyOf(chatId);
-    const tab = await openTabOn(h, chatId);
-    streamReply(h.fake, sessionKey, newRun(), PROMPTS.choice, "7-character deltas (cumulative message)");
-    const card = await cardFor(tab, sessionKey);
+    const { sessionKey, tab, card } = await cardOn(h, "choice", "7-character deltas (cumulative message)");
     // The user's message is never echoed: it shows only as a new run on the session.
     h.fake.emitChat(sessionKey, newRun("user"), { state: "status", phase: "preparing_workspace" });
     expect(await tab.waitForClose(card.id)).toMatchObject({ askId: card.id, reason: "answered-elsewhere" });
@@ -736,11 +695,7 @@ describe("text prompts: the run moves on without the card", () => {
 
   it("the user typing closes a secret dialog too", async () => {
     const h = await boot();
-    const chatId = newChat();
-    const sessionKey = keyOf(chatId);
-    const tab = await openTabOn(h, chatId);
-    streamReply(h.fake, sessionKey, newRun(), PROMPTS.secret, "one character per delta (cumulative message)");
-    const dialog = await cardFor(tab, sessionKey);
+    const { sessionKey, tab, card: dialog } = await cardOn(h, "secret", "one character per delta (cumulative message)");
     h.fake.emitChat(sessionKey, newRun("user"), { state: "status", phase: "preparing_workspace" });
     expect(await tab.waitForClose(dialog.id)).toMatchObject({ askId: dialog.id, reason: "answered-elsewhere" });
     await settle(h);
@@ -787,11 +742,7 @@ describe("text prompts: the run moves on without the card", () => {
 
   it("a run on another chat of the same agent leaves the card alone", async () => {
     const h = await boot();
-    const chatId = newChat();
-    const sessionKey = keyOf(chatId);
-    const tab = await openTabOn(h, chatId);
-    streamReply(h.fake, sessionKey, newRun(), PROMPTS.text, "7-character deltas (cumulative message)");
-    const card = await cardFor(tab, sessionKey);
+    const { tab, card } = await cardOn(h, "text", "7-character deltas (cumulative message)");
     h.fake.emitChat(keyOf(newChat()), newRun("user"), { state: "status", phase: "preparing_workspace" });
     await settle(h);
     expect(tab.closed).toEqual([]);

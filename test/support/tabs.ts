@@ -55,6 +55,15 @@ export async function startTestServer(options: { gatewayUrl: string; gatewayToke
   };
 }
 
+/** Waits until `target` is connected to its Gateway; throws with the server's log after `timeoutMs`. */
+export async function waitConnected(target: TestServer, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!target.link.status.connected) {
+    if (Date.now() > deadline) throw new Error(`server never connected to the Gateway: ${target.logs.join("\n")}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 export type Tab = {
   socket: Socket<ServerToClientEvents, ClientToServerEvents>;
   shown: Ask[];
