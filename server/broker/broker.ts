@@ -62,6 +62,8 @@ export class AskBroker {
   private readonly inFlight = new Map<string, ExternalEnd | null>();
   /** Restored from the store but not yet confirmed by the source: not shown until then. */
   private readonly unconfirmed = new Set<string>();
+  /** A chat's owner never changes once recorded, so a known one is remembered (unknown ones are not). */
+  private readonly knownOwners = new Map<string, string>();
   private readonly instanceId: string;
   private readonly store: AskStore;
   private readonly sink: TabSink;
@@ -128,7 +130,7 @@ export class AskBroker {
       if (stored.status === "pending" && ask.source !== "text-prompt") this.adopt(stored);
       return;
     }
-    const verdict = admit(ask, { chatOwner: ask.chatId ? this.store.chatOwner(ask.chatId) : null, owners: this.owners });
+    const verdict = admit(ask, { chatOwner: ask.chatId ? this.chatOwner(ask.chatId) : null, owners: this.owners });
     if (verdict.action === "refuse") return this.refuse(ask, verdict.summary);
     if (ask.source === "text-prompt" && !this.viewerFor(ask)) {
       // A text prompt has nowhere to wait: with no tab it stays in the reply as text.
@@ -136,10 +138,12 @@ export class AskBroker {
       this.finish(ask, { status: "ended-as-text", summary: endedAsTextSummary(ask), reason: "ended-as-text" });
       return;
     }
-    this.store.put(ask);
     this.track(ask);
     this.sink.changed(ask);
     if (ask.chatId) this.route(ask.chatId);
+    // Written after the card is on its way: nothing can answer it before this synchronous write, and
+    // the Gateway still holds the ask should the process die in between.
+    this.store.put(ask);
   }
 
   /** The ask ended at its source (answered elsewhere, expired, run moved on). */
@@ -166,7 +170,7 @@ export class AskBroker {
 
   view(tab: Tab, chatId: string): Ack {
     if (tab.chatClaim !== null && tab.chatClaim !== chatId) return fail("FORBIDDEN", "this token is for another chat");
-    const known = this.store.chatOwner(chatId);
+    const known = this.chatOwner(chatId);
     const owner = known ?? this.store.recordChatOwner(chatId, tab.userId);
     if (!tab.isOwner && owner !== tab.userId) return fail("FORBIDDEN", "this chat belongs to another user");
     // Asks that waited for an unknown owner meet the guest rules now that the owner is known.
@@ -203,7 +207,7 @@ export class AskBroker {
   /** May this tab see (and answer) the ask? Its user must, and an embed token's chat claim must match. */
   visibleTo(tab: Tab, ask: Pick<Ask, "chatId">): boolean {
     if (tab.chatClaim !== null && ask.chatId !== tab.chatClaim) return false;
-    return canSee(ask, tab.userId, tab.isOwner, ask.chatId ? this.store.chatOwner(ask.chatId) : null);
+    return canSee(ask, tab.userId, tab.isOwner, ask.chatId ? this.chatOwner(ask.chatId) : null);
   }
 
   list(tab: Tab, status: AskStatus | "all" | undefined): Ask[] {
@@ -297,6 +301,15 @@ export class AskBroker {
     if (ask.chatId) this.route(ask.chatId);
   }
 
+  private chatOwner(chatId: string): string | null {
+    let owner = this.knownOwners.get(chatId);
+    if (owner === undefined) {
+      owner = this.store.chatOwner(chatId) ?? undefined;
+      if (owner !== undefined) this.knownOwners.set(chatId, owner);
+    }
+    return owner ?? null;
+  }
+
   private confirmOne(id: string): void {
     this.unconfirmed.delete(id);
     const chatId = this.pending.get(id)?.chatId;
@@ -343,7 +356,7 @@ export class AskBroker {
     if (!ask.chatId) return null;
     const list = this.viewers.get(ask.chatId);
     if (!list) return null;
-    const chatOwner = this.store.chatOwner(ask.chatId);
+    const chatOwner = this.chatOwner(ask.chatId);
     for (let i = list.length - 1; i >= 0; i--) {
       const tab = list[i]!;
       if (canSee(ask, tab.userId, tab.isOwner, chatOwner)) return tab;

@@ -67,7 +67,10 @@ export function createTabServer(http: HttpServer, options: TabServerOptions): Ta
   const sink: TabSink = {
     show: (tabId: string, ask: Ask) => io.to(tabId).emit("ask:show", ask),
     close: (tabId: string, close: AskClose) => io.to(tabId).emit("ask:close", close),
-    changed: (ask: Ask) => io.to(WATCHERS_ROOM).emit("ask:changed", ask),
+    changed: (ask: Ask) => {
+      // Encoding an ask for an empty room is work on every delivery: skip it when no dashboard watches.
+      if (io.sockets.adapter.rooms.get(WATCHERS_ROOM)?.size) io.to(WATCHERS_ROOM).emit("ask:changed", ask);
+    },
   };
 
   return {
