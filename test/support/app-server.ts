@@ -222,4 +222,3 @@ async function withTimeout<T>(promise: Promise<T>, ms: number, message: () => st
     clearTimeout(timer);
   }
 }
-export { ensureBuild as ensureNextBuild };

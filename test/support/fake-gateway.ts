@@ -26,7 +26,6 @@ import {
   validateQuestionResolveParams,
   validateQuestionWaitAnswerParams,
   validateRequestFrame,
-  type ErrorShape,
   type HelloOk,
   type QuestionAnswers,
   type QuestionRecord,

@@ -1,0 +1,147 @@
+// The server side of `npm run bench`, in its own process (started by run.ts with --expose-gc and an
+// IPC channel): the in-repo fake Gateway and the product server (startServer, as in production,
+// without the UI), and beside them a second fake Gateway feeding the bare relay. The load client
+// (the tabs, and the clock) lives in the parent; it drives this process with ipc.ts commands.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { startServer, type RunningServer } from "../../server/app.ts";
+import { parseConfig } from "../../server/config.ts";
+import { startFakeGateway, type FakeGateway } from "../support/fake-gateway.ts";
+import { nowMs } from "./clock.ts";
+import type { Command, Counts, Heap, Ready, Reply, Request, Target } from "./ipc.ts";
+import { startRelay, type Relay } from "./relay.ts";
+
+const authSecret = process.env.BENCH_AUTH_SECRET;
+if (!authSecret || !process.send) {
+  console.error("server-process.ts is started by test/bench/run.ts (needs BENCH_AUTH_SECRET and an IPC channel)");
+  process.exit(2);
+}
+const gc = (globalThis as { gc?: (options?: { type: "major" }) => void }).gc;
+const verbose = process.env.BENCH_VERBOSE === "1";
+
+const dataDir = mkdtempSync(path.join(tmpdir(), "asks-bench-"));
+const logs: string[] = [];
+const log = (line: string) => {
+  logs.push(line);
+  if (logs.length > 200) logs.shift();
+  if (verbose) console.error(`[server] ${line}`);
+};
+
+let product: RunningServer | null = null;
+let relay: Relay | null = null;
+const fakes = new Map<Target, FakeGateway>();
+
+async function startProduct(gatewayUrl: string, gatewayToken: string): Promise<RunningServer> {
+  const config = parseConfig({
+    PORT: "0",
+    HOST: "127.0.0.1",
+    DATA_DIR: dataDir,
+    AGENT_ID: "dev",
+    OWNER_USERS: "owner",
+    OPENCLAW_GATEWAY_URL: gatewayUrl,
+    OPENCLAW_GATEWAY_TOKEN: gatewayToken,
+  });
+  const server = await startServer({ config, authSecret: authSecret!, log });
+  const deadline = Date.now() + 30_000;
+  while (!server.link.status.connected) {
+    if (Date.now() > deadline) throw new Error(`the product server did not connect to the Gateway at ${gatewayUrl}: ${logs.slice(-5).join(" | ")}`);
+    await sleep(20);
+  }
+  return server;
+}
+
+function fake(target: Target): FakeGateway {
+  const gateway = fakes.get(target);
+  if (!gateway) throw new Error("start-fake first");
+  return gateway;
+}
+
+/** The product's broker keeps its viewers privately; the bench only counts them to let disconnects settle. */
+function productViewers(): number {
+  const broker = product?.broker as unknown as { tabChat?: Map<string, string> } | undefined;
+  return broker?.tabChat?.size ?? -1;
+}
+
+async function fullGc(): Promise<Heap> {
+  if (!gc) throw new Error("run the server process with --expose-gc");
+  for (let pass = 0; pass < 4; pass++) {
+    gc({ type: "major" });
+    await sleep(20);
+  }
+  const usage = process.memoryUsage();
+  return { heapUsed: usage.heapUsed, external: usage.external, arrayBuffers: usage.arrayBuffers, rss: usage.rss };
+}
+
+async function handle(command: Command): Promise<unknown> {
+  switch (command.cmd) {
+    case "start-fake": {
+      // Two identical fake Gateways, so the product and the relay each get only their own events.
+      fakes.set("product", await startFakeGateway({ agents: ["dev"] }));
+      fakes.set("relay", await startFakeGateway({ agents: ["dev"] }));
+      product = await startProduct(fake("product").url, fake("product").token);
+      relay = await startRelay(fake("relay").url, fake("relay").token);
+      return { productUrl: product.url, relayUrl: relay.url };
+    }
+    case "start-real": {
+      product = await startProduct(command.gatewayUrl, command.gatewayToken);
+      return { productUrl: product.url };
+    }
+    case "ask": {
+      const emittedAt = nowMs();
+      const record = fake(command.target).createQuestion({ sessionKey: `agent:dev:openwebui:${command.chat}` });
+      return { id: record.id, emittedAt };
+    }
+    case "cancel": {
+      fake(command.target).resolveQuestion(command.askId, { cancel: true });
+      return null;
+    }
+    case "answered": {
+      const wanted = new Set(command.ids);
+      return fake(command.target).questions.filter((record) => wanted.has(record.id) && record.status === "answered").length;
+    }
+    case "counts":
+      return { productViewers: productViewers(), relaySockets: relay?.sockets() ?? 0 } satisfies Counts;
+    case "heap":
+      return fullGc();
+    case "ping":
+      return null;
+    case "gateway-status":
+      return product?.link.status ?? null;
+    case "stop": {
+      await stopAll();
+      return null;
+    }
+  }
+}
+
+async function stopAll(): Promise<void> {
+  await product?.stop();
+  await relay?.stop();
+  for (const gateway of fakes.values()) await gateway.stop();
+  product = null;
+  relay = null;
+  fakes.clear();
+  rmSync(dataDir, { recursive: true, force: true });
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+process.on("message", (message: Request) => {
+  if (verbose) console.error(`[server] <- ${JSON.stringify(message)}`);
+  const { id, ...command } = message;
+  handle(command as Command).then(
+    (result) => process.send!({ id, ok: true, result: result ?? null } satisfies Reply),
+    (error: unknown) => {
+      const text = error instanceof Error ? error.stack ?? error.message : String(error);
+      process.send!({ id, ok: false, error: `${text}\nlast server log lines:\n${logs.slice(-20).join("\n")}` } satisfies Reply);
+    },
+  );
+});
+// The parent went away: never linger.
+process.on("disconnect", () => {
+  void stopAll().finally(() => process.exit(0));
+});
+process.send({ ready: true, pid: process.pid } satisfies Ready);
