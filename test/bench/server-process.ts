@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { startServer, type RunningServer } from "../../server/app.ts";
-import { parseConfig } from "../../server/config.ts";
+import { testConfig } from "../support/tabs.ts";
 import { startFakeGateway, type FakeGateway } from "../support/fake-gateway.ts";
 import { nowMs } from "./clock.ts";
 import type { Command, Counts, Heap, Ready, Reply, Request, Target } from "./ipc.ts";
@@ -33,15 +33,7 @@ let relay: Relay | null = null;
 const fakes = new Map<Target, FakeGateway>();
 
 async function startProduct(gatewayUrl: string, gatewayToken: string): Promise<RunningServer> {
-  const config = parseConfig({
-    PORT: "0",
-    HOST: "127.0.0.1",
-    DATA_DIR: dataDir,
-    AGENT_ID: "dev",
-    OWNER_USERS: "owner",
-    OPENCLAW_GATEWAY_URL: gatewayUrl,
-    OPENCLAW_GATEWAY_TOKEN: gatewayToken,
-  });
+  const config = testConfig(gatewayUrl, gatewayToken, dataDir);
   const server = await startServer({ config, authSecret: authSecret!, log });
   const deadline = Date.now() + 30_000;
   while (!server.link.status.connected) {

@@ -6,7 +6,7 @@ import type { Ask } from "../../lib/ask.ts";
 import type { Clock } from "../../lib/clock.ts";
 import type { AskClose, ClientToServerEvents, GatewayStatus, ServerToClientEvents } from "../../lib/protocol.ts";
 import { startServer, type RunningServer } from "../../server/app.ts";
-import { parseConfig } from "../../server/config.ts";
+import { parseConfig, type Config } from "../../server/config.ts";
 import { mintTabToken, secretKey } from "../../server/tabs/auth.ts";
 
 /**
@@ -24,18 +24,23 @@ export type TestServer = RunningServer & {
   dispose(): Promise<void>;
 };
 
-export async function startTestServer(options: { gatewayUrl: string; gatewayToken: string; env?: Record<string, string>; dataDir?: string; clock?: Clock }): Promise<TestServer> {
-  const dataDir = options.dataDir ?? mkdtempSync(path.join(tmpdir(), "asks-test-"));
-  const config = parseConfig({
+/** The configuration tests and the benchmark run the server with: agent `dev`, owner `owner`, port 0. */
+export function testConfig(gatewayUrl: string, gatewayToken: string, dataDir: string, env: Record<string, string> = {}): Config {
+  return parseConfig({
     PORT: "0",
     HOST: "127.0.0.1",
     DATA_DIR: dataDir,
     AGENT_ID: "dev",
     OWNER_USERS: "owner",
-    OPENCLAW_GATEWAY_URL: options.gatewayUrl,
-    OPENCLAW_GATEWAY_TOKEN: options.gatewayToken,
-    ...options.env,
+    OPENCLAW_GATEWAY_URL: gatewayUrl,
+    OPENCLAW_GATEWAY_TOKEN: gatewayToken,
+    ...env,
   });
+}
+
+export async function startTestServer(options: { gatewayUrl: string; gatewayToken: string; env?: Record<string, string>; dataDir?: string; clock?: Clock }): Promise<TestServer> {
+  const dataDir = options.dataDir ?? mkdtempSync(path.join(tmpdir(), "asks-test-"));
+  const config = testConfig(options.gatewayUrl, options.gatewayToken, dataDir, options.env);
   const logs: string[] = [];
   const server = await startServer({ config, authSecret: TEST_AUTH_SECRET, log: (line) => logs.push(line), clock: options.clock });
   const key = secretKey(TEST_AUTH_SECRET);
