@@ -180,9 +180,8 @@ export class AskBroker {
       // Viewing the same chat again makes this tab the newest viewer.
       this.removeViewer(tab.id, chatId);
     } else if (previous !== undefined) {
-      this.removeViewer(tab.id, previous);
-      this.tabChat.delete(tab.id);
-      this.route(previous);
+      // A tab views one chat at a time: switching leaves the previous one.
+      this.leave(tab.id);
     }
     const list = this.viewers.get(chatId) ?? [];
     list.push(tab);
