@@ -8,6 +8,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { homedir, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 
 export const OPENCLAW_VERSION = "2026.9.6";
 
@@ -97,6 +98,10 @@ function killGroup(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
+/** The harness's own OpenClaw plugin: asks for approval before its marker tool runs (see its index.js). */
+export const APPROVAL_TEST_PLUGIN_ID = "asks-approval-test";
+export const APPROVAL_TEST_PLUGIN_DIR = join(dirname(fileURLToPath(import.meta.url)), "plugins", APPROVAL_TEST_PLUGIN_ID);
+
 export function stubGatewayConfig(home: string, stubModelUrl: string, agentId: string): object {
   const workspace = join(home, "workspace");
   return {
@@ -126,6 +131,10 @@ export function stubGatewayConfig(home: string, stubModelUrl: string, agentId: s
       },
     },
     gateway: { mode: "local", bind: "loopback" },
+    // Approvals from their real sources: the test plugin's `before_tool_call`, and host exec that
+    // asks (a live run's `exec {host: "gateway", ask: "always"}` raises `exec.approval.requested`).
+    plugins: { load: { paths: [APPROVAL_TEST_PLUGIN_DIR] }, entries: { [APPROVAL_TEST_PLUGIN_ID]: { enabled: true } } },
+    tools: { exec: { mode: "ask", host: "gateway" } },
     // Keep the file log inside the throwaway HOME instead of the shared /tmp/openclaw.
     logging: { file: join(home, "openclaw.log") },
   };
