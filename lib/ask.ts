@@ -56,6 +56,42 @@ export type Decision = z.infer<typeof Decision>;
 export const Severity = z.enum(["info", "warning", "critical"]);
 export type Severity = z.infer<typeof Severity>;
 
+/**
+ * What an approval would do, as the plugin (or, for automations, the Gateway) declares it: display-only
+ * facts an owner decides on. Mirrors the Gateway's `ApprovalScope` (its bounds included).
+ */
+const ScopeText = (max: number) => z.string().min(1).max(max);
+export const ApprovalScope = z.discriminatedUnion("kind", [
+  z.object({
+    kind: z.literal("message-send"),
+    target: ScopeText(128),
+    recipientCount: z.number().int().min(1),
+    /** A preview: at most five of the recipients. */
+    recipients: z.array(ScopeText(128)).max(5).optional(),
+    audience: z.enum(["internal", "external"]).optional(),
+  }),
+  z.object({
+    kind: z.literal("payment"),
+    /** An exact decimal, as text ("49.99"). */
+    amount: ScopeText(40),
+    currency: ScopeText(12),
+    target: ScopeText(128),
+  }),
+  z.object({
+    kind: z.literal("external-post"),
+    target: ScopeText(128),
+    visibility: z.enum(["public", "restricted"]),
+  }),
+  z.object({
+    /** Exec approvals of automations: what Always allow would grant. */
+    kind: z.literal("standing-grant"),
+    automation: ScopeText(128),
+    command: ScopeText(256),
+    expiresInDays: z.number().int().min(1).optional(),
+  }),
+]);
+export type ApprovalScope = z.infer<typeof ApprovalScope>;
+
 export const ApprovalRequest = z.object({
   title: z.string(),
   description: z.string(),
@@ -65,6 +101,7 @@ export const ApprovalRequest = z.object({
   toolName: z.string().optional(),
   pluginId: z.string().optional(),
   command: z.string().optional(),
+  scope: ApprovalScope.optional(),
   /** Always starts with `deny`: the card recommends the safe choice. */
   decisions: z.array(Decision).min(1),
 });

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { QuestionRecord } from "@openclaw/gateway-protocol";
-import { Decision, Severity, type ApprovalAsk, type Ask, type AskQuestion } from "../ask.ts";
+import { ApprovalScope, Decision, Severity, type ApprovalAsk, type Ask, type AskQuestion } from "../ask.ts";
 
 /**
  * Pure adapters from Gateway records to Asks. Question records are validated with the protocol
@@ -57,6 +57,8 @@ export function askFromQuestionRecord(record: QuestionRecord, context: AskContex
 }
 
 const NullableString = z.string().nullish();
+/** Display-only: an unreadable scope is dropped and the approval kept, as the Gateway itself does. */
+const DisplayScope = ApprovalScope.nullish().catch(null);
 
 const ApprovalEnvelope = z.object({
   id: z.string().min(1),
@@ -70,6 +72,7 @@ export const PluginApprovalRequested = ApprovalEnvelope.extend({
     pluginId: NullableString,
     title: z.string().min(1),
     description: z.string(),
+    scope: DisplayScope,
     detail: NullableString,
     severity: Severity.nullish(),
     toolName: NullableString,
@@ -88,7 +91,13 @@ export const ExecApprovalRequested = ApprovalEnvelope.extend({
     cwd: NullableString,
     host: NullableString,
     warningText: NullableString,
+    commandAnalysis: z
+      .looseObject({ riskKinds: z.array(z.string()).nullish(), warningLines: z.array(z.string()).nullish() })
+      .nullish()
+      .catch(null),
+    scope: DisplayScope,
     allowedDecisions: z.array(Decision).nullish(),
+    unavailableDecisions: z.array(z.string()).nullish(),
     agentId: NullableString,
     sessionKey: NullableString,
     runId: NullableString,
@@ -107,9 +116,9 @@ export type ApprovalResolved = z.infer<typeof ApprovalResolved>;
 /** Deny first, so the card's recommended (first) choice is the safe one. */
 const DECISION_ORDER: readonly Decision[] = ["deny", "allow-once", "allow-always"];
 
-export function orderDecisions(allowed: readonly Decision[] | null | undefined): Decision[] {
+export function orderDecisions(allowed: readonly Decision[] | null | undefined, unavailable: readonly string[] = []): Decision[] {
   const offered = allowed && allowed.length > 0 ? allowed : DECISION_ORDER;
-  return DECISION_ORDER.filter((decision) => offered.includes(decision));
+  return DECISION_ORDER.filter((decision) => offered.includes(decision) && !unavailable.includes(decision));
 }
 
 function clip(text: string | null | undefined, limit: number): string | undefined {
@@ -149,6 +158,7 @@ export function askFromPluginApproval(event: PluginApprovalRequested, context: A
       severity: request.severity ?? "warning",
       toolName: request.toolName ?? undefined,
       pluginId: request.pluginId ?? undefined,
+      scope: request.scope ?? undefined,
       decisions: orderDecisions(request.allowedDecisions),
     },
     context,
@@ -158,16 +168,20 @@ export function askFromPluginApproval(event: PluginApprovalRequested, context: A
 export function askFromExecApproval(event: ExecApprovalRequested, context: AskContext): ApprovalAsk {
   const { request } = event;
   const where = [request.host && `on ${request.host}`, request.cwd && `in ${request.cwd}`].filter(Boolean).join(" ");
+  // Live records carry `warningText: null` and put the Gateway's own findings in `commandAnalysis`.
+  const warnings = request.warningText || (request.commandAnalysis?.warningLines ?? []).join("\n");
+  const risky = Boolean(warnings) || (request.commandAnalysis?.riskKinds ?? []).length > 0;
   return approvalAsk(
     event,
     "gateway.exec-approval",
     {
       title: "Run a command",
       description: where ? `The agent wants to run a command ${where}.` : "The agent wants to run a command.",
-      detail: clip(request.warningText, APPROVAL_DETAIL_LIMIT),
-      severity: request.warningText ? "warning" : "info",
+      detail: clip(warnings, APPROVAL_DETAIL_LIMIT),
+      severity: risky ? "warning" : "info",
       command: request.command,
-      decisions: orderDecisions(request.allowedDecisions),
+      scope: request.scope ?? undefined,
+      decisions: orderDecisions(request.allowedDecisions, request.unavailableDecisions ?? []),
     },
     context,
   );
