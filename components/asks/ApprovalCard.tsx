@@ -1,6 +1,7 @@
 import { useEffect, useId, useRef, useState, type KeyboardEvent } from "react";
 import type { ApprovalAsk, Decision, Severity } from "../../lib/ask.ts";
 import { useNow } from "../../lib/client/use-now.ts";
+import { ApprovalScope } from "./ApprovalScope.tsx";
 import { DECISION_LABELS, cx, formatCountdown, textDirection } from "./format.ts";
 import { card, cardFocus, errorText, muted, primaryButton, recommendedTag, secondaryButton } from "./styles.ts";
 import type { SubmitAnswer } from "./types.ts";
@@ -16,8 +17,12 @@ type Props = {
 const SEVERITY: Record<Severity, { label: string; className: string }> = {
   info: { label: "Info", className: "bg-sky-100 text-sky-900 dark:bg-sky-900/60 dark:text-sky-100" },
   warning: { label: "Warning", className: "bg-amber-100 text-amber-900 dark:bg-amber-900/60 dark:text-amber-100" },
-  critical: { label: "Critical", className: "bg-rose-100 text-rose-900 dark:bg-rose-900/60 dark:text-rose-100" },
+  // Solid, where info and warning are pale: a critical approval must not look like a routine one.
+  critical: { label: "Critical", className: "bg-rose-700 text-white dark:bg-rose-400 dark:text-zinc-950" },
 };
+
+/** The whole card is framed in red when the plugin says a wrong decision could do real damage. */
+const CRITICAL_FRAME = "ring-2 ring-rose-600 dark:ring-rose-400";
 
 /** Details longer than this (characters or lines) start collapsed to a preview of whole lines. */
 const PREVIEW_CHARS = 180;
@@ -29,9 +34,10 @@ function previewOf(detail: string): string {
 }
 
 /**
- * The approval card (DESIGN §11): title, description, detail (the Gateway's first 600 characters,
- * expandable), tool and plugin or the command, severity, one button per allowed decision in the ask's
- * order (Deny first, Recommended), and a live countdown to expiry. Esc cancels, which denies.
+ * The approval card (DESIGN §11): title, what it would do (the declared scope), description, detail (the
+ * Gateway's first 600 characters, expandable), tool and plugin or the command, severity (critical framed
+ * in red), one button per allowed decision in the ask's order (Deny first, Recommended), and a live
+ * countdown to expiry. Esc cancels, which denies.
  */
 export function ApprovalCard({ ask, onAnswer, autoFocus = false, headingLevel = 2 }: Props) {
   const { approval } = ask;
@@ -65,8 +71,9 @@ export function ApprovalCard({ ask, onAnswer, autoFocus = false, headingLevel = 
       aria-labelledby={`${baseId}-title`}
       aria-busy={busy || undefined}
       data-ask-id={ask.id}
+      data-severity={approval.severity}
       onKeyDown={onKeyDown}
-      className={cx(card, cardFocus)}
+      className={cx(card, cardFocus, approval.severity === "critical" && CRITICAL_FRAME)}
     >
       <div className="flex flex-wrap items-center gap-2">
         <span className={cx("inline-flex items-center rounded-full px-2 py-0.5 text-xs font-semibold", severity.className)}>
@@ -80,6 +87,7 @@ export function ApprovalCard({ ask, onAnswer, autoFocus = false, headingLevel = 
       <Heading id={`${baseId}-title`} className="mt-2 text-base font-semibold break-words sm:text-lg" dir="auto">
         {approval.title}
       </Heading>
+      {approval.scope && <ApprovalScope scope={approval.scope} />}
       {approval.description && (
         <p className="mt-1 text-sm break-words whitespace-pre-line" dir="auto">
           {approval.description}

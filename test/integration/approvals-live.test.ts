@@ -11,9 +11,9 @@
 //   (`agent:dev:slack:channel:<id>:thread:<ts>`) is accepted by `chat.send`, and the Gateway treats it
 //   as a thread (`turnSourceThreadId` set); its approval is denied at once by this service.
 // - sub-agent: the Gateway (2026.9.6) cannot produce a sub-agent's approval. A sub-agent spawned with
-//   `sessions_spawn` asks through a Gateway client without `operator.approvals`, so the approval is
-//   never registered ("missing scope: operator.approvals" in the Gateway log) and the tool call is
-//   blocked as "gateway unavailable". The test below pins that down; the dashboard-only rule for
+//   `sessions_spawn` asks through a Gateway client without `operator.approvals`, so neither a plugin
+//   nor an exec approval is ever registered ("missing scope: operator.approvals" in the Gateway log)
+//   and the tool call is blocked. The test below pins that down; the dashboard-only rule for
 //   sub-agent approvals is covered with `plugin.approval.request` in approvals.test.ts.
 import { randomUUID } from "node:crypto";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
@@ -325,18 +325,24 @@ describe("sessions that must not be asked, from live runs", () => {
       const dashboard = await tab(null);
       expect(await dashboard.send("asks:watch", {})).toEqual({ ok: true });
       const call = touch();
-      const task = stubScript({ tool: { id: call.id, args: call.args }, then: "Sub-agent done.", tag: `${tag}-sub` });
+      const execMarker = join(markers, `sub-exec-${randomUUID()}`);
+      const subTools = [
+        { id: call.id, args: call.args },
+        { id: "exec", args: { command: `touch ${execMarker}`, host: "gateway", ask: "always" } },
+      ];
+      const task = stubScript({ tools: subTools, then: "Sub-agent done.", tag: `${tag}-sub` });
       await userRuns(sessionKey, tag, [{ id: "sessions_spawn", args: { task, label: tag } }]);
 
-      // The sub-agent's own model request carries the blocked call's result: it comes after any approval would have.
-      const blocked = await modelIsTold(`${tag}-sub`, "Plugin approval required (gateway unavailable)");
-      expect(blocked).toContain("error");
+      // The sub-agent's own model requests carry the blocked calls' results: they come after any approval would have.
+      expect(await modelIsTold(`${tag}-sub`, "Plugin approval required (gateway unavailable)")).toContain("error");
+      expect(await modelIsTold(`${tag}-sub`, "Exec approval registration failed")).toBeTruthy();
+      expect(existsSync(execMarker)).toBe(false);
       const spawned = await modelIsTold(tag, "childSessionKey");
       const childSessionKey = /agent:dev:subagent:[0-9a-f-]+/.exec(spawned)?.[0];
       expect(childSessionKey).toMatch(/^agent:dev:subagent:/);
 
       expect(existsSync(call.marker)).toBe(false);
-      expect(user.events.filter((event) => event.event === "plugin.approval.requested" && event.payload.request?.sessionKey === childSessionKey)).toEqual([]);
+      expect(user.events.filter((event) => /^(plugin|exec)\.approval\.requested$/.test(event.event) && event.payload.request?.sessionKey === childSessionKey)).toEqual([]);
       expect(server.store.list({ limit: 100_000 }).filter((ask) => ask.sessionKey === childSessionKey)).toEqual([]);
       expect(dashboard.changed.filter((ask) => ask.sessionKey === childSessionKey)).toEqual([]);
       expect(viewer.shown).toEqual([]);
