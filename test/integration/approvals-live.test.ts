@@ -202,11 +202,11 @@ describe("plugin approvals from a real plugin's before_tool_call, in live runs",
     async () => {
       const { chatId, sessionKey, tag } = freshChat();
       const viewer = await tab(chatId);
-      const call = touch({ timeoutMs: 3_000 });
+      const call = touch({ timeoutMs: 5_000 });
       await userRuns(sessionKey, tag, [call]);
 
       const card = await nextCard(viewer, sessionKey);
-      expect(card.expiresAt! - card.createdAt).toBe(3_000);
+      expect(card.expiresAt! - card.createdAt).toBe(5_000);
       expect(await viewer.waitFor(() => viewer.closed.find((close) => close.askId === card.id), "the card to close", WAIT_MS)).toMatchObject({ reason: "expired" });
       expect(server.store.get(card.id)?.status).toBe("expired");
 
