@@ -6,7 +6,7 @@ import next from "next";
 import { startServer } from "./app.ts";
 import { ConfigError, parseConfig, type Config } from "./config.ts";
 import { mintTabToken, secretKey } from "./tabs/auth.ts";
-import { securityHeaders } from "./http/headers.ts";
+import { createPagesHandler } from "./http/pages.ts";
 
 /**
  * `npm start`: parse the environment, serve the Next.js app and the tab protocol on one port,
@@ -42,13 +42,14 @@ async function main(): Promise<void> {
   await nextApp.prepare();
   const handle = nextApp.getRequestHandler();
 
+  // WebSocket upgrades on the one port: Socket.IO answers its own path (/socket.io/) and leaves the
+  // rest alone; Next's custom server adds its own upgrade listener to this HTTP server on the first
+  // request and answers hot reload (/_next/hmr) there. Its public getUpgradeHandler() does not serve
+  // hot reload in a custom server, so the upgrade is not routed by hand.
   const server = await startServer({
     config,
     authSecret,
-    pages: (request, response) => {
-      for (const [name, value] of Object.entries(securityHeaders(request.url ?? "/", config.OPENWEBUI_ORIGINS))) response.setHeader(name, value);
-      void handle(request, response);
-    },
+    pages: createPagesHandler({ handle, frameAncestors: config.OPENWEBUI_ORIGINS, dev, log: (message) => console.error(message) }),
   });
 
   const owner = [...config.owners][0] ?? "owner";

@@ -1,3 +1,5 @@
+"use client";
+
 import { useCallback, useEffect, useId, useMemo, useReducer, useRef, useState, type KeyboardEvent } from "react";
 import type { TabAnswer } from "../../lib/protocol.ts";
 import { answerAsk, request, type TabClientSocket } from "../../lib/client/socket.ts";

@@ -1,3 +1,5 @@
+"use client";
+
 import { useCallback, useEffect, useReducer, useRef, useState } from "react";
 import type { Ask, AskKind, AskStatus } from "../../lib/ask.ts";
 import type { AskClose, CloseReason, TabAnswer } from "../../lib/protocol.ts";

@@ -1,10 +1,10 @@
 // Starts the real product (`node server/main.ts`: Next.js pages + Socket.IO on one port) as a child
 // process for end-to-end tests, against a given Gateway, with a throwaway DATA_DIR.
 //
-// The production build (`npm run build`: the UI bundles in public/ui/ and `.next/`) must exist. When
-// `.next/BUILD_ID` is missing, or older than any file under app/, components/, lib/client/ or the
-// build configs, this helper builds once (guarded by a lock directory so parallel test files build
-// only once). Set E2E_SKIP_BUILD=1 to use whatever build is there.
+// The production build (`npm run build`, `.next/`) must exist. `npm test` builds first (that build is
+// also the run's type-check); when `.next/BUILD_ID` is missing, or older than any file the pages are
+// built from, this helper builds once (guarded by a lock directory so parallel test files build only
+// once). Set E2E_SKIP_BUILD=1 to use whatever build is there.
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -40,7 +40,7 @@ export type AppServer = {
   stop(): Promise<void>;
 };
 
-const BUILD_INPUTS = ["app", "components", "lib/client", "server/http", "next.config.js", "package.json"];
+const BUILD_INPUTS = ["app", "components", "lib", "next.config.js", "postcss.config.mjs", "tsconfig.json", "package.json"];
 const STOP_GRACE_MS = 5_000;
 
 function newestMtime(target: string): number {
@@ -54,7 +54,7 @@ function newestMtime(target: string): number {
 
 function buildIsCurrent(): boolean {
   const buildId = path.join(PROJECT_ROOT, ".next", "BUILD_ID");
-  if (!existsSync(buildId) || !existsSync(path.join(PROJECT_ROOT, "public", "ui", "manifest.json"))) return false;
+  if (!existsSync(buildId)) return false;
   if (process.env.E2E_SKIP_BUILD === "1") return true;
   const built = statSync(buildId).mtimeMs;
   return BUILD_INPUTS.every((input) => newestMtime(path.join(PROJECT_ROOT, input)) <= built);
@@ -85,16 +85,14 @@ export async function ensureBuild(): Promise<void> {
     const tsconfigPath = path.join(PROJECT_ROOT, "tsconfig.json");
     const tsconfig = readFileSync(tsconfigPath, "utf8");
     try {
-      for (const args of [["server/http/build-ui.ts"], [next, "build"]]) {
-        const result = spawnSync(process.execPath, args, {
-          cwd: PROJECT_ROOT,
-          env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1", PATH: `${path.dirname(process.execPath)}:${process.env.PATH ?? ""}` },
-          encoding: "utf8",
-          maxBuffer: 64 * 1024 * 1024,
-        });
-        if (result.status !== 0) {
-          throw new Error(`${args.join(" ")} failed (exit ${result.status}):\n${(result.stdout ?? "").slice(-4000)}\n${(result.stderr ?? "").slice(-4000)}`);
-        }
+      const result = spawnSync(process.execPath, [next, "build"], {
+        cwd: PROJECT_ROOT,
+        env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1", PATH: `${path.dirname(process.execPath)}:${process.env.PATH ?? ""}` },
+        encoding: "utf8",
+        maxBuffer: 64 * 1024 * 1024,
+      });
+      if (result.status !== 0) {
+        throw new Error(`next build failed (exit ${result.status}):\n${(result.stdout ?? "").slice(-4000)}\n${(result.stderr ?? "").slice(-4000)}`);
       }
     } finally {
       if (readFileSync(tsconfigPath, "utf8") !== tsconfig) writeFileSync(tsconfigPath, tsconfig);
