@@ -1,11 +1,12 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
 import { gzipSync } from "node:zlib";
-import { startAppServer } from "../support/app-server.ts";
+import { PROJECT_ROOT, startAppServer } from "../support/app-server.ts";
 import { round } from "./stats.ts";
 
 /**
  * Page weight: the gzipped JavaScript a route makes the browser load before it is interactive,
- * measured on what the production server really serves, so it follows the build whatever its
- * shape (Next.js pages with their chunks, or HTML shells with one bundle each):
+ * measured on what the production server really serves:
  *   1. start the product (`node server/main.ts` via test/support/app-server.ts, which builds first
  *      when the build is missing or older than the UI sources; E2E_SKIP_BUILD=1 measures the build
  *      that is there), with no Gateway;
@@ -13,12 +14,23 @@ import { round } from "./stats.ts";
  *   3. every `<script src>` (except `nomodule` ones, which modern browsers skip) and every
  *      `<link rel="modulepreload">` / `<link rel="preload" as="script">` is fetched and gzipped at
  *      zlib's default level (what a server compressing on the fly sends); kB = 1000 bytes.
- * Inline scripts (e.g. Next's RSC payload) are reported apart; chunks a page imports later
- * (dynamic `import()`) are not first-load JS and are not counted.
+ * The baseline is the JS every page of this build loads: the framework chunks Next.js lists as
+ * `rootMainFiles` in `.next/build-manifest.json` (React, the App Router runtime), fetched and gzipped
+ * the same way from the same server. A page's target is the baseline plus its own budget.
+ * Inline scripts (Next's RSC payload) are reported apart; chunks a page imports later (dynamic
+ * `import()`) are not first-load JS and are not counted.
  */
 
-export type RouteWeight = { path: string; kB: number; rawKB: number; inlineKB: number; files: { url: string; bytes: number; gzipBytes: number }[] };
-export type PageWeightResult = { widgetKB: number; dashboardKB: number; widget: RouteWeight; dashboard: RouteWeight };
+export type RouteWeight = { path: string; kB: number; rawKB: number; inlineKB: number; files: FileWeight[] };
+export type PageWeightResult = {
+  baselineKB: number;
+  widgetKB: number;
+  dashboardKB: number;
+  baseline: FileWeight[];
+  widget: RouteWeight;
+  dashboard: RouteWeight;
+};
+type FileWeight = { url: string; bytes: number; gzipBytes: number };
 
 function attributes(tag: string): Map<string, string> {
   const found = new Map<string, string>();
@@ -50,6 +62,15 @@ export function scriptsOf(html: string): { sources: string[]; inline: string[] }
   return { sources: [...new Set(sources)], inline };
 }
 
+async function weighFile(url: URL, loadedBy: string): Promise<FileWeight> {
+  const script = await fetch(url, { headers: { "accept-encoding": "identity" } });
+  if (!script.ok) throw new Error(`${loadedBy} loads ${url.pathname}, which answered ${script.status}`);
+  const bytes = Buffer.from(await script.arrayBuffer());
+  return { url: url.pathname, bytes: bytes.length, gzipBytes: gzipSync(bytes).length };
+}
+
+const kB = (files: FileWeight[], key: "bytes" | "gzipBytes") => round(files.reduce((total, file) => total + file[key], 0) / 1000, 1);
+
 async function weigh(base: string, pagePath: string): Promise<RouteWeight> {
   const page = new URL(pagePath, base);
   const response = await fetch(page);
@@ -58,17 +79,16 @@ async function weigh(base: string, pagePath: string): Promise<RouteWeight> {
   const { sources, inline } = scriptsOf(html);
   if (sources.length === 0) throw new Error(`GET ${pagePath} loads no script: is this the page? ${html.slice(0, 300)}`);
   const files = [];
-  for (const source of sources) {
-    const url = new URL(source, page);
-    const script = await fetch(url, { headers: { "accept-encoding": "identity" } });
-    if (!script.ok) throw new Error(`${pagePath} loads ${url.pathname}, which answered ${script.status}`);
-    const bytes = Buffer.from(await script.arrayBuffer());
-    files.push({ url: url.pathname, bytes: bytes.length, gzipBytes: gzipSync(bytes).length });
-  }
-  const gzip = files.reduce((total, file) => total + file.gzipBytes, 0);
-  const raw = files.reduce((total, file) => total + file.bytes, 0);
+  for (const source of sources) files.push(await weighFile(new URL(source, page), pagePath));
   const inlineGzip = inline.length > 0 ? gzipSync(inline.join("\n")).length : 0;
-  return { path: pagePath, kB: round(gzip / 1000, 1), rawKB: round(raw / 1000, 1), inlineKB: round(inlineGzip / 1000, 1), files };
+  return { path: pagePath, kB: kB(files, "gzipBytes"), rawKB: kB(files, "bytes"), inlineKB: round(inlineGzip / 1000, 1), files };
+}
+
+/** The framework chunks every page of the build loads, as the build itself lists them. */
+function baselineFiles(): string[] {
+  const manifest = JSON.parse(readFileSync(path.join(PROJECT_ROOT, ".next", "build-manifest.json"), "utf8")) as { rootMainFiles?: string[] };
+  if (!manifest.rootMainFiles?.length) throw new Error(".next/build-manifest.json lists no rootMainFiles: not an App Router build?");
+  return manifest.rootMainFiles.map((file) => `/_next/${file}`);
 }
 
 export async function measurePageWeight(): Promise<PageWeightResult> {
@@ -77,7 +97,13 @@ export async function measurePageWeight(): Promise<PageWeightResult> {
   try {
     const dashboard = await weigh(server.url, "/");
     const widget = await weigh(server.url, "/embed/chat/bench-chat");
-    return { widgetKB: widget.kB, dashboardKB: dashboard.kB, widget, dashboard };
+    const baseline = [];
+    for (const file of baselineFiles()) baseline.push(await weighFile(new URL(file, server.url), "every page"));
+    for (const route of [dashboard, widget]) {
+      const missing = baseline.filter((file) => !route.files.some((loaded) => loaded.url === file.url));
+      if (missing.length > 0) throw new Error(`${route.path} does not load the baseline chunk(s) ${missing.map((file) => file.url).join(", ")}`);
+    }
+    return { baselineKB: kB(baseline, "gzipBytes"), widgetKB: widget.kB, dashboardKB: dashboard.kB, baseline, widget, dashboard };
   } finally {
     await server.stop();
   }

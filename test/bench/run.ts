@@ -31,8 +31,9 @@ const TARGETS = {
   handoffP99Ratio: 2,
   scannerRatio: 3,
   heapPerTabKB: 15,
-  widgetKB: 130,
-  dashboardKB: 150,
+  /** Over the baseline (the framework JS every page of the same build loads), gzipped. */
+  widgetOverBaselineKB: 35,
+  dashboardOverBaselineKB: 60,
 };
 
 // --- options -----------------------------------------------------------------------------------
@@ -216,9 +217,13 @@ function buildResults({ scanner, pages, fake, real }: Parts) {
       : null,
     pageWeight: pages
       ? {
+          baselineKB: pages.baselineKB,
           widgetKB: pages.widgetKB,
           dashboardKB: pages.dashboardKB,
+          widgetOverBaselineKB: round(pages.widgetKB - pages.baselineKB, 1),
+          dashboardOverBaselineKB: round(pages.dashboardKB - pages.baselineKB, 1),
           gzipLevel: 6,
+          baselineFiles: pages.baseline.map((file) => ({ url: file.url, gzipKB: round(file.gzipBytes / 1000, 1), rawKB: round(file.bytes / 1000, 1) })),
           widgetInlineKB: pages.widget.inlineKB,
           dashboardInlineKB: pages.dashboard.inlineKB,
           widgetFiles: pages.widget.files.map((file) => ({ url: file.url, gzipKB: round(file.gzipBytes / 1000, 1), rawKB: round(file.bytes / 1000, 1) })),
@@ -284,8 +289,11 @@ function printTable(results: ReturnType<typeof buildResults>, { scanner, pages, 
     rows.push([`heap per idle tab @${m.tabs}`, "-", "", "", `${m.heapBeforeMB} MB -> ${m.heapAfterMB} MB`, `${m.heapPerTabKB} kB`, `<= ${TARGETS.heapPerTabKB} kB`, check("memory", m.heapPerTabKB <= TARGETS.heapPerTabKB)]);
   }
   if (pages) {
-    rows.push(["widget JS (gzip)", `${pages.widget.files.length} files`, "", "", `/embed/chat/[chatId] (${pages.widget.rawKB} kB raw)`, `${pages.widgetKB} kB`, `<= ${TARGETS.widgetKB} kB`, check("widget weight", pages.widgetKB <= TARGETS.widgetKB)]);
-    rows.push(["dashboard JS (gzip)", `${pages.dashboard.files.length} files`, "", "", `/ (${pages.dashboard.rawKB} kB raw)`, `${pages.dashboardKB} kB`, `<= ${TARGETS.dashboardKB} kB`, check("dashboard weight", pages.dashboardKB <= TARGETS.dashboardKB)]);
+    const widgetLimit = round(pages.baselineKB + TARGETS.widgetOverBaselineKB, 1);
+    const dashboardLimit = round(pages.baselineKB + TARGETS.dashboardOverBaselineKB, 1);
+    rows.push(["baseline JS (gzip)", `${pages.baseline.length} files`, "", "", "framework chunks every page loads", `${pages.baselineKB} kB`, "", ""]);
+    rows.push(["widget JS (gzip)", `${pages.widget.files.length} files`, "", "", `/embed/chat/[chatId] (${pages.widget.rawKB} kB raw)`, `${pages.widgetKB} kB`, `<= ${widgetLimit} kB (+${TARGETS.widgetOverBaselineKB})`, check("widget weight", pages.widgetKB <= widgetLimit)]);
+    rows.push(["dashboard JS (gzip)", `${pages.dashboard.files.length} files`, "", "", `/ (${pages.dashboard.rawKB} kB raw)`, `${pages.dashboardKB} kB`, `<= ${dashboardLimit} kB (+${TARGETS.dashboardOverBaselineKB})`, check("dashboard weight", pages.dashboardKB <= dashboardLimit)]);
   } else if (sections.has("pages")) missing("page weight", "FAILED");
   if (real) {
     rows.push(["real Gateway -> ask:show", String(real.samples), ms(real.p50Ms), ms(real.p99Ms), "openclaw question.request", "", "report", ""]);
