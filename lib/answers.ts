@@ -9,6 +9,7 @@ import {
   type QuestionAsk,
   type SecretAsk,
 } from "./ask.ts";
+import { DECISION_LABELS } from "./labels.ts";
 import { resolveChoiceAnswer } from "./prompts/index.ts";
 import type { ErrorCode, TabAnswer } from "./protocol.ts";
 
@@ -34,12 +35,6 @@ export type MappedAnswer = {
   summary: string;
 };
 export type RefusedAnswer = { ok: false; code: ErrorCode; message: string };
-
-export const DECISION_LABELS: Record<Decision, string> = {
-  deny: "Deny",
-  "allow-once": "Allow once",
-  "allow-always": "Always allow",
-};
 
 /** What the agent is told when a text-prompt secret dialog is cancelled or never answered. */
 export const SECRET_CANCELLED_MESSAGE = "I cancelled the secret request; nothing was entered.";

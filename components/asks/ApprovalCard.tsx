@@ -1,8 +1,9 @@
 import { useEffect, useId, useRef, useState, type KeyboardEvent } from "react";
 import type { ApprovalAsk, Decision, Severity } from "../../lib/ask.ts";
-import { useNow } from "../../lib/client/use-now.ts";
+import { useNow } from "../../client/use-now.ts";
+import { DECISION_LABELS } from "../../lib/labels.ts";
 import { ApprovalScope } from "./ApprovalScope.tsx";
-import { DECISION_LABELS, cx, formatCountdown, textDirection } from "./format.ts";
+import { cx, formatCountdown, textDirection } from "./format.ts";
 import { card, cardFocus, errorText, muted, primaryButton, recommendedTag, secondaryButton } from "./styles.ts";
 import type { SubmitAnswer } from "./types.ts";
 import { useSendAnswer } from "./use-send-answer.ts";

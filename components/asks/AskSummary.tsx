@@ -1,4 +1,5 @@
 import type { AskStatus } from "../../lib/ask.ts";
+import { STATUS_LABELS } from "../../lib/labels.ts";
 import { cx, formatTime, textDirection } from "./format.ts";
 import { muted } from "./styles.ts";
 
@@ -12,17 +13,10 @@ type Props = {
   defaultOpen?: boolean;
 };
 
-const STATUS_TEXT: Partial<Record<AskStatus, string>> = {
-  cancelled: "Cancelled",
-  expired: "Expired",
-  denied: "Denied",
-  "ended-as-text": "Left in the reply as text",
-};
-
 /** The collapsible "❓ Ask User" record of a finished ask (DESIGN §7, §11). */
 export function AskSummary({ question, summary, status, at, defaultOpen = false }: Props) {
   const dir = textDirection(question, summary);
-  const statusText = status ? STATUS_TEXT[status] : undefined;
+  const statusText = status ? STATUS_LABELS[status] : undefined;
   const prefix =
     !status || status === "answered" ? "Answer: " : statusText && !summary.toLowerCase().startsWith(statusText.toLowerCase()) ? `${statusText}: ` : "";
   return (

@@ -1,34 +1,17 @@
 import { useEffect, useId, useRef, useState, type KeyboardEvent } from "react";
 import type { AskQuestion, QuestionAsk } from "../../lib/ask.ts";
 import { cx, textDirection } from "./format.ts";
-import {
-  EMPTY_DRAFT,
-  buildAnswer,
-  confirmAnswer,
-  draftValues,
-  hasTypedField,
-  isPicked,
-  isRecommended,
-  pickOption,
-  questionMode,
-  typeOther,
-  type Draft,
-  type QuestionMode,
-} from "./question-model.ts";
-import {
-  card,
-  cardFocus,
-  errorText,
-  eyebrow,
-  ghostButton,
-  muted,
-  primaryButton,
-  recommendedTag,
-  secondaryButton,
-  textInput,
-} from "./styles.ts";
+import { CONFIRM_NO, CONFIRM_YES, EMPTY_DRAFT, buildAnswer, confirmAnswer, isPicked, pickOption, questionMode, type Draft } from "./question-model.ts";
+import { QuestionFields } from "./QuestionFields.tsx";
+import { QuestionStepper } from "./QuestionStepper.tsx";
+import { card, cardFocus, errorText, eyebrow, ghostButton, muted, primaryButton, secondaryButton } from "./styles.ts";
 import type { SubmitAnswer } from "./types.ts";
 import { useSendAnswer } from "./use-send-answer.ts";
+
+// What reaches the Gateway: Skip and Cancel both decline the whole ask (`question.resolve` with `cancel: true`).
+const CANCEL_HINT = "Cancel: the agent gets no answer and is told the question was cancelled";
+const SKIP_HINT = "Skip: declines the question, the same as Cancel; the agent gets no answer";
+const SKIP_ALL_HINT = "Skip: declines all the questions of this ask, the same as Cancel; the agent gets no answer to any of them";
 
 type Props = {
   ask: QuestionAsk;
@@ -175,7 +158,7 @@ export function QuestionCard({ ask, onAnswer, autoFocus = false, headingLevel = 
         submit();
       }}
     >
-      {total > 1 && <Stepper ask={ask} drafts={drafts} current={index} onGo={goTo} />}
+      {total > 1 && <QuestionStepper ask={ask} drafts={drafts} current={index} onGo={goTo} />}
 
       <div className="mb-3">
         {question.header && total === 1 && (
@@ -196,14 +179,14 @@ export function QuestionCard({ ask, onAnswer, autoFocus = false, headingLevel = 
       {mode === "confirm" ? (
         <div className="flex flex-wrap gap-2" role="group" aria-label="Answer">
           <button type="button" className={primaryButton} disabled={busy} onClick={() => void send(confirmAnswer(ask, true))}>
-            Yes
+            {CONFIRM_YES}
           </button>
           <button type="button" className={secondaryButton} disabled={busy} onClick={() => void send(confirmAnswer(ask, false))}>
-            No
+            {CONFIRM_NO}
           </button>
         </div>
       ) : (
-        <QuestionBody
+        <QuestionFields
           key={question.id}
           baseId={`${baseId}-${index}`}
           question={question}
@@ -221,10 +204,11 @@ export function QuestionCard({ ask, onAnswer, autoFocus = false, headingLevel = 
       )}
 
       <div className="mt-4 flex flex-wrap items-center justify-end gap-2">
-        <button type="button" className={ghostButton} disabled={busy} onClick={cancel} title="The agent is told you cancelled">
+        {/* Both send the Gateway the same `cancel: true` for the whole ask: it has no per-question skip (REAL-GATEWAY.md). */}
+        <button type="button" className={ghostButton} disabled={busy} onClick={cancel} title={CANCEL_HINT}>
           Cancel
         </button>
-        <button type="button" className={ghostButton} disabled={busy} onClick={cancel} title="Decline to answer; the agent is told you skipped">
+        <button type="button" className={ghostButton} disabled={busy} onClick={cancel} title={total > 1 ? SKIP_ALL_HINT : SKIP_HINT}>
           Skip
         </button>
         {index > 0 && (
@@ -244,221 +228,5 @@ export function QuestionCard({ ask, onAnswer, autoFocus = false, headingLevel = 
           ))}
       </div>
     </form>
-  );
-}
-
-function Stepper({ ask, drafts, current, onGo }: { ask: QuestionAsk; drafts: Record<string, Draft>; current: number; onGo: (step: number) => void }) {
-  return (
-    <nav aria-label="Questions" className="mb-3">
-      <ol className="flex gap-1.5">
-        {ask.questions.map((question, i) => {
-          const answered = draftValues(question, questionMode(ask, question), drafts[question.id] ?? EMPTY_DRAFT).length > 0;
-          const name = question.header || question.question;
-          return (
-            <li key={question.id} className="min-w-0 flex-1">
-              <button
-                type="button"
-                aria-current={i === current ? "step" : undefined}
-                onClick={() => onGo(i)}
-                className={cx(
-                  "flex w-full min-w-0 items-center gap-1.5 rounded-md border-t-4 px-1 pt-1.5 pb-0.5 text-start text-xs",
-                  i === current
-                    ? "border-sky-600 font-semibold text-sky-900 dark:border-sky-400 dark:text-sky-100"
-                    : answered
-                      ? "border-emerald-600/70 text-zinc-700 dark:border-emerald-500/70 dark:text-zinc-300"
-                      : "border-zinc-300 text-zinc-600 dark:border-zinc-600 dark:text-zinc-400",
-                )}
-              >
-                <span className="sr-only">Question </span>
-                <span className="shrink-0 tabular-nums">{i + 1}</span>
-                <span className="sr-only">{` of ${ask.questions.length}: `}</span>
-                <span className="truncate" dir="auto">
-                  {name}
-                </span>
-                {answered && <span className="sr-only"> (answered)</span>}
-                {answered && i !== current && (
-                  <span aria-hidden="true" className="shrink-0 text-emerald-700 dark:text-emerald-400">
-                    ✓
-                  </span>
-                )}
-              </button>
-            </li>
-          );
-        })}
-      </ol>
-    </nav>
-  );
-}
-
-type BodyProps = {
-  baseId: string;
-  question: AskQuestion;
-  mode: QuestionMode;
-  draft: Draft;
-  busy: boolean;
-  onChange(draft: Draft): void;
-};
-
-function QuestionBody({ baseId, question, mode, draft, busy, onChange }: BodyProps) {
-  const typedField = hasTypedField(question, mode);
-  const typedLabel = mode === "choice" ? "Other" : "Your answer";
-  const typedHintId = `${baseId}-typed-hint`;
-  const otherActive = mode === "choice" && !question.multiSelect && draft.useOther;
-
-  return (
-    <div>
-      {mode === "choice" && (
-        <fieldset disabled={busy}>
-          <legend className="sr-only">{question.question || question.header}</legend>
-          {question.multiSelect && <p className={cx("mb-2 text-sm", muted)}>Choose all that apply.</p>}
-          <div className="flex flex-col gap-2">
-            {question.options.map((option, i) => {
-              const picked = isPicked(question, mode, draft, i);
-              const labelId = `${baseId}-opt-${i}`;
-              const tagId = `${baseId}-tag-${i}`;
-              const descriptionId = `${baseId}-desc-${i}`;
-              const recommended = isRecommended(question, i);
-              return (
-                <label
-                  key={option.label}
-                  className={cx(
-                    "flex cursor-pointer items-start gap-3 rounded-xl border px-3 py-2.5 transition-colors",
-                    picked
-                      ? "border-sky-600 bg-sky-50 dark:border-sky-400 dark:bg-sky-950/50"
-                      : "border-zinc-200 hover:bg-zinc-50 dark:border-zinc-700 dark:hover:bg-zinc-800/60",
-                  )}
-                >
-                  <input
-                    type={question.multiSelect ? "checkbox" : "radio"}
-                    name={`${baseId}-choice`}
-                    value={option.label}
-                    checked={picked}
-                    data-option={i}
-                    aria-labelledby={recommended ? `${labelId} ${tagId}` : labelId}
-                    aria-describedby={option.description ? descriptionId : undefined}
-                    onChange={() => onChange(pickOption(question, mode, draft, i))}
-                    className="mt-0.5 size-4 shrink-0 accent-sky-700 dark:accent-sky-400"
-                  />
-                  <span className="min-w-0 flex-1">
-                    <span className="flex flex-wrap items-center gap-x-2 gap-y-1">
-                      <span id={labelId} className="font-medium break-words" dir="auto">
-                        {option.label}
-                      </span>
-                      {recommended && (
-                        <span id={tagId} className={recommendedTag}>
-                          Recommended
-                        </span>
-                      )}
-                    </span>
-                    {option.description && (
-                      <span id={descriptionId} className={cx("mt-0.5 block text-sm break-words", muted)} dir="auto">
-                        {option.description}
-                      </span>
-                    )}
-                  </span>
-                  {i < 9 && (
-                    <kbd aria-hidden="true" className={cx("hidden shrink-0 font-sans text-xs tabular-nums sm:inline", muted)}>
-                      {i + 1}
-                    </kbd>
-                  )}
-                </label>
-              );
-            })}
-          </div>
-        </fieldset>
-      )}
-
-      {mode === "typed-multi" && (
-        <div>
-          <p className={cx("mb-2 text-sm", muted)}>Choose all that apply: press an option or type their numbers or names.</p>
-          <ol className="flex flex-col gap-2">
-            {question.options.map((option, i) => {
-              const picked = isPicked(question, mode, draft, i);
-              const labelId = `${baseId}-opt-${i}`;
-              const descriptionId = `${baseId}-desc-${i}`;
-              return (
-                <li key={option.label}>
-                  <button
-                    type="button"
-                    data-option={i}
-                    aria-pressed={picked}
-                    aria-labelledby={labelId}
-                    aria-describedby={option.description ? descriptionId : undefined}
-                    disabled={busy}
-                    onClick={() => onChange(pickOption(question, mode, draft, i))}
-                    className={cx(
-                      "flex w-full items-start gap-3 rounded-xl border px-3 py-2.5 text-start transition-colors",
-                      picked
-                        ? "border-sky-600 bg-sky-50 dark:border-sky-400 dark:bg-sky-950/50"
-                        : "border-zinc-200 hover:bg-zinc-50 dark:border-zinc-700 dark:hover:bg-zinc-800/60",
-                    )}
-                  >
-                    <span aria-hidden="true" className="w-5 shrink-0 font-semibold tabular-nums">
-                      {i + 1}.
-                    </span>
-                    <span className="min-w-0 flex-1">
-                      <span id={labelId} className="block font-medium break-words" dir="auto">
-                        {option.label}
-                      </span>
-                      {option.description && (
-                        <span id={descriptionId} className={cx("block text-sm break-words", muted)} dir="auto">
-                          {option.description}
-                        </span>
-                      )}
-                    </span>
-                    <span aria-hidden="true" className="shrink-0 text-sky-700 dark:text-sky-300">
-                      {picked ? "✓" : ""}
-                    </span>
-                  </button>
-                </li>
-              );
-            })}
-          </ol>
-        </div>
-      )}
-
-      {typedField && (
-        <div className={question.options.length > 0 ? "mt-3" : undefined}>
-          <label htmlFor={`${baseId}-typed`} className="mb-1 block text-sm font-medium">
-            {typedLabel}
-          </label>
-          {mode === "text" ? (
-            <textarea
-              id={`${baseId}-typed`}
-              rows={2}
-              dir="auto"
-              value={draft.other}
-              disabled={busy}
-              aria-describedby={typedHintId}
-              onChange={(event) => onChange(typeOther(question, mode, draft, event.target.value))}
-              className={cx(textInput, "resize-y")}
-            />
-          ) : (
-            <input
-              id={`${baseId}-typed`}
-              type="text"
-              dir="auto"
-              autoComplete="off"
-              value={draft.other}
-              disabled={busy}
-              aria-describedby={mode === "typed-multi" ? typedHintId : undefined}
-              placeholder={mode === "typed-multi" ? "e.g. 1, 3" : "Type your own answer"}
-              onChange={(event) => onChange(typeOther(question, mode, draft, event.target.value))}
-              className={cx(textInput, otherActive && "border-sky-600 ring-2 ring-sky-500/40 dark:border-sky-400")}
-            />
-          )}
-          {mode === "text" && (
-            <p id={typedHintId} className={cx("mt-1 text-xs", muted)}>
-              Enter sends, Shift+Enter starts a new line.
-            </p>
-          )}
-          {mode === "typed-multi" && (
-            <p id={typedHintId} className={cx("mt-1 text-xs", muted)}>
-              Numbers or names, separated by commas or spaces.
-            </p>
-          )}
-        </div>
-      )}
-    </div>
   );
 }

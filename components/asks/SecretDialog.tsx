@@ -4,6 +4,7 @@ import type { SecretOutcome, TabAnswer } from "../../lib/protocol.ts";
 import { cx, textDirection } from "./format.ts";
 import { card, errorText, ghostButton, muted, primaryButton, secondaryButton, secretEyebrow, textInput } from "./styles.ts";
 import type { SubmitAnswer } from "./types.ts";
+import { useSendAnswer } from "./use-send-answer.ts";
 
 type Props = {
   ask: SecretAsk;
@@ -29,8 +30,7 @@ export function SecretDialog({ ask, onAnswer, onOutcome, headingLevel = 2 }: Pro
   const originalHosts = secret.allowedHosts ?? [];
   const [hosts, setHosts] = useState<string[]>(originalHosts);
   const [newHost, setNewHost] = useState("");
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
+  const { busy, error, setError, send } = useSendAnswer(onAnswer);
   const Heading = headingLevel === 2 ? "h2" : "h3";
   const name = secret.name?.trim() || "Secret";
   const dir = textDirection(secret.reason, secret.prompt);
@@ -41,16 +41,12 @@ export function SecretDialog({ ask, onAnswer, onOutcome, headingLevel = 2 }: Pro
   }, []);
 
   const finish = async (answer: TabAnswer) => {
-    setBusy(true);
-    setError(null);
-    const result = await onAnswer(answer);
-    if (!result.ok) {
-      setBusy(false);
-      setError(result.error.message);
+    const accepted = await send(answer);
+    if (!accepted) {
       inputRef.current?.focus();
       return;
     }
-    onOutcome?.(result.outcome ?? (answer.type === "cancel" ? "cancelled" : ask.source === "text-prompt" ? "sent" : "stored"));
+    onOutcome?.(accepted.outcome ?? (answer.type === "cancel" ? "cancelled" : ask.source === "text-prompt" ? "sent" : "stored"));
   };
 
   const submit = () => {

@@ -1,13 +1,7 @@
-import type { Ask, AskKind, Decision } from "../../lib/ask.ts";
+import type { Ask, AskKind } from "../../lib/ask.ts";
 import type { SecretOutcome } from "../../lib/protocol.ts";
 
 /** Display helpers shared by the cards, the widget and the dashboard. Pure; no runtime imports from lib. */
-
-export const DECISION_LABELS: Record<Decision, string> = {
-  deny: "Deny",
-  "allow-once": "Allow once",
-  "allow-always": "Always allow",
-};
 
 export const KIND_LABELS: Record<AskKind, string> = {
   question: "Question",

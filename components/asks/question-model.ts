@@ -1,4 +1,5 @@
 import type { AskQuestion, QuestionAsk } from "../../lib/ask.ts";
+import { CONFIRM_OPTIONS } from "../../lib/prompts/types.ts";
 import type { TabAnswer } from "../../lib/protocol.ts";
 
 /**
@@ -107,13 +108,16 @@ export function buildAnswer(ask: QuestionAsk, drafts: Readonly<Record<string, Dr
   return { ok: true, answer: { type: "questions", answers } };
 }
 
+/** The words of a confirmation's two buttons, as the text-prompt classifier offers them. */
+export const [CONFIRM_YES, CONFIRM_NO] = CONFIRM_OPTIONS.map((option) => option.label) as [string, string];
+
 /** Yes / No on a confirmation: the matching option's own label when the card has one, else the word. */
 export function confirmAnswer(ask: QuestionAsk, yes: boolean): TabAnswer {
   const question = ask.questions[0];
-  const word = yes ? "yes" : "no";
-  const option = question?.options.find((o) => o.label.trim().toLowerCase() === word);
+  const word = yes ? CONFIRM_YES : CONFIRM_NO;
+  const option = question?.options.find((o) => o.label.trim().toLowerCase() === word.toLowerCase());
   if (question && option) return { type: "questions", answers: { [question.id]: [option.label] } };
-  return { type: "text", text: yes ? "Yes" : "No" };
+  return { type: "text", text: word };
 }
 
 function typedTokens(text: string): string[] {

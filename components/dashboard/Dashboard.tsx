@@ -1,13 +1,10 @@
 "use client";
 
 import { useCallback, useEffect, useId, useMemo, useReducer, useRef, useState, type KeyboardEvent } from "react";
-import type { TabAnswer } from "../../lib/protocol.ts";
-import { answerAsk, request, type TabClientSocket } from "../../lib/client/socket.ts";
-import { forgetToken, takeToken } from "../../lib/client/token.ts";
-import { useTabSocket } from "../../lib/client/use-tab-socket.ts";
+import { request, type TabClientSocket } from "../../client/socket.ts";
+import { useTabSession } from "../../client/use-tab-session.ts";
 import { askTitle, cx, secretOutcomeToast } from "../asks/format.ts";
 import { dangerButton, muted } from "../asks/styles.ts";
-import type { AnswerResult } from "../asks/types.ts";
 import { useToast } from "../common/use-toast.ts";
 import { StatusPill, describeStatus } from "../common/ConnectionStatus.tsx";
 import { EMPTY_DASHBOARD, dashboardReducer, finishedAsks, pendingAsks } from "./dashboard-state.ts";
@@ -25,8 +22,6 @@ type View = "pending" | "history";
  * notifications for asks that arrive while the tab is hidden.
  */
 export function Dashboard() {
-  const [token, setToken] = useState<string | null>(null);
-  const [tokenRead, setTokenRead] = useState(false);
   const [state, dispatch] = useReducer(dashboardReducer, EMPTY_DASHBOARD);
   const [view, setView] = useState<View>("pending");
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
@@ -42,27 +37,22 @@ export function Dashboard() {
   const listed = useRef(false);
   const baseId = useId();
 
-  useEffect(() => {
-    setToken(takeToken({ sessionStorageKey: TOKEN_KEY }));
-    setTokenRead(true);
-  }, []);
-
   const setup = useCallback((socket: TabClientSocket) => {
     const load = async () => {
       listed.current = false;
-      const watch = await request(socket, "asks:watch", {});
+      const watch = await request(socket, (timed) => timed.emitWithAck("asks:watch", {}));
       if (!watch.ok) {
         setAccessError(watch.error.code === "FORBIDDEN" ? "This link is not an owner's: the dashboard is for owners only." : watch.error.message);
         return;
       }
       setAccessError(null);
-      const pending = await request(socket, "asks:list", { status: "pending" });
+      const pending = await request(socket, (timed) => timed.emitWithAck("asks:list", { status: "pending" }));
       if (pending.ok) {
         for (const ask of pending.asks) seenPending.current.add(ask.id);
         dispatch({ type: "pending-list", asks: pending.asks });
       }
       listed.current = true;
-      const all = await request(socket, "asks:list", { status: "all" });
+      const all = await request(socket, (timed) => timed.emitWithAck("asks:list", { status: "all" }));
       if (all.ok) dispatch({ type: "all-list", asks: all.asks });
     };
     socket.on("connect", () => void load());
@@ -75,11 +65,11 @@ export function Dashboard() {
     });
   }, []);
 
-  const { socket, state: connection, gateway } = useTabSocket(token, setup);
-
-  useEffect(() => {
-    if (connection.phase === "refused") forgetToken({ sessionStorageKey: TOKEN_KEY });
-  }, [connection.phase]);
+  const { socket, connection, gateway, answer, tokenProblem } = useTabSession({
+    sessionStorageKey: TOKEN_KEY,
+    relink: "Open the dashboard with a fresh link from the server (npm start prints one).",
+    setup,
+  });
 
   const pending = useMemo(() => pendingAsks(state), [state]);
   const finished = useMemo(() => finishedAsks(state), [state]);
@@ -92,12 +82,9 @@ export function Dashboard() {
     });
   }, [state]);
 
-
-  const answer = useCallback((askId: string, tabAnswer: TabAnswer): Promise<AnswerResult> => answerAsk(socket, askId, tabAnswer), [socket]);
-
   const refreshHistory = useCallback(() => {
     if (!socket) return;
-    void request(socket, "asks:list", { status: "all" }).then((all) => {
+    void request(socket, (timed) => timed.emitWithAck("asks:list", { status: "all" })).then((all) => {
       if (all.ok) dispatch({ type: "all-list", asks: all.asks });
     });
   }, [socket]);
@@ -132,13 +119,7 @@ export function Dashboard() {
   const status = describeStatus(connection, gateway);
   const allSelected = pending.length > 0 && pending.every((ask) => selected.has(ask.id));
   const someSelected = selected.size > 0 && !allSelected;
-  const problem = !tokenRead
-    ? null
-    : !token
-      ? "Open the dashboard with the link the server prints when it starts (…/?token=…)."
-      : connection.phase === "refused"
-        ? `Not connected: ${connection.error}. Open the dashboard with a fresh link from the server.`
-        : accessError;
+  const problem = tokenProblem ?? accessError;
 
   const tabs: { id: View; label: string; count?: number }[] = [
     { id: "pending", label: "Pending", count: pending.length },

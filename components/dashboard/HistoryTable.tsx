@@ -1,15 +1,7 @@
 import type { Ask, AskStatus } from "../../lib/ask.ts";
+import { STATUS_LABELS } from "../../lib/labels.ts";
 import { KIND_LABELS, askTitle, cx, formatTime } from "../asks/format.ts";
 import { muted } from "../asks/styles.ts";
-
-const STATUS_LABELS: Record<AskStatus, string> = {
-  pending: "Pending",
-  answered: "Answered",
-  cancelled: "Cancelled",
-  expired: "Expired",
-  denied: "Denied",
-  "ended-as-text": "Ended as text",
-};
 
 const STATUS_TONE: Record<AskStatus, string> = {
   pending: "bg-zinc-100 text-zinc-800 dark:bg-zinc-800 dark:text-zinc-200",

@@ -7,7 +7,8 @@ import { KIND_LABELS, askTitle, cx, formatSpan } from "../asks/format.ts";
 import { SecretDialog } from "../asks/SecretDialog.tsx";
 import { card, ghostButton, muted, primaryButton, secretEyebrow } from "../asks/styles.ts";
 import type { SubmitAnswer } from "../asks/types.ts";
-import { useNow } from "../../lib/client/use-now.ts";
+import { useSendAnswer } from "../asks/use-send-answer.ts";
+import { useNow } from "../../client/use-now.ts";
 
 type Props = {
   ask: Ask;
@@ -53,7 +54,6 @@ function AskMeta({ ask }: { ask: Ask }) {
       <Meta label="Kind" value={KIND_LABELS[ask.kind]} />
       <Meta label="Age" value={formatSpan(now - ask.createdAt)} />
       <Meta label="Time left" value={left === null ? "no limit" : left > 0 ? formatSpan(left) : "expiring"} />
-      <Meta label="Shown" value={ask.shownTo ? "on a tab" : "on no tab"} />
     </dl>
   );
 }
@@ -82,8 +82,7 @@ function SecretLauncher({
   onOutcome(outcome: SecretOutcome): void;
 }) {
   const [open, setOpen] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, send } = useSendAnswer(onAnswer);
   const openerRef = useRef<HTMLButtonElement>(null);
   const titleId = useId();
 
@@ -99,15 +98,7 @@ function SecretLauncher({
   };
 
   const cancel = async () => {
-    setBusy(true);
-    setError(null);
-    const result = await onAnswer({ type: "cancel" });
-    if (!result.ok) {
-      setError(result.error.message);
-      setBusy(false);
-      return;
-    }
-    onOutcome("cancelled");
+    if (await send({ type: "cancel" })) onOutcome("cancelled");
   };
 
   return (

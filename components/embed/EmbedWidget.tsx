@@ -2,15 +2,14 @@
 
 import { useCallback, useEffect, useReducer, useRef, useState } from "react";
 import type { Ask, AskKind, AskStatus } from "../../lib/ask.ts";
-import type { AskClose, CloseReason, TabAnswer } from "../../lib/protocol.ts";
-import { answerAsk, request, type TabClientSocket } from "../../lib/client/socket.ts";
-import { forgetToken, takeToken } from "../../lib/client/token.ts";
-import { useTabSocket } from "../../lib/client/use-tab-socket.ts";
+import { CLOSE_OUTCOMES } from "../../lib/labels.ts";
+import type { AskClose } from "../../lib/protocol.ts";
+import { request, type TabClientSocket } from "../../client/socket.ts";
+import { useTabSession } from "../../client/use-tab-session.ts";
 import { AskSummary } from "../asks/AskSummary.tsx";
 import { AskView } from "../asks/AskView.tsx";
 import { askQuestionText, askTitle, cx, secretOutcomeToast } from "../asks/format.ts";
 import { muted, secondaryButton } from "../asks/styles.ts";
-import type { AnswerResult } from "../asks/types.ts";
 import { useToast } from "../common/use-toast.ts";
 import { StatusPill, describeStatus } from "../common/ConnectionStatus.tsx";
 import { useFrameHeight } from "./use-frame-height.ts";
@@ -37,26 +36,6 @@ const ARRIVAL: Record<AskKind, string> = {
   approval: "The agent needs an approval",
 };
 
-const CLOSE_STATUS: Record<CloseReason, AskStatus> = {
-  answered: "answered",
-  "answered-elsewhere": "answered",
-  cancelled: "cancelled",
-  expired: "expired",
-  denied: "denied",
-  "handed-off": "pending",
-  "ended-as-text": "ended-as-text",
-};
-
-const CLOSE_SUMMARY: Record<CloseReason, string> = {
-  answered: "Answered",
-  "answered-elsewhere": "Answered elsewhere",
-  cancelled: "Cancelled",
-  expired: "Expired",
-  denied: "Denied",
-  "handed-off": "",
-  "ended-as-text": "Left in the reply as text",
-};
-
 function reducer(state: State, action: Action): State {
   switch (action.type) {
     case "show": {
@@ -75,8 +54,8 @@ function reducer(state: State, action: Action): State {
         return { ...state, pending, moved: ask !== undefined || state.moved, announcement: "This question is now open in a newer tab." };
       }
       if (!ask) return state;
-      const summary = action.close.summary ?? CLOSE_SUMMARY[action.close.reason];
-      const finished: Finished = { id: ask.id, question: askQuestionText(ask), summary, status: CLOSE_STATUS[action.close.reason], at: action.at };
+      const outcome = CLOSE_OUTCOMES[action.close.reason];
+      const finished: Finished = { id: ask.id, question: askQuestionText(ask), summary: action.close.summary ?? outcome.summary, status: outcome.status, at: action.at };
       return { ...state, pending, history: [...state.history.filter((item) => item.id !== ask.id), finished] };
     }
     case "keep-only":
@@ -87,8 +66,6 @@ function reducer(state: State, action: Action): State {
 const INITIAL: State = { pending: [], history: [], moved: false, announcement: "" };
 
 export function EmbedWidget({ chatId }: { chatId: string }) {
-  const [token, setToken] = useState<string | null>(null);
-  const [tokenRead, setTokenRead] = useState(false);
   const [state, dispatch] = useReducer(reducer, INITIAL);
   const [viewError, setViewError] = useState<string | null>(null);
   const [toast, setToast] = useToast();
@@ -100,18 +77,13 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
 
   useFrameHeight(rootRef);
 
-  useEffect(() => {
-    setToken(takeToken());
-    setTokenRead(true);
-  }, []);
-
   const setup = useCallback(
     (socket: TabClientSocket) => {
       let shownSinceConnect: Set<string> | null = null;
       const view = () => {
         const shown = new Set<string>();
         shownSinceConnect = shown;
-        void request(socket, "chat:view", { chatId }).then((ack) => {
+        void request(socket, (timed) => timed.emitWithAck("chat:view", { chatId })).then((ack) => {
           if (shownSinceConnect === shown) shownSinceConnect = null;
           if (!ack.ok) {
             setViewError(`Cannot show this chat's questions: ${ack.error.message}.`);
@@ -143,11 +115,7 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
     [chatId],
   );
 
-  const { socket, state: connection, gateway } = useTabSocket(token, setup);
-
-  useEffect(() => {
-    if (connection.phase === "refused") forgetToken();
-  }, [connection.phase]);
+  const { socket, connection, gateway, answer, tokenProblem } = useTabSession({ relink: "Reopen the chat to get a new link.", setup });
 
   // Focus goes back where it was once the card that had it closes (or to the widget's status line).
   useEffect(() => {
@@ -160,23 +128,14 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
     else statusRef.current?.focus();
   }, [state.pending]);
 
-
-  const answer = useCallback((askId: string, tabAnswer: TabAnswer): Promise<AnswerResult> => answerAsk(socket, askId, tabAnswer), [socket]);
-
   const showHere = () => {
-    if (socket) void request(socket, "chat:view", { chatId });
+    if (socket) void request(socket, (timed) => timed.emitWithAck("chat:view", { chatId }));
   };
 
   const status = describeStatus(connection, gateway);
   const secret = state.pending.find((ask) => ask.kind === "secret");
   const others = state.pending.filter((ask) => ask.kind !== "secret");
-  const problem = !tokenRead
-    ? null
-    : !token
-      ? "This widget needs its signed link (the token is missing). Reopen the chat to get a new one."
-      : connection.phase === "refused"
-        ? `Not connected: ${connection.error}. Reopen the chat to get a new link.`
-        : viewError;
+  const problem = tokenProblem ?? viewError;
 
   return (
     <main ref={rootRef} aria-label="Agent questions" className="flex flex-col gap-2 bg-white p-1.5 font-sans text-zinc-900 dark:bg-zinc-900 dark:text-zinc-100">

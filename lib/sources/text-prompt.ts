@@ -1,13 +1,11 @@
 import { createHash } from "node:crypto";
 import type { Ask, AskQuestion } from "../ask.ts";
-import { classifyPrompt, promptFallbackText, type PromptSpec } from "../prompts/index.ts";
+import { CONFIRM_OPTIONS, classifyPrompt, promptFallbackText, type PromptSpec } from "../prompts/index.ts";
 
 /**
  * A text prompt (`OpenClaw needs input:` in assistant text) becomes an Ask: a card for text, yes/no,
  * numbered choices and JSON forms, the masked dialog for a credential (DESIGN §7).
  */
-
-export const CONFIRM_OPTIONS = [{ label: "Yes" }, { label: "No" }];
 
 export type TextPromptOrigin = {
   sessionKey: string;
@@ -62,6 +60,6 @@ function questionsOf(spec: PromptSpec): AskQuestion[] {
   }
   const single = { id: "answer", header: spec.header, question: spec.question };
   if (spec.kind === "choice") return [{ ...single, options: spec.options, multiSelect: spec.multiSelect, allowOther: true }];
-  if (spec.kind === "confirm") return [{ ...single, options: CONFIRM_OPTIONS, multiSelect: false, allowOther: false }];
+  if (spec.kind === "confirm") return [{ ...single, options: CONFIRM_OPTIONS.map((option) => ({ ...option })), multiSelect: false, allowOther: false }];
   return [{ ...single, options: [], multiSelect: false, allowOther: true }];
 }

@@ -1,6 +1,6 @@
 import type { ChatEvent, QuestionRecord, QuestionResolvedEvent } from "@openclaw/gateway-protocol";
 import { SECRET_ENTERED_SUMMARY, type Ask } from "../../lib/ask.ts";
-import { DECISION_LABELS } from "../../lib/answers.ts";
+import { DECISION_LABELS } from "../../lib/labels.ts";
 import type { GatewayStatus } from "../../lib/protocol.ts";
 import { belongsToAgent, parseSessionKey, type ChatKeyPattern } from "../../lib/session-key.ts";
 import {

@@ -40,7 +40,7 @@ export type AppServer = {
   stop(): Promise<void>;
 };
 
-const BUILD_INPUTS = ["app", "components", "lib", "next.config.js", "postcss.config.mjs", "tsconfig.json", "package.json"];
+const BUILD_INPUTS = ["app", "components", "client", "lib", "next.config.js", "postcss.config.mjs", "tsconfig.json", "package.json"];
 const STOP_GRACE_MS = 5_000;
 
 function newestMtime(target: string): number {

@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from "react";
-import type { GatewayStatus } from "../protocol.ts";
+import type { GatewayStatus } from "../lib/protocol.ts";
 import { createTabSocket, type TabClientSocket } from "./socket.ts";
 
 export type ConnectionState =

@@ -1,0 +1,47 @@
+import { useCallback, useEffect, useState } from "react";
+import type { TabAnswer } from "../lib/protocol.ts";
+import { answerAsk, type TabClientSocket } from "./socket.ts";
+import { forgetToken, takeToken } from "./token.ts";
+import { useTabSocket } from "./use-tab-socket.ts";
+
+export type TabSessionOptions = {
+  /** Also keep the token in sessionStorage under this key (the dashboard; the widget's sandbox has none). */
+  sessionStorageKey?: string;
+  /** What to do for a new link, ending the messages about a missing or refused token. */
+  relink: string;
+  /** The page's listeners (see useTabSocket). */
+  setup: (socket: TabClientSocket) => (() => void) | void;
+};
+
+/**
+ * The start-up both pages share: take the signed token from `?token=` (then drop it from the address
+ * bar), connect with it, forget it when the server refuses it, say what is wrong in one sentence,
+ * and send answers for the page's cards.
+ */
+export function useTabSession({ sessionStorageKey, relink, setup }: TabSessionOptions) {
+  const [token, setToken] = useState<string | null>(null);
+  const [tokenRead, setTokenRead] = useState(false);
+
+  useEffect(() => {
+    setToken(takeToken({ sessionStorageKey }));
+    setTokenRead(true);
+  }, [sessionStorageKey]);
+
+  const { socket, state: connection, gateway } = useTabSocket(token, setup);
+
+  useEffect(() => {
+    if (connection.phase === "refused") forgetToken({ sessionStorageKey });
+  }, [connection.phase, sessionStorageKey]);
+
+  const answer = useCallback((askId: string, tabAnswer: TabAnswer) => answerAsk(socket, askId, tabAnswer), [socket]);
+
+  const tokenProblem = !tokenRead
+    ? null
+    : !token
+      ? `This link has no token. ${relink}`
+      : connection.phase === "refused"
+        ? `Not connected: ${connection.error}. ${relink}`
+        : null;
+
+  return { socket, connection, gateway, answer, tokenProblem };
+}

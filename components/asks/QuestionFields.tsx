@@ -1,0 +1,60 @@
+import type { AskQuestion } from "../../lib/ask.ts";
+import { cx } from "./format.ts";
+import { OptionRow } from "./OptionRow.tsx";
+import { hasTypedField, isPicked, isRecommended, pickOption, type Draft, type QuestionMode } from "./question-model.ts";
+import { muted } from "./styles.ts";
+import { TypedAnswerField } from "./TypedAnswerField.tsx";
+
+type Props = {
+  baseId: string;
+  question: AskQuestion;
+  mode: Exclude<QuestionMode, "confirm">;
+  draft: Draft;
+  busy: boolean;
+  onChange(draft: Draft): void;
+};
+
+/** The answer fields of one question: its options (radios, checkboxes or numbered toggles) and the typed answer. */
+export function QuestionFields({ baseId, question, mode, draft, busy, onChange }: Props) {
+  const option = (i: number, control: "radio" | "checkbox" | "toggle") => (
+    <OptionRow
+      key={question.options[i]!.label}
+      baseId={baseId}
+      index={i}
+      option={question.options[i]!}
+      control={control}
+      name={`${baseId}-choice`}
+      picked={isPicked(question, mode, draft, i)}
+      recommended={isRecommended(question, i)}
+      busy={busy}
+      onPick={() => onChange(pickOption(question, mode, draft, i))}
+    />
+  );
+
+  return (
+    <div>
+      {mode === "choice" && (
+        <fieldset disabled={busy}>
+          <legend className="sr-only">{question.question || question.header}</legend>
+          {question.multiSelect && <p className={cx("mb-2 text-sm", muted)}>Choose all that apply.</p>}
+          <div className="flex flex-col gap-2">
+            {question.options.map((_, i) => option(i, question.multiSelect ? "checkbox" : "radio"))}
+          </div>
+        </fieldset>
+      )}
+
+      {mode === "typed-multi" && (
+        <div>
+          <p className={cx("mb-2 text-sm", muted)}>Choose all that apply: press an option or type their numbers or names.</p>
+          <ol className="flex flex-col gap-2">
+            {question.options.map((item, i) => (
+              <li key={item.label}>{option(i, "toggle")}</li>
+            ))}
+          </ol>
+        </div>
+      )}
+
+      {hasTypedField(question, mode) && <TypedAnswerField baseId={baseId} question={question} mode={mode} draft={draft} busy={busy} onChange={onChange} />}
+    </div>
+  );
+}
