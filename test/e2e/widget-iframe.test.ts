@@ -26,7 +26,14 @@ describe.skipIf(!gatewayUrl)("widget in Open WebUI's sandboxed iframe", () => {
     const id = await createQuestion(e2e.requester, chat);
     const answered = waitAnswer(e2e.requester, id);
     await widget.getByRole("radio", { name: /^SQLite/ }).click({ timeout: UI_TIMEOUT });
-    await widget.getByRole("button", { name: "Submit" }).click();
+    // The host sized the iframe to the whole card (its last reported height), not to the idle status line.
+    const lastHeight = () => page.evaluate(() => (window as unknown as { __heights: number[] }).__heights.at(-1) ?? 0);
+    await expect.poll(lastHeight).toBeGreaterThan(200);
+    const submit = widget.getByRole("button", { name: "Submit" });
+    const frameBox = await page.locator("iframe#widget").boundingBox();
+    const submitBox = await submit.boundingBox();
+    expect(submitBox!.y + submitBox!.height).toBeLessThanOrEqual(frameBox!.y + frameBox!.height);
+    await submit.click();
 
     expect(await answered).toMatchObject({ status: "answered", answers: { answers: { db: ["SQLite"] } } });
     // The finished ask stays as a collapsible ❓ Ask User record with the answer.
@@ -38,6 +45,27 @@ describe.skipIf(!gatewayUrl)("widget in Open WebUI's sandboxed iframe", () => {
     const heights = await page.evaluate(() => (window as unknown as { __heights: number[] }).__heights);
     expect(heights.length).toBeGreaterThan(0);
     expect(heights.every((height) => Number.isInteger(height) && height > 0)).toBe(true);
+    expect(errors).toEqual([]);
+  });
+
+  it("lays a Hebrew question out right to left", async () => {
+    const chat = uniqueChat("rtl");
+    const { page, errors } = await openPage(e2e.browser, { viewport: { width: 420, height: 800 } });
+    await page.goto(e2e.host.urlFor(await e2e.embedUrl(chat)));
+    const widget = page.frameLocator("iframe#widget");
+    await widget.getByText("Nothing pending").waitFor({ timeout: UI_TIMEOUT });
+    const id = await createQuestion(e2e.requester, chat, [
+      { questionId: "db", header: "מסד נתונים", question: "באיזה מסד נתונים להשתמש?", options: [{ label: "Postgres", description: "דורש שרת" }, { label: "SQLite", description: "קובץ יחיד" }] },
+    ]);
+    await widget.getByRole("radio", { name: /^Postgres/ }).waitFor({ timeout: UI_TIMEOUT });
+    expect(await widget.locator("form[data-ask-id]").getAttribute("dir")).toBe("rtl");
+    // Right to left for real: the option's radio sits to the right of its label.
+    const radio = await widget.getByRole("radio", { name: /^Postgres/ }).boundingBox();
+    const label = await widget.getByText("Postgres", { exact: true }).boundingBox();
+    expect(radio!.x).toBeGreaterThan(label!.x);
+    const answered = waitAnswer(e2e.requester, id);
+    await widget.getByRole("button", { name: "Cancel" }).click();
+    expect(await answered).toMatchObject({ status: "cancelled" });
     expect(errors).toEqual([]);
   });
 });
