@@ -14,6 +14,25 @@ type Props = {
   headingLevel?: 2 | 3;
 };
 
+/** A field's Enter runs the dialog's action instead of a (nonexistent) form's submit. */
+const onEnter = (action: () => void) => (event: KeyboardEvent<HTMLInputElement>) => {
+  if (event.key !== "Enter") return;
+  event.preventDefault();
+  action();
+};
+
+/** No autocomplete, spelling help, or password manager (1Password, LastPass, Bitwarden) on the secret field. */
+const NO_AUTOFILL = {
+  autoComplete: "off",
+  autoCorrect: "off",
+  autoCapitalize: "off",
+  spellCheck: false,
+  "data-1p-ignore": "",
+  "data-lpignore": "true",
+  "data-bwignore": "",
+  "data-form-type": "other",
+} as const;
+
 const FOCUSABLE = 'button:not([disabled]), input:not([disabled]), [href], select:not([disabled]), textarea:not([disabled]), [tabindex]:not([tabindex="-1"])';
 
 /**
@@ -143,22 +162,10 @@ export function SecretDialog({ ask, onAnswer, onOutcome, headingLevel = 2 }: Pro
           ref={inputRef}
           id={`${baseId}-value`}
           type="password"
-          autoComplete="off"
-          autoCorrect="off"
-          autoCapitalize="off"
-          spellCheck={false}
-          data-1p-ignore=""
-          data-lpignore="true"
-          data-bwignore=""
-          data-form-type="other"
+          {...NO_AUTOFILL}
           disabled={busy}
           dir="ltr"
-          onKeyDown={(event) => {
-            if (event.key === "Enter") {
-              event.preventDefault();
-              submit();
-            }
-          }}
+          onKeyDown={onEnter(submit)}
           className={textInput}
         />
       </div>
@@ -209,12 +216,7 @@ export function SecretDialog({ ask, onAnswer, onOutcome, headingLevel = 2 }: Pro
                 disabled={busy}
                 dir="ltr"
                 onChange={(event) => setNewHost(event.target.value)}
-                onKeyDown={(event) => {
-                  if (event.key === "Enter") {
-                    event.preventDefault();
-                    addHost();
-                  }
-                }}
+                onKeyDown={onEnter(addHost)}
                 className={cx(textInput, "min-w-0 flex-1")}
               />
               <button type="button" className={secondaryButton} disabled={busy} onClick={addHost}>
