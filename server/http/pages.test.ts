@@ -1,0 +1,44 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { createPagesHandler, type NextRequestHandler } from "./pages.ts";
+
+let server: Server | undefined;
+afterEach(async () => {
+  server?.closeAllConnections();
+  await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+  server = undefined;
+});
+
+async function serve(handle: NextRequestHandler, log: (message: string) => void): Promise<string> {
+  server = createServer(createPagesHandler({ handle, frameAncestors: [], dev: false, log }));
+  await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", () => resolve()));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+describe("pages handler", () => {
+  it("hands Next.js the request with the policy whose nonce it must use", async () => {
+    let seen: string | undefined;
+    const url = await serve(async (request, response) => {
+      seen = request.headers["content-security-policy"];
+      response.end("page");
+    }, () => {});
+    const response = await fetch(`${url}/`);
+    expect(await response.text()).toBe("page");
+    expect(seen).toBe(response.headers.get("content-security-policy"));
+    expect(seen).toMatch(/script-src 'self' 'nonce-[A-Za-z0-9+/=]+'/);
+  });
+
+  it("answers 500 and logs once when Next.js fails on a request", async () => {
+    const logged: string[] = [];
+    const url = await serve(async () => {
+      throw new Error("render exploded");
+    }, (message) => logged.push(message));
+    const response = await fetch(`${url}/embed/chat/c1`);
+    expect(response.status).toBe(500);
+    expect(await response.text()).toBe("Internal Server Error");
+    expect(logged).toHaveLength(1);
+    expect(logged[0]).toContain("GET /embed/chat/c1 failed");
+    expect(logged[0]).toContain("render exploded");
+  });
+});
