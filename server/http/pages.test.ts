@@ -20,7 +20,8 @@ describe("pages handler", () => {
   it("hands Next.js the request with the policy whose nonce it must use", async () => {
     let seen: string | undefined;
     const url = await serve(async (request, response) => {
-      seen = request.headers["content-security-policy"];
+      const policy = request.headers["content-security-policy"];
+      seen = typeof policy === "string" ? policy : undefined;
       response.end("page");
     }, () => {});
     const response = await fetch(`${url}/`);
