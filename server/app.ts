@@ -88,7 +88,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     url: config.OPENCLAW_GATEWAY_URL,
     token: config.OPENCLAW_GATEWAY_TOKEN,
     log,
-    now: () => clock.now(),
+    clock,
     handler: createGatewayIntake({
       broker,
       agentId: config.AGENT_ID,

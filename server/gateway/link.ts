@@ -2,6 +2,7 @@ import { GatewayClient, type GatewayClientOptions } from "@openclaw/gateway-clie
 import { PROTOCOL_VERSION } from "@openclaw/gateway-protocol/version";
 import type { ChatEvent, QuestionRecord, QuestionResolvedEvent } from "@openclaw/gateway-protocol";
 import type { GatewayCall } from "../../lib/answers.ts";
+import { systemClock, type Clock, type TimerHandle } from "../../lib/clock.ts";
 import type { GatewayStatus } from "../../lib/protocol.ts";
 import type { ApprovalResolved, ExecApprovalRequested, PluginApprovalRequested } from "../../lib/sources/gateway.ts";
 import { GatewayCallError, type AskResolver } from "../broker/broker.ts";
@@ -42,23 +43,31 @@ export type GatewayLinkOptions = {
   token?: string;
   handler: GatewayHandler;
   log: (message: string) => void;
-  now?: () => number;
+  /** Status times and the backfill retry timer. */
+  clock?: Clock;
   /** For tests: the client library's own knobs (request timeout and the like). */
   clientOptions?: Partial<GatewayClientOptions>;
 };
 
+// A failed backfill (a list call refused or timed out) is tried again after 1 s, 2 s, 4 s … up to a minute.
+const FIRST_BACKFILL_RETRY_MS = 1_000;
+const MAX_BACKFILL_RETRY_MS = 60_000;
+
 export class GatewayLink implements AskResolver {
   private readonly client: GatewayClient;
   private readonly options: GatewayLinkOptions;
-  private readonly now: () => number;
+  private readonly clock: Clock;
   private current: GatewayStatus;
   private backfillRun = 0;
+  private backfillRetry: TimerHandle | null = null;
+  private backfillRetryMs = FIRST_BACKFILL_RETRY_MS;
+  private stopped = false;
   /** The last event seq on this connection; the Gateway numbers events from 1 on every connection. */
   private lastSeq = 0;
 
   constructor(options: GatewayLinkOptions) {
     this.options = options;
-    this.now = options.now ?? Date.now;
+    this.clock = options.clock ?? systemClock();
     this.current = { connected: false, since: this.now(), error: "Gateway unreachable, retrying" };
     this.client = new GatewayClient({
       url: options.url,
@@ -71,21 +80,22 @@ export class GatewayLink implements AskResolver {
       clientDisplayName: "OpenClaw Asks",
       onHelloOk: () => {
         this.lastSeq = 0;
+        this.backfillRetryMs = FIRST_BACKFILL_RETRY_MS;
         this.setStatus({ connected: true, since: this.now() });
-        void this.backfill();
+        this.resync();
       },
       onEvent: (frame) => {
         // The client reports gaps between events it saw; one before the first event is ours to catch.
         if (this.lastSeq === 0 && typeof frame.seq === "number" && frame.seq > 1) {
           this.options.log(`gateway event gap (expected seq 1, got ${frame.seq}): resyncing`);
-          void this.backfill();
+          this.resync();
         }
         if (typeof frame.seq === "number") this.lastSeq = frame.seq;
         this.dispatch(frame.event, frame.payload);
       },
       onGap: ({ expected, received }) => {
         this.options.log(`gateway event gap (expected seq ${expected}, got ${received}): resyncing`);
-        void this.backfill();
+        this.resync();
       },
       onConnectError: (error) => this.disconnected(`Gateway unreachable, retrying: ${error.message}`),
       onClose: (code, reason) => this.disconnected(`Gateway unreachable, retrying (closed ${code}${reason ? `: ${reason}` : ""})`),
@@ -102,6 +112,8 @@ export class GatewayLink implements AskResolver {
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
+    this.cancelBackfillRetry();
     await this.client.stopAndWait({ timeoutMs: 2000 }).catch(() => this.client.stop());
   }
 
@@ -120,7 +132,13 @@ export class GatewayLink implements AskResolver {
     }
   }
 
+  private now(): number {
+    return this.clock.now();
+  }
+
   private disconnected(error: string): void {
+    // The next connection backfills from scratch.
+    this.cancelBackfillRetry();
     if (this.current.connected || this.current.error !== error) this.setStatus({ connected: false, since: this.current.connected ? this.now() : this.current.since, error });
   }
 
@@ -161,12 +179,18 @@ export class GatewayLink implements AskResolver {
     }
   }
 
+  /** Starts a backfill; its failures are logged and retried inside, so nothing escapes here. */
+  private resync(): void {
+    this.backfill().catch((error: unknown) => this.options.log(`gateway backfill failed: ${error instanceof Error ? error.message : String(error)}`));
+  }
+
   /**
    * The Gateway keeps questions in memory only and drops events for slow consumers: after every
    * (re)connect or gap, list what is pending and let the handler reconcile by id.
    */
   private async backfill(): Promise<void> {
     const run = ++this.backfillRun;
+    this.cancelBackfillRetry();
     const { handler, log } = this.options;
     try {
       const [questions, plugin, exec] = await Promise.all([
@@ -194,9 +218,24 @@ export class GatewayLink implements AskResolver {
       this.collectApprovals(plugin, checkPluginApproval, live.pluginApprovals, (event) => handler.pluginApproval(event));
       this.collectApprovals(exec, checkExecApproval, live.execApprovals, (event) => handler.execApproval(event));
       await handler.backfilled(live);
+      if (run === this.backfillRun) this.backfillRetryMs = FIRST_BACKFILL_RETRY_MS;
     } catch (error) {
-      log(`gateway backfill failed: ${error instanceof Error ? error.message : String(error)}`);
+      const message = error instanceof Error ? error.message : String(error);
+      // A newer backfill or a reconnect takes over; otherwise restored asks would stay hidden until one.
+      if (run !== this.backfillRun || !this.current.connected || this.stopped) return log(`gateway backfill failed: ${message}`);
+      const delay = this.backfillRetryMs;
+      this.backfillRetryMs = Math.min(delay * 2, MAX_BACKFILL_RETRY_MS);
+      log(`gateway backfill failed: ${message}; retrying in ${delay / 1000} s`);
+      this.backfillRetry = this.clock.setTimer(() => {
+        this.backfillRetry = null;
+        this.resync();
+      }, delay);
     }
+  }
+
+  private cancelBackfillRetry(): void {
+    if (this.backfillRetry) this.clock.clearTimer(this.backfillRetry);
+    this.backfillRetry = null;
   }
 
   private collectApprovals<T extends { id: string }>(
