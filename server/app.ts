@@ -10,10 +10,12 @@ import type { Config } from "./config.ts";
 import { GatewayLink } from "./gateway/link.ts";
 import { checkQuestionRecord } from "./gateway/records.ts";
 import { ChatWatcher } from "./prompts/chat-watcher.ts";
+import { Retention } from "./store/retention.ts";
 import { SqliteAskStore } from "./store/sqlite.ts";
-import type { AskStore } from "./store/store.ts";
-import { secretKey } from "./tabs/auth.ts";
+import type { ServiceStore } from "./store/store.ts";
+import { secretKey, verifyTabToken } from "./tabs/auth.ts";
 import { createTabServer } from "./tabs/io.ts";
+import { isCurrentOwnerLinkKid } from "./tabs/owner-links.ts";
 
 /**
  * Wires the parts together: store → broker ← gateway link, broker → Socket.IO tabs, and the HTTP
@@ -29,7 +31,7 @@ export type StartOptions = {
   log?: (message: string) => void;
   /** Serves pages; without it (tests) only Socket.IO and /healthz answer. */
   pages?: HttpHandler;
-  store?: AskStore;
+  store?: ServiceStore;
 };
 
 export type RunningServer = {
@@ -37,7 +39,7 @@ export type RunningServer = {
   port: number;
   broker: AskBroker;
   link: GatewayLink;
-  store: AskStore;
+  store: ServiceStore;
   stop(): Promise<void>;
 };
 
@@ -45,12 +47,29 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const { config } = options;
   const log = options.log ?? ((message: string) => console.log(message));
   const clock = options.clock ?? systemClock();
-  const store = options.store ?? new SqliteAskStore(path.join(config.DATA_DIR, "asks.sqlite"));
+  const store = options.store ?? new SqliteAskStore(path.join(config.DATA_DIR, "asks.sqlite"), { log });
+  const key = secretKey(options.authSecret);
+  const isKnownKid = isCurrentOwnerLinkKid(store);
+
+  /** Anyone may learn ok or degraded; the details (Gateway status, set-aside rows) are for an owner's token. */
+  async function health(request: IncomingMessage): Promise<Record<string, unknown>> {
+    const setAsideRows = store.setAsideRows();
+    const status = link.status.connected && setAsideRows === 0 ? "ok" : "degraded";
+    const bearer = /^Bearer (\S+)$/.exec(request.headers.authorization ?? "")?.[1];
+    const identity = bearer ? await verifyTabToken(bearer, key, { isKnownKid }).catch(() => null) : null;
+    if (!identity || identity.chat !== null || !config.owners.has(identity.userId)) return { status };
+    return { status, gateway: link.status, setAsideRows };
+  }
 
   const http = createServer((request, response) => {
     if (request.url === "/healthz") {
-      response.writeHead(200, { "content-type": "application/json" });
-      response.end(JSON.stringify({ ok: true, gateway: link.status }));
+      health(request).then(
+        (body) => response.writeHead(200, { "content-type": "application/json", "cache-control": "no-store" }).end(JSON.stringify(body)),
+        (error: unknown) => {
+          log(`healthz failed: ${error instanceof Error ? error.message : String(error)}`);
+          response.writeHead(500).end();
+        },
+      );
       return;
     }
     if (options.pages) return options.pages(request, response);
@@ -58,9 +77,10 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   });
 
   const tabs = createTabServer(http, {
-    key: secretKey(options.authSecret),
+    key,
     owners: config.owners,
     allowedOrigins: config.OPENWEBUI_ORIGINS,
+    isKnownKid,
   });
 
   // The broker and the chat watcher answer through the link, which is created last because its
@@ -108,6 +128,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   });
   broker.restore();
   tabs.attach(broker, () => link.status);
+  const retention = new Retention({ store, clock, historyDays: config.HISTORY_DAYS, log });
 
   await new Promise<void>((resolve, reject) => {
     http.once("error", reject);
@@ -115,6 +136,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   });
   const port = (http.address() as AddressInfo).port;
   link.start();
+  retention.start();
 
   let stopped: Promise<void> | undefined;
   return {
@@ -125,6 +147,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     store,
     stop() {
       stopped ??= (async () => {
+        retention.stop();
         broker.shutdown();
         await link.stop();
         http.closeAllConnections();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseConfig } from "./config.ts";
+import { debugShowsFrames, parseConfig } from "./config.ts";
 
 describe("config", () => {
   it("runs on its defaults", () => {
@@ -20,5 +20,25 @@ describe("config", () => {
     const config = parseConfig({ OWNER_USERS: "u1, u2", OPENWEBUI_ORIGINS: "https://chat.example.com" });
     expect([...config.owners]).toEqual(["u1", "u2"]);
     expect(config.OPENWEBUI_ORIGINS).toEqual(["https://chat.example.com"]);
+  });
+
+  it("keeps history HISTORY_DAYS (90) and owner links OWNER_LINK_HOURS (24)", () => {
+    expect(parseConfig({})).toMatchObject({ HISTORY_DAYS: 90, OWNER_LINK_HOURS: 24 });
+    expect(parseConfig({ HISTORY_DAYS: "7", OWNER_LINK_HOURS: "2" })).toMatchObject({ HISTORY_DAYS: 7, OWNER_LINK_HOURS: 2 });
+    expect(() => parseConfig({ HISTORY_DAYS: "0" })).toThrow(/^Invalid configuration: HISTORY_DAYS /);
+    expect(() => parseConfig({ OWNER_LINK_HOURS: "a day" })).toThrow(/^Invalid configuration: OWNER_LINK_HOURS /);
+  });
+
+  it("refuses DEBUG that turns on socket.io or engine.io logging (it prints decoded frames, secret values included) unless ALLOW_UNSAFE_DEBUG=1", () => {
+    for (const debug of ["socket.io*", "*", "socket.io-parser", "engine*", "socket.io:*,-socket.io-parser", "express:*, engine"]) {
+      expect(debugShowsFrames(debug), debug).toBe(true);
+      expect(() => parseConfig({ DEBUG: debug }), debug).toThrow(/^Invalid configuration: DEBUG .*ALLOW_UNSAFE_DEBUG=1/);
+    }
+    for (const debug of ["express:*", "next:*", "*,-socket.io*,-engine*", "socket.io-client:*"]) {
+      expect(debugShowsFrames(debug), debug).toBe(false);
+      expect(parseConfig({ DEBUG: debug }).unsafeDebug).toBe(false);
+    }
+    expect(parseConfig({ DEBUG: "socket.io*", ALLOW_UNSAFE_DEBUG: "1" }).unsafeDebug).toBe(true);
+    expect(() => parseConfig({ DEBUG: "socket.io*", ALLOW_UNSAFE_DEBUG: "yes" })).toThrow(/ALLOW_UNSAFE_DEBUG must be 1/);
   });
 });

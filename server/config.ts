@@ -16,6 +16,30 @@ const commaList = z
       .filter(Boolean),
   );
 
+/** The `debug` namespaces of socket.io and engine.io: socket.io-parser prints every decoded frame, secret answers included. */
+const SOCKET_DEBUG_NAMESPACES = [
+  "socket.io:server",
+  "socket.io:socket",
+  "socket.io:client",
+  "socket.io:namespace",
+  "socket.io-parser",
+  "socket.io-adapter",
+  "engine",
+  "engine:socket",
+  "engine:ws",
+  "engine:polling",
+  "engine:transport",
+];
+
+/** Whether DEBUG turns on one of those namespaces, read as the `debug` package reads it (`*` wildcards, `-` exclusions). */
+export function debugShowsFrames(debug: string): boolean {
+  const patterns = debug.split(/[\s,]+/).filter(Boolean);
+  const matches = (pattern: string, name: string) => new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*")}$`).test(name);
+  const included = patterns.filter((pattern) => !pattern.startsWith("-"));
+  const excluded = patterns.filter((pattern) => pattern.startsWith("-")).map((pattern) => pattern.slice(1));
+  return SOCKET_DEBUG_NAMESPACES.some((name) => included.some((pattern) => matches(pattern, name)) && !excluded.some((pattern) => matches(pattern, name)));
+}
+
 const EnvSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65_535).default(3000),
   HOST: z.string().min(1).default("127.0.0.1"),
@@ -39,6 +63,20 @@ const EnvSchema = z.object({
   DATA_DIR: z.string().min(1).default("data"),
   OPENWEBUI_ORIGINS: commaList.pipe(z.array(z.url("must be a comma-separated list of origins"))),
   TEXT_PROMPT_TIMEOUT_SECONDS: z.coerce.number().int().min(5).max(86_400).default(240),
+  /** Finished asks, and chats nobody viewed, are deleted after this many days. */
+  HISTORY_DAYS: z.coerce.number().int().min(1).max(36_500).default(90),
+  /** How long a dashboard link printed at start or by `npm run owner-link` is valid. */
+  OWNER_LINK_HOURS: z.coerce.number().int().min(1).max(24 * 30).default(24),
+  DEBUG: z.string().optional(),
+  ALLOW_UNSAFE_DEBUG: z.literal("1", "must be 1 when set").optional(),
+}).superRefine((env, context) => {
+  if (env.DEBUG !== undefined && env.ALLOW_UNSAFE_DEBUG === undefined && debugShowsFrames(env.DEBUG)) {
+    context.addIssue({
+      code: "custom",
+      path: ["DEBUG"],
+      message: `(${env.DEBUG}) turns on socket.io debug logging, which prints every decoded frame, secret values included: remove those names, or set ALLOW_UNSAFE_DEBUG=1 to run anyway`,
+    });
+  }
 });
 
 export type Env = z.infer<typeof EnvSchema>;
@@ -46,6 +84,8 @@ export type Env = z.infer<typeof EnvSchema>;
 export type Config = Env & {
   chatKeys: ChatKeyPattern;
   owners: ReadonlySet<string>;
+  /** DEBUG prints socket.io frames and ALLOW_UNSAFE_DEBUG allowed it: say so at start. */
+  unsafeDebug: boolean;
 };
 
 export class ConfigError extends Error {}
@@ -63,5 +103,6 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     ...parsed,
     chatKeys: new ChatKeyPattern(parsed.SESSION_KEY_PATTERN, parsed.AGENT_ID),
     owners: new Set(parsed.OWNER_USERS),
+    unsafeDebug: parsed.DEBUG !== undefined && debugShowsFrames(parsed.DEBUG),
   };
 }

@@ -1,43 +1,29 @@
-import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import next from "next";
 import { startServer } from "./app.ts";
-import { ConfigError, parseConfig, type Config } from "./config.ts";
-import { mintTabToken, secretKey } from "./tabs/auth.ts";
+import { loadOrCreateAuthSecret } from "./auth-secret.ts";
+import { parseConfig } from "./config.ts";
 import { createPagesHandler } from "./http/pages.ts";
+import { SqliteAskStore } from "./store/sqlite.ts";
+import { secretKey } from "./tabs/auth.ts";
+import { describeOwnerLink, mintOwnerLink } from "./tabs/owner-links.ts";
 
 /**
  * `npm start`: parse the environment, serve the Next.js app and the tab protocol on one port,
  * and print a dashboard link with a signed owner token (as Jupyter prints its token URL).
+ * A start that fails exits non-zero with one line saying why, so a supervisor restarts or alerts.
  */
 
 const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
-function loadOrCreateAuthSecret(config: Config): string {
-  if (config.AUTH_SECRET) return config.AUTH_SECRET;
-  const file = path.join(config.DATA_DIR, "auth-secret");
-  if (existsSync(file)) return readFileSync(file, "utf8").trim();
-  mkdirSync(config.DATA_DIR, { recursive: true });
-  const secret = randomBytes(32).toString("base64url");
-  writeFileSync(file, `${secret}\n`, { mode: 0o600 });
-  return secret;
-}
-
 async function main(): Promise<void> {
-  let config: Config;
-  try {
-    config = parseConfig(process.env);
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      console.error(error.message);
-      process.exit(1);
-    }
-    throw error;
-  }
+  const config = parseConfig(process.env);
+  if (config.unsafeDebug) console.warn("ALLOW_UNSAFE_DEBUG=1: socket.io debug logging is on and prints every frame, secret values included");
   const dev = process.env.NODE_ENV === "development";
   const authSecret = loadOrCreateAuthSecret(config);
+  // Opened before Next.js so an unusable DATA_DIR or database stops the start at once.
+  const store = new SqliteAskStore(path.join(config.DATA_DIR, "asks.sqlite"), { log: (message) => console.log(message) });
   const nextApp = next({ dev, dir: projectRoot, hostname: config.HOST, port: config.PORT });
   await nextApp.prepare();
   const handle = nextApp.getRequestHandler();
@@ -49,21 +35,36 @@ async function main(): Promise<void> {
   const server = await startServer({
     config,
     authSecret,
+    store,
     pages: createPagesHandler({ handle, frameAncestors: config.OPENWEBUI_ORIGINS, dev, log: (message) => console.error(message) }),
   });
 
   const owner = [...config.owners][0] ?? "owner";
-  const token = await mintTabToken(secretKey(authSecret), { userId: owner, ttlSeconds: 7 * 24 * 3600 });
-  const base = config.PUBLIC_URL ?? server.url;
+  const link = await mintOwnerLink({ store, key: secretKey(authSecret), owner, hours: config.OWNER_LINK_HOURS, baseUrl: config.PUBLIC_URL ?? server.url });
   console.log(`OpenClaw Asks is running on ${server.url}`);
-  console.log(`Dashboard (owner "${owner}", valid 7 days): ${base}/?token=${token}`);
+  console.log(describeOwnerLink(link));
 
   const shutdown = () => {
     console.log("stopping");
-    void server.stop().then(() => process.exit(0));
+    server.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        console.error(`stopping failed: ${oneLine(error)}`);
+        process.exit(1);
+      },
+    );
   };
   process.once("SIGINT", shutdown);
   process.once("SIGTERM", shutdown);
 }
 
-await main();
+function oneLine(error: unknown): string {
+  return (error instanceof Error ? error.message : String(error)).replace(/\s*\n\s*/g, " ");
+}
+
+try {
+  await main();
+} catch (error) {
+  console.error(`OpenClaw Asks could not start: ${oneLine(error)}`);
+  process.exit(1);
+}

@@ -1,9 +1,10 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import type { Ask, QuestionAsk } from "../../lib/ask.ts";
+import type { Ask } from "../../lib/ask.ts";
 import type { GatewayCall } from "../../lib/answers.ts";
 import { ManualClock } from "../../lib/clock.ts";
 import type { AskClose } from "../../lib/protocol.ts";
 import { SqliteAskStore } from "../store/sqlite.ts";
+import { question } from "../store/test-support.ts";
 import { AskBroker, GatewayCallError, type AskResolver, type Tab, type TabSink } from "./broker.ts";
 
 class RecordingSink implements TabSink {
@@ -33,25 +34,6 @@ class ScriptedResolver implements AskResolver {
 }
 
 const tab = (id: string, userId = "owner", chatClaim: string | null = null): Tab => ({ id, userId, isOwner: userId === "owner", chatClaim });
-
-function question(id: string, chatId: string | null, overrides: Partial<QuestionAsk> = {}): QuestionAsk {
-  return {
-    id,
-    kind: "question",
-    source: "gateway.question",
-    chatId,
-    sessionKey: `agent:dev:openwebui:${chatId ?? "x"}`,
-    agentId: "dev",
-    runId: null,
-    createdAt: 1_700_000_000_000,
-    expiresAt: 1_700_000_000_000 + 900_000,
-    status: "pending",
-    shownTo: null,
-    resolution: null,
-    questions: [{ id: "db", header: "Database", question: "Which?", options: [{ label: "Postgres" }, { label: "SQLite" }], multiSelect: false, allowOther: true }],
-    ...overrides,
-  };
-}
 
 describe("AskBroker", () => {
   let clock: ManualClock;

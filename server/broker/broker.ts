@@ -49,6 +49,9 @@ export type BrokerHooks = {
   log?(message: string): void;
 };
 
+/** Retention keeps chats viewed within HISTORY_DAYS (at least a day): one write an hour per chat is plenty. */
+const VIEW_NOTE_INTERVAL_MS = 3_600_000;
+
 const ALREADY_ENDED_REASONS = new Set(["QUESTION_ALREADY_TERMINAL", "QUESTION_NOT_FOUND", "APPROVAL_ALREADY_RESOLVED", "APPROVAL_NOT_FOUND"]);
 
 export class AskBroker {
@@ -64,6 +67,8 @@ export class AskBroker {
   private readonly unconfirmed = new Set<string>();
   /** A chat's owner never changes once recorded, so a known one is remembered (unknown ones are not). */
   private readonly knownOwners = new Map<string, string>();
+  /** When this instance last wrote a chat's view time to the store. */
+  private readonly viewNoted = new Map<string, number>();
   private readonly instanceId: string;
   private readonly store: AskStore;
   private readonly sink: TabSink;
@@ -173,6 +178,7 @@ export class AskBroker {
     const known = this.chatOwner(chatId);
     const owner = known ?? this.store.recordChatOwner(chatId, tab.userId);
     if (!tab.isOwner && owner !== tab.userId) return fail("FORBIDDEN", "this chat belongs to another user");
+    this.noteView(chatId, owner);
     // Asks that waited for an unknown owner meet the guest rules now that the owner is known.
     if (known === null) this.readmit(chatId, owner);
     const previous = this.tabChat.get(tab.id);
@@ -307,6 +313,14 @@ export class AskBroker {
       if (owner !== undefined) this.knownOwners.set(chatId, owner);
     }
     return owner ?? null;
+  }
+
+  private noteView(chatId: string, owner: string): void {
+    const now = this.clock.now();
+    const last = this.viewNoted.get(chatId);
+    if (last !== undefined && now - last < VIEW_NOTE_INTERVAL_MS) return;
+    this.viewNoted.set(chatId, now);
+    this.store.chatViewed(chatId, owner, now);
   }
 
   private confirmOne(id: string): void {

@@ -1,8 +1,9 @@
-import { mkdirSync } from "node:fs";
+import { closeSync, existsSync, openSync } from "node:fs";
 import path from "node:path";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { Ask, type AskStatus } from "../../lib/ask.ts";
-import type { AskStore } from "./store.ts";
+import { PRIVATE_FILE_MODE, preparePrivateDir, restrictFiles } from "./data-dir.ts";
+import type { AskStore, OwnerLinkKeyStore, RetentionStore } from "./store.ts";
 
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS asks (
@@ -21,18 +22,49 @@ const SCHEMA = `
     owner TEXT NOT NULL,
     recorded_at INTEGER NOT NULL
   );
+  CREATE TABLE IF NOT EXISTS settings (
+    name TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+  );
 `;
 
-/** The embedded store: one SQLite file under DATA_DIR, in WAL mode so two instances can share it. */
-export class SqliteAskStore implements AskStore {
+const TERMINAL_STATUSES = "('answered', 'cancelled', 'expired', 'denied', 'ended-as-text')";
+const OWNER_LINK_KID = "owner-link-kid";
+
+export type SqliteAskStoreOptions = {
+  /** Where a row that no longer parses is reported (once per id). */
+  log?: (message: string) => void;
+};
+
+/**
+ * The embedded store: one SQLite file under DATA_DIR, in WAL mode so two instances can share it.
+ * The directory is 0700 and the database files 0600. A row that no longer parses (a hand edit, a
+ * schema from another version) is set aside: reported once with its id, skipped, and counted.
+ */
+export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeyStore {
   private readonly db: DatabaseSync;
   private readonly statements: Record<string, StatementSync>;
+  private readonly log: (message: string) => void;
+  private readonly setAside = new Set<string>();
 
-  constructor(file: string) {
-    if (file !== ":memory:") mkdirSync(path.dirname(file), { recursive: true });
+  constructor(file: string, options: SqliteAskStoreOptions = {}) {
+    this.log = options.log ?? (() => {});
+    const onDisk = file !== ":memory:";
+    if (onDisk) {
+      preparePrivateDir(path.dirname(file));
+      // Created 0600 before SQLite opens it, so the -wal and -shm files SQLite makes inherit that mode.
+      if (!existsSync(file)) closeSync(openSync(file, "a", PRIVATE_FILE_MODE));
+    }
     this.db = new DatabaseSync(file);
-    this.db.exec("PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 5000; PRAGMA synchronous = NORMAL;");
-    this.db.exec(SCHEMA);
+    try {
+      this.db.exec("PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 5000; PRAGMA synchronous = NORMAL;");
+      this.db.exec(SCHEMA);
+      this.migrate();
+    } catch (error) {
+      this.db.close();
+      throw new Error(`cannot use the database ${file}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    if (onDisk) restrictFiles(file, `${file}-wal`, `${file}-shm`);
     this.statements = {
       upsert: this.db.prepare(
         `INSERT INTO asks (id, status, chat_id, created_at, updated_at, claimed_by, body)
@@ -41,14 +73,44 @@ export class SqliteAskStore implements AskStore {
            claimed_by = CASE WHEN :status = 'pending' THEN claimed_by ELSE NULL END
          WHERE asks.status = 'pending'`,
       ),
-      get: this.db.prepare("SELECT body FROM asks WHERE id = ?"),
-      pending: this.db.prepare("SELECT body FROM asks WHERE status = 'pending' ORDER BY created_at"),
+      get: this.db.prepare("SELECT id, body FROM asks WHERE id = ?"),
+      pending: this.db.prepare("SELECT id, body FROM asks WHERE status = 'pending' ORDER BY created_at"),
       claim: this.db.prepare("UPDATE asks SET claimed_by = ? WHERE id = ? AND status = 'pending' AND claimed_by IS NULL"),
       release: this.db.prepare("UPDATE asks SET claimed_by = NULL WHERE id = ? AND claimed_by = ?"),
       owner: this.db.prepare("SELECT owner FROM chats WHERE chat_id = ?"),
       recordOwner: this.db.prepare("INSERT OR IGNORE INTO chats (chat_id, owner, recorded_at) VALUES (?, ?, ?)"),
       ownedBy: this.db.prepare("SELECT chat_id FROM chats WHERE owner = ?"),
+      chatViewed: this.db.prepare(
+        `INSERT INTO chats (chat_id, owner, recorded_at, last_viewed_at) VALUES (:chatId, :owner, :at, :at)
+         ON CONFLICT(chat_id) DO UPDATE SET last_viewed_at = MAX(COALESCE(last_viewed_at, 0), excluded.last_viewed_at)`,
+      ),
+      pruneAsks: this.db.prepare(
+        `DELETE FROM asks WHERE rowid IN (
+           SELECT rowid FROM asks WHERE status IN ${TERMINAL_STATUSES} AND updated_at < :cutoff LIMIT :limit)`,
+      ),
+      // A chat with a pending ask keeps its owner: the guest rules of that ask depend on it.
+      pruneChats: this.db.prepare(
+        `DELETE FROM chats WHERE chat_id IN (
+           SELECT chat_id FROM chats WHERE COALESCE(last_viewed_at, recorded_at) < :cutoff
+             AND NOT EXISTS (SELECT 1 FROM asks WHERE asks.chat_id = chats.chat_id AND asks.status = 'pending')
+           LIMIT :limit)`,
+      ),
+      setting: this.db.prepare("SELECT value FROM settings WHERE name = ?"),
+      setSetting: this.db.prepare("INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value"),
     };
+  }
+
+  /** Databases from before retention have no last view time; two instances may start at once. */
+  private migrate(): void {
+    this.db.exec("BEGIN IMMEDIATE");
+    try {
+      const columns = this.db.prepare("PRAGMA table_info(chats)").all() as { name: string }[];
+      if (!columns.some((column) => column.name === "last_viewed_at")) this.db.exec("ALTER TABLE chats ADD COLUMN last_viewed_at INTEGER");
+      this.db.exec("COMMIT");
+    } catch (error) {
+      this.db.exec("ROLLBACK");
+      throw error;
+    }
   }
 
   /** A terminal ask is a tombstone: the WHERE clause of the upsert never lets it be written again. */
@@ -64,12 +126,12 @@ export class SqliteAskStore implements AskStore {
   }
 
   get(id: string): Ask | null {
-    const row = this.statements.get!.get(id) as { body: string } | undefined;
-    return row ? parse(row.body) : null;
+    const row = this.statements.get!.get(id) as Row | undefined;
+    return row ? this.read(row) : null;
   }
 
   pending(): Ask[] {
-    return (this.statements.pending!.all() as { body: string }[]).map((row) => parse(row.body));
+    return this.readAll(this.statements.pending!.all() as Row[]);
   }
 
   list(filter: { status?: AskStatus; chatIds?: readonly string[]; limit?: number }): Ask[] {
@@ -84,9 +146,9 @@ export class SqliteAskStore implements AskStore {
       where.push(`chat_id IN (${filter.chatIds.map(() => "?").join(",")})`);
       params.push(...filter.chatIds);
     }
-    const sql = `SELECT body FROM asks ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY updated_at DESC LIMIT ?`;
+    const sql = `SELECT id, body FROM asks ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY updated_at DESC LIMIT ?`;
     params.push(filter.limit ?? 200);
-    return (this.db.prepare(sql).all(...params) as { body: string }[]).map((row) => parse(row.body));
+    return this.readAll(this.db.prepare(sql).all(...params) as Row[]);
   }
 
   claim(id: string, claimant: string): boolean {
@@ -111,11 +173,78 @@ export class SqliteAskStore implements AskStore {
     return (this.statements.ownedBy!.all(userId) as { chat_id: string }[]).map((row) => row.chat_id);
   }
 
+  chatViewed(chatId: string, owner: string, at: number): void {
+    this.statements.chatViewed!.run({ chatId, owner, at });
+  }
+
+  setAsideRows(): number {
+    return this.setAside.size;
+  }
+
+  prune(cutoff: number, limit: number): { asks: number; chats: number } {
+    const asks = Number(this.statements.pruneAsks!.run({ cutoff, limit }).changes);
+    const chats = Number(this.statements.pruneChats!.run({ cutoff, limit }).changes);
+    return { asks, chats };
+  }
+
+  ownerLinkKid(): string | null {
+    const row = this.statements.setting!.get(OWNER_LINK_KID) as { value: string } | undefined;
+    return row?.value ?? null;
+  }
+
+  setOwnerLinkKid(kid: string): void {
+    this.statements.setSetting!.run(OWNER_LINK_KID, kid);
+  }
+
+  /** Runs `work` as one transaction: many writes for the price of one commit (bulk loads, the retention soak). */
+  inTransaction<T>(work: () => T): T {
+    this.db.exec("BEGIN");
+    try {
+      const result = work();
+      this.db.exec("COMMIT");
+      return result;
+    } catch (error) {
+      this.db.exec("ROLLBACK");
+      throw error;
+    }
+  }
+
   close(): void {
     this.db.close();
   }
+
+  private readAll(rows: Row[]): Ask[] {
+    const asks: Ask[] = [];
+    for (const row of rows) {
+      const ask = this.read(row);
+      if (ask) asks.push(ask);
+    }
+    return asks;
+  }
+
+  private read(row: Row): Ask | null {
+    const parsed = parseBody(row.body);
+    if (parsed.ok) return parsed.ask;
+    if (!this.setAside.has(row.id)) {
+      this.setAside.add(row.id);
+      this.log(`set aside unreadable stored ask ${row.id}: ${parsed.error}`);
+    }
+    return null;
+  }
 }
 
-function parse(body: string): Ask {
-  return Ask.parse(JSON.parse(body));
+type Row = { id: string; body: string };
+
+/** Why a body does not parse, without quoting it: a stored ask may hold text a log must not. */
+function parseBody(body: string): { ok: true; ask: Ask } | { ok: false; error: string } {
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch {
+    return { ok: false, error: "not valid JSON" };
+  }
+  const result = Ask.safeParse(json);
+  if (result.success) return { ok: true, ask: result.data };
+  const issue = result.error.issues[0];
+  return { ok: false, error: `${issue?.path.join(".") || "ask"}: ${issue?.code ?? "invalid"}` };
 }

@@ -18,4 +18,24 @@ export interface AskStore {
   recordChatOwner(chatId: string, userId: string): string;
   chatsOwnedBy(userId: string): string[];
   close(): void;
+
+  /** Notes that a tab viewed the chat (retention keeps chats viewed recently); the owner is already known. */
+  chatViewed(chatId: string, owner: string, at: number): void;
+  /** How many stored rows did not parse and were set aside (skipped) since this store was opened. */
+  setAsideRows(): number;
 }
+
+/** What retention needs: terminal history and unviewed chats older than a cutoff go, a batch at a time. */
+export interface RetentionStore {
+  /** Deletes at most `limit` terminal asks last changed before `cutoff`, and at most `limit` chats not viewed since (and with no pending ask). */
+  prune(cutoff: number, limit: number): { asks: number; chats: number };
+}
+
+/** The key id every valid owner link carries; replacing it revokes every owner link minted before. */
+export interface OwnerLinkKeyStore {
+  ownerLinkKid(): string | null;
+  setOwnerLinkKid(kid: string): void;
+}
+
+/** Everything the service keeps in its store. */
+export type ServiceStore = AskStore & RetentionStore & OwnerLinkKeyStore;

@@ -13,10 +13,16 @@ export function secretKey(secret: string): Uint8Array {
   return new TextEncoder().encode(secret);
 }
 
-export async function verifyTabToken(token: unknown, key: Uint8Array): Promise<TabIdentity> {
+export type VerifyOptions = {
+  /** Owner links carry a key id (`kid`); one that is not current was revoked. Without this check no kid is accepted. */
+  isKnownKid?: (kid: string) => boolean;
+};
+
+export async function verifyTabToken(token: unknown, key: Uint8Array, options: VerifyOptions = {}): Promise<TabIdentity> {
   if (typeof token !== "string" || token.length === 0) throw new AuthError("missing token: connect with auth: {token}");
   try {
-    const { payload } = await jwtVerify(token, key, { algorithms: ["HS256"] });
+    const { payload, protectedHeader } = await jwtVerify(token, key, { algorithms: ["HS256"] });
+    if (protectedHeader.kid !== undefined && !options.isKnownKid?.(protectedHeader.kid)) throw new AuthError("this owner link was revoked: mint a new one with npm run owner-link");
     const userId = typeof payload.sub === "string" && payload.sub ? payload.sub : typeof payload.id === "string" ? payload.id : "";
     if (!userId) throw new AuthError("token has no user id (sub or id claim)");
     const chat = typeof payload.chat === "string" && payload.chat ? payload.chat : null;
@@ -29,9 +35,9 @@ export async function verifyTabToken(token: unknown, key: Uint8Array): Promise<T
   }
 }
 
-export async function mintTabToken(key: Uint8Array, claims: { userId: string; chat?: string; ttlSeconds: number }): Promise<string> {
+export async function mintTabToken(key: Uint8Array, claims: { userId: string; chat?: string; ttlSeconds: number; kid?: string }): Promise<string> {
   const jwt = new SignJWT(claims.chat ? { chat: claims.chat } : {})
-    .setProtectedHeader({ alg: "HS256" })
+    .setProtectedHeader(claims.kid ? { alg: "HS256", kid: claims.kid } : { alg: "HS256" })
     .setSubject(claims.userId)
     .setIssuedAt()
     .setExpirationTime(`${claims.ttlSeconds}s`);

@@ -16,6 +16,8 @@ export type TabServerOptions = {
   owners: ReadonlySet<string>;
   /** Origins besides the app's own that may open a socket (Open WebUI). */
   allowedOrigins: readonly string[];
+  /** Whether an owner link's key id is current (not revoked). */
+  isKnownKid?: (kid: string) => boolean;
   /** Inbound events per second per socket, with a burst of twice that. */
   eventsPerSecond?: number;
   now?: () => number;
@@ -50,7 +52,7 @@ export function createTabServer(http: HttpServer, options: TabServerOptions): Ta
   });
 
   io.use((socket, next) => {
-    verifyTabToken(socket.handshake.auth?.token, options.key).then(
+    verifyTabToken(socket.handshake.auth?.token, options.key, { isKnownKid: options.isKnownKid }).then(
       (identity) => {
         socket.data.tab = {
           id: socket.id,

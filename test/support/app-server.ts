@@ -22,7 +22,7 @@ export type AppServerOptions = {
   gatewayToken: string;
   /** Extra or overriding environment (e.g. OPENWEBUI_ORIGINS, OWNER_USERS). */
   env?: Record<string, string>;
-  /** Wait until /healthz reports the Gateway connected. Default true. */
+  /** Wait until /healthz reports the Gateway connected (asked with an owner token). Default true. */
   waitForGateway?: boolean;
   /** How long to wait for "is running on". Default 60 s. */
   startTimeoutMs?: number;
@@ -175,15 +175,15 @@ async function startOnce(options: AppServerOptions): Promise<AppServer> {
     await rm(dataDir, { recursive: true, force: true });
   };
 
+  const key = secretKey(authSecret);
   try {
     await withTimeout(running, options.startTimeoutMs ?? 60_000, () => `server/main.ts did not print "is running on":\n${lines.join("\n")}`);
-    if (options.waitForGateway ?? true) await waitForGateway(url, 30_000);
+    if (options.waitForGateway ?? true) await waitForGateway(url, await mintTabToken(key, { userId: "owner", ttlSeconds: 600 }), 30_000);
   } catch (error) {
     await stop();
     throw error;
   }
 
-  const key = secretKey(authSecret);
   return {
     url,
     port,
@@ -195,12 +195,13 @@ async function startOnce(options: AppServerOptions): Promise<AppServer> {
   };
 }
 
-async function waitForGateway(url: string, timeoutMs: number): Promise<void> {
+/** /healthz gives the Gateway's status to an owner's token only. */
+async function waitForGateway(url: string, ownerToken: string, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last = "";
   while (Date.now() < deadline) {
     try {
-      const response = await fetch(`${url}/healthz`);
+      const response = await fetch(`${url}/healthz`, { headers: { authorization: `Bearer ${ownerToken}` } });
       const body = (await response.json()) as { gateway?: { connected?: boolean } };
       if (body.gateway?.connected) return;
       last = JSON.stringify(body);

@@ -1,0 +1,40 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { SqliteAskStore } from "../store/sqlite.ts";
+import { mintTabToken, secretKey, verifyTabToken } from "./auth.ts";
+import { isCurrentOwnerLinkKid, mintOwnerLink, revokeOwnerLinks } from "./owner-links.ts";
+
+const key = secretKey("owner-links-test-secret-owner-links-test-secret");
+const stores: SqliteAskStore[] = [];
+afterEach(() => {
+  for (const store of stores.splice(0)) store.close();
+});
+
+function setup() {
+  const store = new SqliteAskStore(":memory:");
+  stores.push(store);
+  return { store, isKnownKid: isCurrentOwnerLinkKid(store) };
+}
+
+const tokenOf = (url: string) => new URL(url).searchParams.get("token")!;
+
+describe("owner links (before: none could be revoked)", () => {
+  it("an owner link works until it is revoked; the next one works", async () => {
+    const { store, isKnownKid } = setup();
+    const first = await mintOwnerLink({ store, key, owner: "owner", hours: 24, baseUrl: "http://127.0.0.1:3000/" });
+    expect(first.url).toMatch(/^http:\/\/127\.0\.0\.1:3000\/\?token=/);
+    expect(await verifyTabToken(tokenOf(first.url), key, { isKnownKid })).toEqual({ userId: "owner", chat: null });
+    revokeOwnerLinks(store);
+    await expect(verifyTabToken(tokenOf(first.url), key, { isKnownKid })).rejects.toThrow(/owner link was revoked/);
+    const second = await mintOwnerLink({ store, key, owner: "owner", hours: 24, baseUrl: "http://127.0.0.1:3000" });
+    expect(await verifyTabToken(tokenOf(second.url), key, { isKnownKid })).toEqual({ userId: "owner", chat: null });
+  });
+
+  it("a token with a kid is refused where no kid check is given; tokens without a kid (embed, Open WebUI) are untouched by revocation", async () => {
+    const { store, isKnownKid } = setup();
+    const link = await mintOwnerLink({ store, key, owner: "owner", hours: 1, baseUrl: "http://x" });
+    await expect(verifyTabToken(tokenOf(link.url), key)).rejects.toThrow(/revoked/);
+    const embed = await mintTabToken(key, { userId: "alice", chat: "chat-1", ttlSeconds: 60 });
+    revokeOwnerLinks(store);
+    expect(await verifyTabToken(embed, key, { isKnownKid })).toEqual({ userId: "alice", chat: "chat-1" });
+  });
+});

@@ -1,0 +1,98 @@
+// The owner link (issue 11, item 15). Before: the printed dashboard link was valid 7 days, a new one
+// was minted only by restarting, and none could be revoked. Now: 24 h by default (OWNER_LINK_HOURS),
+// `npm run owner-link` mints one, and `npm run owner-link -- --revoke` revokes every earlier owner link
+// (they carry the store's key id, `kid`), also while the server runs. Embed tokens and Open WebUI
+// session tokens carry no kid and are unaffected.
+import { spawn } from "node:child_process";
+import { SignJWT, decodeJwt, decodeProtectedHeader } from "jose";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { newChat, useTabs } from "../support/asks.ts";
+import { PROJECT_ROOT } from "../support/app-server.ts";
+import { TEST_AUTH_SECRET, openTab, startTestServer, waitConnected, type TestServer } from "../support/tabs.ts";
+
+const { openOn, tabs } = useTabs();
+let server: TestServer;
+
+beforeAll(async () => {
+  server = await startTestServer({ gatewayUrl: inject("gatewayUrl"), gatewayToken: inject("gatewayToken") });
+  await waitConnected(server);
+});
+
+afterAll(() => server.dispose());
+
+/** `npm run owner-link [-- args]` against the running server's DATA_DIR; resolves with the printed token. */
+function ownerLinkCommand(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; output: string; token: string | null }> {
+  const child = spawn(process.execPath, ["server/owner-link.ts", ...args], {
+    cwd: PROJECT_ROOT,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: "production", DATA_DIR: server.dataDir, AUTH_SECRET: TEST_AUTH_SECRET, OWNER_USERS: "owner", PUBLIC_URL: "https://asks.example.com", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
+  child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
+  return new Promise((resolve) =>
+    child.once("exit", (code) => resolve({ code, output, token: /^Dashboard \(owner "owner", valid \d+ h\): https:\/\/asks\.example\.com\/\?token=(\S+)$/m.exec(output)?.[1] ?? null })),
+  );
+}
+
+async function connectError(token: string): Promise<string> {
+  try {
+    const tab = await openTab(server.url, token);
+    tab.close();
+    return "connected";
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+}
+
+describe("owner links", () => {
+  it("npm run owner-link mints a dashboard link valid 24 h by default, carrying the store's key id", async () => {
+    const minted = await ownerLinkCommand([]);
+    expect(minted.code).toBe(0);
+    expect(minted.output).toMatch(/valid 24 h/);
+    const claims = decodeJwt(minted.token!);
+    expect(claims.exp! - claims.iat!).toBe(24 * 3600);
+    expect(claims.sub).toBe("owner");
+    expect(decodeProtectedHeader(minted.token!).kid).toEqual(expect.any(String));
+    const tab = await openTab(server.url, minted.token!);
+    tabs.push(tab);
+    expect(await tab.send("asks:list", {})).toMatchObject({ ok: true });
+
+    const shorter = await ownerLinkCommand([], { OWNER_LINK_HOURS: "2" });
+    const short = decodeJwt(shorter.token!);
+    expect(short.exp! - short.iat!).toBe(2 * 3600);
+  });
+
+  it("a revoked owner link is refused at connect, while the server runs; the new link, embed tokens and tokens without a kid still work", async () => {
+    const before = await ownerLinkCommand([]);
+    const chatId = newChat();
+    const embed = await server.token("alice", chatId);
+    const plain = await server.token("owner");
+    const revoked = await ownerLinkCommand(["--revoke"]);
+    expect(revoked.code).toBe(0);
+    expect(revoked.output).toMatch(/revoked/);
+    expect(decodeProtectedHeader(revoked.token!).kid).not.toBe(decodeProtectedHeader(before.token!).kid);
+
+    expect(await connectError(before.token!)).toMatch(/revoked/);
+    expect(await connectError(revoked.token!)).toBe("connected");
+    expect(await connectError(plain)).toBe("connected");
+    await openOn(server, chatId, "alice", chatId);
+    expect(await connectError(embed)).toBe("connected");
+  });
+
+  it("a token with a kid the store never issued is refused", async () => {
+    const forged = await new SignJWT({})
+      .setProtectedHeader({ alg: "HS256", kid: "made-up" })
+      .setSubject("owner")
+      .setIssuedAt()
+      .setExpirationTime("1h")
+      .sign(new TextEncoder().encode(TEST_AUTH_SECRET));
+    expect(await connectError(forged)).toMatch(/revoked/);
+  });
+
+  it("an unknown argument is refused with one line and a non-zero exit", async () => {
+    const run = await ownerLinkCommand(["--revoke-all"]);
+    expect(run.code).toBe(1);
+    expect(run.output.trim().split("\n")).toEqual([expect.stringMatching(/unknown argument --revoke-all: usage: npm run owner-link/)]);
+  });
+});
