@@ -86,6 +86,18 @@ describe("one unreadable row", () => {
     expect(logs.some((line) => line.includes("bad-shape") && !line.includes("which?"))).toBe(true);
   });
 
+  it("a set-aside pending row that its source sends again (a backfill) is written over, readable and no longer counted", () => {
+    const file = path.join(tempDir(), "asks.sqlite");
+    open(file);
+    writeRaw(file, "healed", "pending", "{not json");
+    const store = open(file);
+    expect(store.pending()).toEqual([]);
+    expect(store.setAsideRows()).toBe(1);
+    store.put(question("healed", "c"));
+    expect(store.pending().map((ask) => ask.id)).toEqual(["healed"]);
+    expect(store.setAsideRows()).toBe(0);
+  });
+
   it("an answered row that does not parse no longer breaks listing: the rest of the history is listed", () => {
     const file = path.join(tempDir(), "asks.sqlite");
     const store = open(file);

@@ -115,7 +115,7 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
 
   /** A terminal ask is a tombstone: the WHERE clause of the upsert never lets it be written again. */
   put(ask: Ask): void {
-    this.statements.upsert!.run({
+    const written = this.statements.upsert!.run({
       id: ask.id,
       status: ask.status,
       chatId: ask.chatId,
@@ -123,6 +123,8 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
       updatedAt: ask.resolution?.at ?? ask.createdAt,
       body: JSON.stringify({ ...ask, shownTo: null }),
     });
+    // A set-aside pending row that its source sent again (a backfill) is readable from now on.
+    if (Number(written.changes) === 1) this.setAside.delete(ask.id);
   }
 
   get(id: string): Ask | null {
