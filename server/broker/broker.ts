@@ -315,6 +315,7 @@ export class AskBroker {
     return owner ?? null;
   }
 
+  /** For a chat whose owner is recorded: `chatViewed` writes that owner back if retention removed the row. */
   private noteView(chatId: string, owner: string): void {
     const now = this.clock.now();
     const last = this.viewNoted.get(chatId);

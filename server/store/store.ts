@@ -19,7 +19,10 @@ export interface AskStore {
   chatsOwnedBy(userId: string): string[];
   close(): void;
 
-  /** Notes that a tab viewed the chat (retention keeps chats viewed recently); the owner is already known. */
+  /**
+   * Notes that a tab viewed the chat (retention keeps chats viewed recently). `owner` must be the chat's
+   * recorded owner: a row retention removed meanwhile is written again with it, never with a mere viewer.
+   */
   chatViewed(chatId: string, owner: string, at: number): void;
   /** How many stored rows did not parse and were set aside (skipped) since this store was opened. */
   setAsideRows(): number;
