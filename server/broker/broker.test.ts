@@ -170,11 +170,62 @@ describe("AskBroker", () => {
   });
 
   it("keeps another user's chats away from a non-owner", async () => {
-    expect(broker.view(tab("alice-tab", "alice"), "c1")).toEqual({ ok: true });
+    expect(broker.view(tab("alice-tab", "alice", "c1"), "c1")).toEqual({ ok: true });
+    expect(broker.view(tab("bob-tab", "bob", "c1"), "c1")).toMatchObject({ ok: false, error: { code: "FORBIDDEN" } });
     expect(broker.view(tab("bob-tab", "bob"), "c1")).toMatchObject({ ok: false, error: { code: "FORBIDDEN" } });
     await broker.receive(question("q1", "c1"));
     expect(sink.shown).toEqual([{ tabId: "alice-tab", askId: "q1" }]);
-    expect(await broker.answer(tab("bob-tab", "bob"), "q1", { type: "cancel" })).toMatchObject({ ok: false, error: { code: "FORBIDDEN" } });
+    expect(await broker.answer(tab("bob-tab", "bob"), "q1", { type: "cancel" })).toMatchObject({ ok: false, error: { code: "NOT_FOUND" } });
+  });
+
+  it("chat squatting: an unclaimed non-owner token records no owner, so the chat's real user is not locked out", async () => {
+    expect(broker.view(tab("squat", "mallory"), "c1")).toMatchObject({ ok: false, error: { code: "FORBIDDEN" } });
+    expect(store.chatOwner("c1")).toBeNull();
+    expect(broker.view(tab("alice-tab", "alice", "c1"), "c1")).toEqual({ ok: true });
+    expect(store.chatOwner("c1")).toBe("alice");
+    // Once alice owns it, her unclaimed token (an Open WebUI session) may view it too.
+    expect(broker.view(tab("alice-dash", "alice"), "c1")).toEqual({ ok: true });
+  });
+
+  it("embed tokens read other users' history: an embed token lists only its own chat, and only when its user owns it", async () => {
+    broker.view(tab("alice-tab", "alice", "c1"), "c1");
+    await broker.receive(question("q1", "c1"));
+    await broker.answer(tab("alice-tab", "alice", "c1"), "q1", { type: "text", text: "SQLite" });
+    broker.view(tab("carol-tab", "carol", "c2"), "c2");
+    await broker.receive(question("q2", "c2"));
+    const ids = (listing: Ask[]) => listing.map((ask) => ask.id).sort();
+    for (const status of ["all", "answered"] as const) {
+      expect(ids(broker.list(tab("mallory-tab", "mallory", "c1"), status)), `mallory's embed token for alice's chat, ${status}`).toEqual([]);
+      expect(ids(broker.list(tab("mallory-dash", "mallory"), status)), `mallory's unclaimed token, ${status}`).toEqual([]);
+    }
+    expect(ids(broker.list(tab("alice-tab", "alice", "c1"), "all"))).toEqual(["q1"]);
+    expect(ids(broker.list(tab("alice-dash", "alice"), "all"))).toEqual(["q1"]);
+    expect(ids(broker.list(tab("owner-dash", "owner"), "all"))).toEqual(["q1", "q2"]);
+    // An owner's embed token is limited to its chat too.
+    expect(ids(broker.list(tab("owner-widget", "owner", "c2"), "all"))).toEqual(["q2"]);
+  });
+
+  it("FORBIDDEN vs NOT_FOUND tells whether an ask id exists: another user's ask answers NOT_FOUND like a missing one", async () => {
+    broker.view(tab("alice-tab", "alice", "c1"), "c1");
+    await broker.receive(question("q1", "c1"));
+    const probe = tab("mallory-tab", "mallory", "c9");
+    const existing = await broker.answer(probe, "q1", { type: "cancel" });
+    const missing = await broker.answer(probe, "no-such-ask", { type: "cancel" });
+    expect(existing).toEqual(missing);
+    expect(existing).toMatchObject({ ok: false, error: { code: "NOT_FOUND" } });
+    expect(broker.getPending("q1")?.status).toBe("pending");
+  });
+
+  it("unbounded chat registration: views of unknown chats by an unclaimed token write no rows, and listing never needs one SQL variable per chat", async () => {
+    const mallory = tab("mallory-tab", "mallory");
+    for (let i = 0; i < 1_000; i++) expect(broker.view(mallory, `spam-${i}`)).toMatchObject({ ok: false, error: { code: "FORBIDDEN" } });
+    expect(store.chatOwner("spam-0")).toBeNull();
+    expect(store.chatOwner("spam-999")).toBeNull();
+    // A user who does own a great many chats (each opened from its widget) can still list them.
+    for (let i = 0; i < 40_000; i++) store.recordChatOwner(`alice-${i}`, "alice");
+    broker.view(tab("alice-tab", "alice", "alice-7"), "alice-7");
+    await broker.receive(question("q1", "alice-7"));
+    expect(broker.list(tab("alice-dash", "alice"), "all").map((ask) => ask.id)).toEqual(["q1"]);
   });
 
   it("limits an embed token to its chat claim", () => {

@@ -176,6 +176,12 @@ export class AskBroker {
   view(tab: Tab, chatId: string): Ack {
     if (tab.chatClaim !== null && tab.chatClaim !== chatId) return fail("FORBIDDEN", "this token is for another chat");
     const known = this.chatOwner(chatId);
+    // A chat's owner is recorded only from a token that proves it: the widget's token for this very
+    // chat (the Open WebUI filter mints it for the chat's user), or an owner's. Any other token could
+    // claim chats nobody has opened yet and lock their users out.
+    if (known === null && tab.chatClaim === null && !tab.isOwner) {
+      return fail("FORBIDDEN", "this chat has no recorded user yet: open it from its Open WebUI widget first");
+    }
     const owner = known ?? this.store.recordChatOwner(chatId, tab.userId);
     if (!tab.isOwner && owner !== tab.userId) return fail("FORBIDDEN", "this chat belongs to another user");
     this.noteView(chatId, owner);
@@ -215,12 +221,21 @@ export class AskBroker {
     return canSee(ask, tab.userId, tab.isOwner, ask.chatId ? this.chatOwner(ask.chatId) : null);
   }
 
+  /** The asks this tab may see: pending ones from memory, any other status from the store. */
   list(tab: Tab, status: AskStatus | "all" | undefined): Ask[] {
     if (status === undefined || status === "pending") {
       return this.pendingAsks.filter((ask) => this.visibleTo(tab, ask));
     }
-    const chatIds = tab.chatClaim !== null ? [tab.chatClaim] : tab.isOwner ? undefined : this.store.chatsOwnedBy(tab.userId);
-    return this.store.list({ status: status === "all" ? undefined : status, chatIds }).map((ask) => this.pending.get(ask.id) ?? ask);
+    const filter = { status: status === "all" ? undefined : status };
+    let scope: { chatId?: string; ownedBy?: string };
+    if (tab.chatClaim !== null) {
+      // An embed token sees its chat's history only when its user owns that chat (owners own all).
+      if (!tab.isOwner && this.chatOwner(tab.chatClaim) !== tab.userId) return [];
+      scope = { chatId: tab.chatClaim };
+    } else {
+      scope = tab.isOwner ? {} : { ownedBy: tab.userId };
+    }
+    return this.store.list({ ...filter, ...scope }).map((ask) => this.pending.get(ask.id) ?? ask);
   }
 
   async answer(tab: Tab, askId: string, answer: Parameters<typeof mapAnswer>[1]): Promise<AnswerAck> {
@@ -230,7 +245,8 @@ export class AskBroker {
       if (!ended || !this.visibleTo(tab, ended)) return fail("NOT_FOUND", "no such ask");
       return ended.status === "expired" ? fail("EXPIRED", "this ask has expired") : fail("ALREADY_RESOLVED", `this ask is already ${ended.status}`);
     }
-    if (!this.visibleTo(tab, ask)) return fail("FORBIDDEN", "this ask is not for this tab");
+    // The same answer as for an id that does not exist: a refusal would confirm that it does.
+    if (!this.visibleTo(tab, ask)) return fail("NOT_FOUND", "no such ask");
     const mapped = mapAnswer(ask, answer);
     if (!mapped.ok) return fail(mapped.code, mapped.message);
     if (this.inFlight.has(askId) || !this.store.claim(askId, this.instanceId)) {

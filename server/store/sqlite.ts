@@ -26,6 +26,7 @@ const SCHEMA = `
     name TEXT PRIMARY KEY,
     value TEXT NOT NULL
   );
+  CREATE INDEX IF NOT EXISTS chats_owner ON chats(owner);
 `;
 
 const TERMINAL_STATUSES = "('answered', 'cancelled', 'expired', 'denied', 'ended-as-text')";
@@ -79,7 +80,6 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
       release: this.db.prepare("UPDATE asks SET claimed_by = NULL WHERE id = ? AND claimed_by = ?"),
       owner: this.db.prepare("SELECT owner FROM chats WHERE chat_id = ?"),
       recordOwner: this.db.prepare("INSERT OR IGNORE INTO chats (chat_id, owner, recorded_at) VALUES (?, ?, ?)"),
-      ownedBy: this.db.prepare("SELECT chat_id FROM chats WHERE owner = ?"),
       chatViewed: this.db.prepare(
         `INSERT INTO chats (chat_id, owner, recorded_at, last_viewed_at) VALUES (:chatId, :owner, :at, :at)
          ON CONFLICT(chat_id) DO UPDATE SET last_viewed_at = MAX(COALESCE(last_viewed_at, 0), excluded.last_viewed_at)`,
@@ -136,17 +136,21 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
     return this.readAll(this.statements.pending!.all() as Row[]);
   }
 
-  list(filter: { status?: AskStatus; chatIds?: readonly string[]; limit?: number }): Ask[] {
+  /** A user's chats are a subquery here, never one parameter per chat: the statement's size is fixed. */
+  list(filter: { status?: AskStatus; chatId?: string; ownedBy?: string; limit?: number }): Ask[] {
     const where: string[] = [];
     const params: (string | number)[] = [];
     if (filter.status) {
       where.push("status = ?");
       params.push(filter.status);
     }
-    if (filter.chatIds) {
-      if (filter.chatIds.length === 0) return [];
-      where.push(`chat_id IN (${filter.chatIds.map(() => "?").join(",")})`);
-      params.push(...filter.chatIds);
+    if (filter.chatId !== undefined) {
+      where.push("chat_id = ?");
+      params.push(filter.chatId);
+    }
+    if (filter.ownedBy !== undefined) {
+      where.push("chat_id IN (SELECT chat_id FROM chats WHERE owner = ?)");
+      params.push(filter.ownedBy);
     }
     const sql = `SELECT id, body FROM asks ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY updated_at DESC LIMIT ?`;
     params.push(filter.limit ?? 200);
@@ -169,10 +173,6 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
   recordChatOwner(chatId: string, userId: string): string {
     this.statements.recordOwner!.run(chatId, userId, Date.now());
     return this.chatOwner(chatId) ?? userId;
-  }
-
-  chatsOwnedBy(userId: string): string[] {
-    return (this.statements.ownedBy!.all(userId) as { chat_id: string }[]).map((row) => row.chat_id);
   }
 
   chatViewed(chatId: string, owner: string, at: number): void {

@@ -9,14 +9,14 @@ export interface AskStore {
   put(ask: Ask): void;
   get(id: string): Ask | null;
   pending(): Ask[];
-  list(filter: { status?: AskStatus; chatIds?: readonly string[]; limit?: number }): Ask[];
+  /** Newest first; `chatId` keeps one chat's asks, `ownedBy` those of the chats a user owns. */
+  list(filter: { status?: AskStatus; chatId?: string; ownedBy?: string; limit?: number }): Ask[];
   /** True for exactly one caller until `release` or a terminal `put`. */
   claim(id: string, claimant: string): boolean;
   release(id: string, claimant: string): void;
   chatOwner(chatId: string): string | null;
   /** Records the owner if the chat has none yet; returns the owner in force. */
   recordChatOwner(chatId: string, userId: string): string;
-  chatsOwnedBy(userId: string): string[];
   close(): void;
 
   /**

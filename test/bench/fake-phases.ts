@@ -73,28 +73,30 @@ const pause = () => sleep(1 + Math.random() * 2);
 export async function runFakePhases(options: FakeOptions): Promise<FakeResults> {
   const { server, progress } = options;
   const key = secretKey(options.authSecret);
-  const token = (userId: string) => mintTabToken(key, { userId, ttlSeconds: 4 * 3600 });
+  // Each tab's user opens its chat from the widget, with an embed token for that chat (the only kind
+  // of non-owner token that may view a chat nobody has opened yet).
+  const token = (userId: string, chat: string) => mintTabToken(key, { userId, chat, ttlSeconds: 4 * 3600 });
   const { productUrl, relayUrl } = await server.call<{ productUrl: string; relayUrl: string }>({ cmd: "start-fake" });
   const url = (target: Target) => (target === "product" ? productUrl : relayUrl);
-  const tokenFor = async (target: Target, userId: string) => (target === "product" ? token(userId) : null);
+  const tokenFor = async (target: Target, userId: string, chat: string) => (target === "product" ? token(userId, chat) : null);
   const targets: Target[] = ["product", "relay"];
 
   // --- measurement tabs ------------------------------------------------------------------------
-  const live = { product: await openTab(productUrl, await token("viewer"), "live"), relay: await openTab(relayUrl, null, "live") };
+  const live = { product: await openTab(productUrl, await token("viewer", "live"), "live"), relay: await openTab(relayUrl, null, "live") };
   type Pair = { chat: string; tabs: [BenchTab, BenchTab]; viewer: 0 | 1; askId: string };
   const pairs: Record<Target, Pair[]> = { product: [], relay: [] };
   const answerTabs: Record<Target, BenchTab[]> = { product: [], relay: [] };
   for (const target of targets) {
     for (let k = 0; k < PAIRS; k++) {
       const chat = `handoff-${k}`;
-      const older = await openTab(url(target), await tokenFor(target, `pair-${k}`), chat);
-      const newer = await openTab(url(target), await tokenFor(target, `pair-${k}`), chat);
+      const older = await openTab(url(target), await tokenFor(target, `pair-${k}`, chat), chat);
+      const newer = await openTab(url(target), await tokenFor(target, `pair-${k}`, chat), chat);
       const shown = newer.next("ask:show");
       const { id } = await server.call<{ id: string }>({ cmd: "ask", target, chat });
       await shown;
       pairs[target].push({ chat, tabs: [older, newer], viewer: 1, askId: id });
     }
-    for (let k = 0; k < ANSWER_TABS; k++) answerTabs[target].push(await openTab(url(target), await tokenFor(target, `answerer-${k}`), `answer-${k}`));
+    for (let k = 0; k < ANSWER_TABS; k++) answerTabs[target].push(await openTab(url(target), await tokenFor(target, `answerer-${k}`, `answer-${k}`), `answer-${k}`));
   }
   const measurementTabs = 1 + 2 * PAIRS + ANSWER_TABS;
 
@@ -195,7 +197,7 @@ export async function runFakePhases(options: FakeOptions): Promise<FakeResults> 
   progress(`connecting ${maxTabs} idle tabs to the product server`);
   const idle: Record<Target, Socket[]> = { product: [], relay: [] };
   const connectIdle = async (target: Target, count: number) => {
-    const tokens = target === "product" ? await Promise.all(Array.from({ length: count }, (_, i) => token(`user-${i}`))) : null;
+    const tokens = target === "product" ? await Promise.all(Array.from({ length: count }, (_, i) => token(`user-${i}`, `idle-${i}`))) : null;
     const started = nowMs();
     idle[target] = await openMany(0, count, CONNECT_CONCURRENCY, (i) => openIdleTab(url(target), tokens?.[i] ?? null, `idle-${i}`));
     progress(`  ${count} ${target} tabs connected and viewing in ${round((nowMs() - started) / 1000, 1)} s`);

@@ -29,7 +29,7 @@ export async function runRealPhase(options: {
     server = await options.spawnServer();
     const { productUrl } = await server.call<{ productUrl: string }>({ cmd: "start-real", gatewayUrl: gateway.url, gatewayToken: gateway.token });
     const chat = `real-${Date.now()}`;
-    const tab = await openTab(productUrl, await mintTabToken(secretKey(options.authSecret), { userId: "viewer", ttlSeconds: 3600 }), chat);
+    const tab = await openTab(productUrl, await mintTabToken(secretKey(options.authSecret), { userId: "viewer", chat, ttlSeconds: 3600 }), chat);
     const requester = await connectOperator({ url: gateway.url, token: gateway.token, displayName: "bench requester" });
     try {
       const sample = async (): Promise<number> => {

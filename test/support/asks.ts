@@ -7,7 +7,7 @@ import { afterEach, expect, inject } from "vitest";
 import type { Clock } from "../../lib/clock.ts";
 import { connectOperator, type OperatorConnection, type Payload } from "./gateway-client.ts";
 import { startFakeGateway, type FakeGateway, type FakeGatewayOptions } from "./fake-gateway.ts";
-import { openTab, startTestServer, waitConnected, type Tab, type TestServer } from "./tabs.ts";
+import { TEST_OWNER, openTab, startTestServer, waitConnected, type Tab, type TestServer } from "./tabs.ts";
 
 /** A chat id no other test (or test file sharing the Gateway) uses. */
 export const newChat = (prefix = "chat"): string => `${prefix}-${randomUUID()}`;
@@ -90,7 +90,11 @@ export function requestApproval(
 export type Tabs = {
   /** Every tab opened since the current test began. */
   tabs: Tab[];
-  /** Opens a tab on `target` as `userId` (an embed token for the chat `claim` if given) and, given a chat id, views that chat. */
+  /**
+   * Opens a tab on `target` as `userId` and, given a chat id, views that chat. The token is an embed
+   * token for the chat `claim` if given; a non-owner viewing a chat gets its widget's embed token (as
+   * in Open WebUI: an unclaimed non-owner token may view only chats its user already owns).
+   */
   openOn(target: TestServer, chatId: string | null, userId?: string, claim?: string): Promise<Tab>;
   /** `openOn` the file's server. */
   tab(chatId: string | null, userId?: string, claim?: string): Promise<Tab>;
@@ -106,7 +110,8 @@ export function useTabs(options: { server?: () => TestServer; onOpen?: (tab: Tab
     for (const opened of tabs.splice(0)) opened.close();
   });
   async function openOn(target: TestServer, chatId: string | null, userId = "owner", claim?: string): Promise<Tab> {
-    const opened = await openTab(target.url, await target.token(userId, claim));
+    const widgetClaim = claim ?? (chatId !== null && userId !== TEST_OWNER ? chatId : undefined);
+    const opened = await openTab(target.url, await target.token(userId, widgetClaim));
     tabs.push(opened);
     options.onOpen?.(opened);
     if (chatId) expect(await opened.send("chat:view", { chatId })).toEqual({ ok: true });

@@ -15,6 +15,8 @@ import { mintTabToken, secretKey } from "../../server/tabs/auth.ts";
  */
 
 export const TEST_AUTH_SECRET = "test-secret-test-secret-test-secret-0123456789";
+/** The one user in OWNER_USERS of the test configuration. */
+export const TEST_OWNER = "owner";
 
 export type TestServer = RunningServer & {
   dataDir: string;
@@ -31,7 +33,7 @@ export function testConfig(gatewayUrl: string, gatewayToken: string, dataDir: st
     HOST: "127.0.0.1",
     DATA_DIR: dataDir,
     AGENT_ID: "dev",
-    OWNER_USERS: "owner",
+    OWNER_USERS: TEST_OWNER,
     OPENCLAW_GATEWAY_URL: gatewayUrl,
     OPENCLAW_GATEWAY_TOKEN: gatewayToken,
     ...env,
@@ -48,7 +50,7 @@ export async function startTestServer(options: { gatewayUrl: string; gatewayToke
     ...server,
     dataDir,
     logs,
-    token: (userId = "owner", chat?: string) => mintTabToken(key, { userId, chat, ttlSeconds: 3600 }),
+    token: (userId = TEST_OWNER, chat?: string) => mintTabToken(key, { userId, chat, ttlSeconds: 3600 }),
     async restart() {
       await server.stop();
       return startTestServer({ ...options, dataDir });
