@@ -43,6 +43,8 @@ export const ErrorCode = z.enum([
   "EXPIRED",
   "GATEWAY_ERROR",
   "RATE_LIMITED",
+  /** The server failed while handling the event; its log says why. */
+  "INTERNAL",
 ]);
 export type ErrorCode = z.infer<typeof ErrorCode>;
 

@@ -56,7 +56,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     const setAsideRows = store.setAsideRows();
     const status = link.status.connected && setAsideRows === 0 ? "ok" : "degraded";
     const bearer = /^Bearer (\S+)$/.exec(request.headers.authorization ?? "")?.[1];
-    const identity = bearer ? await verifyTabToken(bearer, key, { isKnownKid }).catch(() => null) : null;
+    const identity = bearer ? await verifyTabToken(bearer, key, { maxTokenDays: config.MAX_TOKEN_DAYS, isKnownKid }).catch(() => null) : null;
     if (!identity || identity.chat !== null || !config.owners.has(identity.userId)) return { status };
     return { status, gateway: link.status, setAsideRows };
   }
@@ -81,6 +81,11 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     owners: config.owners,
     allowedOrigins: config.OPENWEBUI_ORIGINS,
     isKnownKid,
+    publicUrl: config.PUBLIC_URL,
+    maxTokenDays: config.MAX_TOKEN_DAYS,
+    maxConnectionsPerAddress: config.MAX_CONNECTIONS_PER_ADDRESS,
+    trustedProxies: config.TRUSTED_PROXIES,
+    log,
   });
 
   // The broker and the chat watcher answer through the link, which is created last because its

@@ -69,6 +69,12 @@ const EnvSchema = z.object({
   OWNER_LINK_HOURS: z.coerce.number().int().min(1).max(24 * 30).default(24),
   DEBUG: z.string().optional(),
   ALLOW_UNSAFE_DEBUG: z.literal("1", "must be 1 when set").optional(),
+  /** Tab tokens whose `exp` lies further ahead are refused (a leaked token is good only for so long). */
+  MAX_TOKEN_DAYS: z.coerce.number().positive().max(3650).default(30),
+  /** Open sockets per client address; the default admits the benchmark's 5,000 tabs on loopback. */
+  MAX_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().min(1).default(10_000),
+  /** Proxies whose X-Forwarded-For is believed: addresses or CIDR subnets. */
+  TRUSTED_PROXIES: commaList.pipe(z.array(z.union([z.ipv4(), z.ipv6(), z.cidrv4(), z.cidrv6()], "must be a comma-separated list of IP addresses or CIDR subnets"))),
 }).superRefine((env, context) => {
   if (env.DEBUG !== undefined && env.ALLOW_UNSAFE_DEBUG === undefined && debugShowsFrames(env.DEBUG)) {
     context.addIssue({

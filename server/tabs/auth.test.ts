@@ -6,30 +6,59 @@ import { mintTabToken, secretKey, verifyTabToken } from "./auth.ts";
 
 const SECRET = "s".repeat(40);
 const key = secretKey(SECRET);
+const NOW = Date.parse("2026-06-01T12:00:00Z");
+const rules = { maxTokenDays: 30, now: () => NOW };
+const seconds = (ms: number) => Math.floor(ms / 1000);
+const DAY = 24 * 3600 * 1000;
+
+/** A token signed with the right key, with exactly these claims (no defaults added). */
+const signed = (claims: Record<string, unknown>) => new SignJWT(claims).setProtectedHeader({ alg: "HS256" }).sign(key);
 
 describe("tab tokens", () => {
   it("round-trips a token with a chat claim", async () => {
     const token = await mintTabToken(key, { userId: "u1", chat: "c1", ttlSeconds: 60 });
-    expect(await verifyTabToken(token, key)).toEqual({ userId: "u1", chat: "c1" });
+    expect(await verifyTabToken(token, key, { maxTokenDays: 30 })).toEqual({ userId: "u1", chat: "c1" });
   });
 
-  it("accepts an Open WebUI session token (user id in `id`, HS256 with the shared secret)", async () => {
-    const token = await new SignJWT({ id: "owui-user" }).setProtectedHeader({ alg: "HS256" }).sign(key);
-    expect(await verifyTabToken(token, key)).toEqual({ userId: "owui-user", chat: null });
+  it("accepts an Open WebUI session token (user id in `id`, HS256 with the shared secret, exp from JWT_EXPIRES_IN)", async () => {
+    const token = await signed({ id: "owui-user", exp: seconds(NOW + 7 * DAY) });
+    expect(await verifyTabToken(token, key, rules)).toEqual({ userId: "owui-user", chat: null });
   });
 
   it("says why a token is refused", async () => {
-    await expect(verifyTabToken(undefined, key)).rejects.toThrow(/missing token/);
-    await expect(verifyTabToken(await mintTabToken(secretKey("x".repeat(40)), { userId: "u", ttlSeconds: 60 }), key)).rejects.toThrow(/signature is invalid/);
-    const expired = await new SignJWT({}).setProtectedHeader({ alg: "HS256" }).setSubject("u").setExpirationTime(Math.floor(Date.now() / 1000) - 10).sign(key);
-    await expect(verifyTabToken(expired, key)).rejects.toThrow(/expired/);
-    const anonymous = await new SignJWT({}).setProtectedHeader({ alg: "HS256" }).sign(key);
-    await expect(verifyTabToken(anonymous, key)).rejects.toThrow(/no user id/);
+    await expect(verifyTabToken(undefined, key, rules)).rejects.toThrow(/missing token/);
+    await expect(verifyTabToken(await mintTabToken(secretKey("x".repeat(40)), { userId: "u", ttlSeconds: 60 }), key, { maxTokenDays: 30 })).rejects.toThrow(/signature is invalid/);
+    await expect(verifyTabToken(await signed({ sub: "u", exp: seconds(NOW) - 10 }), key, rules)).rejects.toThrow(/expired/);
+    await expect(verifyTabToken(await signed({ exp: seconds(NOW) + 60 }), key, rules)).rejects.toThrow(/no user id/);
   });
 
   it("accepts the token the Open WebUI filter mints in Python", async () => {
     const script = "import sys; sys.path.insert(0, sys.argv[1]); from openclaw_asks_filter import mint_embed_token; print(mint_embed_token(sys.argv[2], 'user-7', 'chat-9', 60))";
     const token = execFileSync("python3", ["-c", script, path.resolve("integrations/open-webui"), SECRET], { encoding: "utf8" }).trim();
-    expect(await verifyTabToken(token, key)).toEqual({ userId: "user-7", chat: "chat-9" });
+    expect(await verifyTabToken(token, key, { maxTokenDays: 30 })).toEqual({ userId: "user-7", chat: "chat-9" });
+  });
+});
+
+describe("attacks on tab tokens", () => {
+  it.each([[""], [123], [["A"]], [{ id: "A" }], [null], [true]])("a malformed chat claim (%j) does not give an unrestricted token", async (chat) => {
+    const token = await signed({ sub: "mallory", chat, exp: seconds(NOW) + 3600 });
+    await expect(verifyTabToken(token, key, rules)).rejects.toThrow(/malformed chat claim/);
+  });
+
+  it("a token without exp (an Open WebUI session token without JWT_EXPIRES_IN) never expiring is refused", async () => {
+    await expect(verifyTabToken(await signed({ id: "owui-user" }), key, rules)).rejects.toThrow(/no exp/);
+    await expect(verifyTabToken(await signed({ sub: "u", iat: seconds(NOW) }), key, rules)).rejects.toThrow(/no exp/);
+  });
+
+  it("a token valid for years is refused: exp more than MAX_TOKEN_DAYS ahead, judged from exp and the clock", async () => {
+    const tenYears = await signed({ sub: "u", exp: seconds(NOW + 3650 * DAY) });
+    await expect(verifyTabToken(tenYears, key, rules)).rejects.toThrow(/more than 30 days ahead/);
+    // No iat to go by (older Open WebUI tokens): the same rule holds.
+    const justOver = await signed({ id: "owui-user", exp: seconds(NOW + 30 * DAY) + 60 });
+    await expect(verifyTabToken(justOver, key, rules)).rejects.toThrow(/more than 30 days ahead/);
+    const justUnder = await signed({ id: "owui-user", exp: seconds(NOW + 30 * DAY) - 60 });
+    expect(await verifyTabToken(justUnder, key, rules)).toEqual({ userId: "owui-user", chat: null });
+    // The limit is configurable (MAX_TOKEN_DAYS).
+    await expect(verifyTabToken(justUnder, key, { ...rules, maxTokenDays: 7 })).rejects.toThrow(/more than 7 days ahead/);
   });
 });

@@ -4,36 +4,49 @@ import { SignJWT, errors, jwtVerify } from "jose";
  * Tab authentication: an HS256 JWT signed with AUTH_SECRET. The user id is `sub`, or `id` so that an
  * Open WebUI session token signed with the same secret (WEBUI_SECRET_KEY) works as it is.
  * An optional `chat` claim limits the socket to one chat (embed tokens).
+ *
+ * Every token must expire, and not too far ahead: a leaked token is then only good for a while.
+ * The limit is judged from `exp` and the clock, because older Open WebUI tokens carry no `iat`.
  */
 export type TabIdentity = { userId: string; chat: string | null };
 
 export class AuthError extends Error {}
 
-export function secretKey(secret: string): Uint8Array {
-  return new TextEncoder().encode(secret);
-}
-
-export type VerifyOptions = {
+export type TokenRules = {
+  /** The furthest `exp` may lie ahead of now. */
+  maxTokenDays: number;
+  now?: () => number;
   /** Owner links carry a key id (`kid`); one that is not current was revoked. Without this check no kid is accepted. */
   isKnownKid?: (kid: string) => boolean;
 };
 
-export async function verifyTabToken(token: unknown, key: Uint8Array, options: VerifyOptions = {}): Promise<TabIdentity> {
+export function secretKey(secret: string): Uint8Array {
+  return new TextEncoder().encode(secret);
+}
+
+export async function verifyTabToken(token: unknown, key: Uint8Array, rules: TokenRules): Promise<TabIdentity> {
   if (typeof token !== "string" || token.length === 0) throw new AuthError("missing token: connect with auth: {token}");
+  const now = rules.now?.() ?? Date.now();
   try {
-    const { payload, protectedHeader } = await jwtVerify(token, key, { algorithms: ["HS256"] });
-    if (protectedHeader.kid !== undefined && !options.isKnownKid?.(protectedHeader.kid)) throw new AuthError("this owner link was revoked: mint a new one with npm run owner-link");
+    const { payload, protectedHeader } = await jwtVerify(token, key, { algorithms: ["HS256"], requiredClaims: ["exp"], currentDate: new Date(now) });
+    if (protectedHeader.kid !== undefined && !rules.isKnownKid?.(protectedHeader.kid)) throw new AuthError("this owner link was revoked: mint a new one with npm run owner-link");
     const userId = typeof payload.sub === "string" && payload.sub ? payload.sub : typeof payload.id === "string" ? payload.id : "";
     if (!userId) throw new AuthError("token has no user id (sub or id claim)");
-    const chat = typeof payload.chat === "string" && payload.chat ? payload.chat : null;
-    return { userId, chat };
+    if (payload.exp! * 1000 - now > rules.maxTokenDays * DAY_MS) throw new AuthError(`token lives too long: exp is more than ${rules.maxTokenDays} days ahead`);
+    // A claim that is there but not a chat id must not read as "no claim", which would mean every chat.
+    const chat = payload.chat;
+    if (chat !== undefined && (typeof chat !== "string" || chat === "")) throw new AuthError("token has a malformed chat claim: it must be a chat id");
+    return { userId, chat: chat ?? null };
   } catch (error) {
     if (error instanceof AuthError) throw error;
     if (error instanceof errors.JWTExpired) throw new AuthError("token expired");
     if (error instanceof errors.JWSSignatureVerificationFailed) throw new AuthError("token signature is invalid");
+    if (error instanceof errors.JWTClaimValidationFailed && error.claim === "exp") throw new AuthError("token has no exp: every token must expire");
     throw new AuthError(`token rejected: ${error instanceof Error ? error.message : String(error)}`);
   }
 }
+
+const DAY_MS = 24 * 3600 * 1000;
 
 export async function mintTabToken(key: Uint8Array, claims: { userId: string; chat?: string; ttlSeconds: number; kid?: string }): Promise<string> {
   const jwt = new SignJWT(claims.chat ? { chat: claims.chat } : {})

@@ -8,6 +8,7 @@ import {
   describeIssues,
   fail,
   type Ack,
+  type AnswerAck,
   type ClientToServerEvents,
   type ServerToClientEvents,
 } from "../../lib/protocol.ts";
@@ -22,6 +23,9 @@ import type { AskBroker, Tab } from "../broker/broker.ts";
 
 export type TabSocket = Socket<ClientToServerEvents, ServerToClientEvents, Record<string, never>, { tab: Tab }>;
 
+/** Sends the event's ack; the transport makes sure it is sent once, and only when the client asked for one. */
+export type Respond = (response: Ack<{ asks: Ask[] }> | AnswerAck | Ack) => void;
+
 export const WATCHERS_ROOM = "asks:watchers";
 
 function parse<S extends z.ZodType>(schema: S, payload: unknown): { ok: true; value: z.infer<S> } | { ok: false; ack: Ack } {
@@ -29,44 +33,39 @@ function parse<S extends z.ZodType>(schema: S, payload: unknown): { ok: true; va
   return result.success ? { ok: true, value: result.data } : { ok: false, ack: fail("INVALID", describeIssues(result.error)) };
 }
 
-/** Socket.IO passes whatever the client sent; a missing ack must not crash the handler. */
-function ackOf<T>(ack: unknown): (response: T) => void {
-  return typeof ack === "function" ? (ack as (response: T) => void) : () => {};
-}
-
 export function createChatHandlers(broker: AskBroker) {
   return {
-    view(socket: TabSocket, payload: unknown, ack: unknown) {
+    view(socket: TabSocket, payload: unknown, respond: Respond) {
       const parsed = parse(ChatViewPayload, payload);
-      ackOf<Ack>(ack)(parsed.ok ? broker.view(socket.data.tab, parsed.value.chatId) : parsed.ack);
+      respond(parsed.ok ? broker.view(socket.data.tab, parsed.value.chatId) : parsed.ack);
     },
-    leave(socket: TabSocket, payload: unknown, ack: unknown) {
+    leave(socket: TabSocket, payload: unknown, respond: Respond) {
       const parsed = parse(ChatLeavePayload, payload);
       if (parsed.ok) broker.leave(socket.data.tab.id);
-      ackOf<Ack>(ack)(parsed.ok ? { ok: true } : parsed.ack);
+      respond(parsed.ok ? { ok: true } : parsed.ack);
     },
   };
 }
 
 export function createAskHandlers(broker: AskBroker) {
   return {
-    async answer(socket: TabSocket, payload: unknown, ack: unknown) {
+    async answer(socket: TabSocket, payload: unknown, respond: Respond) {
       const parsed = parse(AskAnswerPayload, payload);
-      if (!parsed.ok) return ackOf<Ack>(ack)(parsed.ack);
-      ackOf<Ack>(ack)(await broker.answer(socket.data.tab, parsed.value.askId, parsed.value.answer));
+      if (!parsed.ok) return respond(parsed.ack);
+      respond(await broker.answer(socket.data.tab, parsed.value.askId, parsed.value.answer));
     },
-    list(socket: TabSocket, payload: unknown, ack: unknown) {
+    list(socket: TabSocket, payload: unknown, respond: Respond) {
       const parsed = parse(AsksListPayload, payload);
-      if (!parsed.ok) return ackOf<Ack>(ack)(parsed.ack);
-      ackOf<Ack<{ asks: Ask[] }>>(ack)({ ok: true, asks: broker.list(socket.data.tab, parsed.value.status) });
+      if (!parsed.ok) return respond(parsed.ack);
+      respond({ ok: true, asks: broker.list(socket.data.tab, parsed.value.status) });
     },
-    watch(socket: TabSocket, payload: unknown, ack: unknown) {
+    async watch(socket: TabSocket, payload: unknown, respond: Respond) {
       const parsed = parse(AsksWatchPayload, payload);
-      if (!parsed.ok) return ackOf<Ack>(ack)(parsed.ack);
+      if (!parsed.ok) return respond(parsed.ack);
       const { tab } = socket.data;
-      if (!tab.isOwner || tab.chatClaim !== null) return ackOf<Ack>(ack)(fail("FORBIDDEN", "only an owner's dashboard can watch every ask"));
-      void socket.join(WATCHERS_ROOM);
-      ackOf<Ack>(ack)({ ok: true });
+      if (!tab.isOwner || tab.chatClaim !== null) return respond(fail("FORBIDDEN", "only an owner's dashboard can watch every ask"));
+      await socket.join(WATCHERS_ROOM);
+      respond({ ok: true });
     },
   };
 }

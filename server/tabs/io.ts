@@ -1,14 +1,16 @@
-import type { Server as HttpServer } from "node:http";
+import type { IncomingMessage, Server as HttpServer } from "node:http";
 import { Server } from "socket.io";
 import type { Ask } from "../../lib/ask.ts";
 import { fail, type AskClose, type ClientToServerEvents, type GatewayStatus, type ServerToClientEvents } from "../../lib/protocol.ts";
 import type { AskBroker, TabSink } from "../broker/broker.ts";
+import { clientAddress, trustedProxies } from "./address.ts";
 import { AuthError, verifyTabToken } from "./auth.ts";
-import { WATCHERS_ROOM, createAskHandlers, createChatHandlers, type TabSocket } from "./handlers.ts";
+import { WATCHERS_ROOM, createAskHandlers, createChatHandlers, type Respond, type TabSocket } from "./handlers.ts";
 
 /**
- * The Socket.IO transport: authentication at the handshake, origin checks, per-socket rate limits,
- * and the TabSink the broker talks through. Thin on purpose: decisions live in the broker.
+ * The Socket.IO transport: authentication at the handshake, origin checks, connection limits,
+ * per-socket rate limits, and the TabSink the broker talks through. Thin on purpose: decisions live
+ * in the broker.
  */
 
 export type TabServerOptions = {
@@ -16,11 +18,20 @@ export type TabServerOptions = {
   owners: ReadonlySet<string>;
   /** Origins besides the app's own that may open a socket (Open WebUI). */
   allowedOrigins: readonly string[];
+  /** The app's own origin is this URL's when set; otherwise it is read from the Host header. */
+  publicUrl?: string;
+  maxTokenDays: number;
+  maxConnectionsPerAddress: number;
+  /** Proxies (addresses or CIDR subnets) whose X-Forwarded-For names the client. */
+  trustedProxies: readonly string[];
+  /** How long a connection may stay without an authenticated socket. */
+  authTimeoutMs?: number;
   /** Whether an owner link's key id is current (not revoked). */
   isKnownKid?: (kid: string) => boolean;
   /** Inbound events per second per socket, with a burst of twice that. */
   eventsPerSecond?: number;
   now?: () => number;
+  log: (message: string) => void;
 };
 
 export type TabServer = {
@@ -32,37 +43,80 @@ export type TabServer = {
 };
 
 const MAX_PAYLOAD_BYTES = 64 * 1024;
+/** A real client fails its CONNECT once (a bad or expired token); more on one connection is guessing. */
+const MAX_FAILED_CONNECTS = 3;
+const AUTH_TIMEOUT_MS = 5_000;
+/** The sandboxed widget iframe has an opaque origin. */
+const OPAQUE_ORIGIN = "null";
 
 export function createTabServer(http: HttpServer, options: TabServerOptions): TabServer {
   const now = options.now ?? Date.now;
+  const trusted = trustedProxies(options.trustedProxies);
+  const publicOrigin = options.publicUrl ? new URL(options.publicUrl).origin : null;
+  const isAppOrigin = (origin: string, request: IncomingMessage) => {
+    if (publicOrigin !== null) return origin === publicOrigin;
+    const host = request.headers.host;
+    return host !== undefined && (origin === `http://${host}` || origin === `https://${host}`);
+  };
+  const openPerAddress = new Map<string, number>();
+
   const io = new Server<ClientToServerEvents, ServerToClientEvents>(http, {
     maxHttpBufferSize: MAX_PAYLOAD_BYTES,
     serveClient: false,
+    // Socket.IO closes a connection that has joined no namespace by then: sockets that never
+    // authenticate, or only fail to, are not kept.
+    connectTimeout: options.authTimeoutMs ?? AUTH_TIMEOUT_MS,
     allowRequest: (request, callback) => {
       const origin = request.headers.origin;
-      // Node clients send no Origin; the sandboxed widget sends "null" and must bring a token (every socket does).
-      if (origin === undefined || origin === "null") return callback(null, true);
-      const host = request.headers.host;
-      const sameOrigin = host !== undefined && (origin === `http://${host}` || origin === `https://${host}`);
-      callback(sameOrigin || options.allowedOrigins.includes(origin) ? null : "origin not allowed", sameOrigin || options.allowedOrigins.includes(origin));
+      // Node clients send no Origin; the sandboxed widget sends "null" and must bring an embed token (checked at CONNECT).
+      if (origin !== undefined && origin !== OPAQUE_ORIGIN && !isAppOrigin(origin, request) && !options.allowedOrigins.includes(origin)) {
+        return callback("origin not allowed", false);
+      }
+      // Counted when the connection opens; handshakes in flight at once may pass a few over the cap.
+      if ((openPerAddress.get(clientAddress(request, trusted)) ?? 0) >= options.maxConnectionsPerAddress) {
+        return callback("too many connections from this address", false);
+      }
+      callback(null, true);
     },
     cors: {
-      origin: (origin, callback) => callback(null, origin === undefined || origin === "null" || options.allowedOrigins.includes(origin) ? true : false),
+      origin: (origin, callback) => callback(null, origin === undefined || origin === OPAQUE_ORIGIN || options.allowedOrigins.includes(origin)),
     },
   });
 
+  io.engine.on("connection", (connection: { request: IncomingMessage; once(event: "close", listener: () => void): void }) => {
+    const address = clientAddress(connection.request, trusted);
+    openPerAddress.set(address, (openPerAddress.get(address) ?? 0) + 1);
+    connection.once("close", () => {
+      const left = (openPerAddress.get(address) ?? 1) - 1;
+      if (left > 0) openPerAddress.set(address, left);
+      else openPerAddress.delete(address);
+    });
+  });
+
+  /** Failed CONNECT packets per engine connection (Socket.IO lets a client retry on one connection). */
+  const failedConnects = new WeakMap<object, number>();
   io.use((socket, next) => {
-    verifyTabToken(socket.handshake.auth?.token, options.key, { isKnownKid: options.isKnownKid }).then(
-      (identity) => {
-        socket.data.tab = {
-          id: socket.id,
-          userId: identity.userId,
-          isOwner: options.owners.has(identity.userId),
-          chatClaim: identity.chat,
-        };
-        next();
+    const refuse = (error: Error) => {
+      const failures = (failedConnects.get(socket.conn) ?? 0) + 1;
+      failedConnects.set(socket.conn, failures);
+      next(error);
+      // Socket.IO writes the CONNECT_ERROR on the next tick; closing after it lets the client read why.
+      if (failures >= MAX_FAILED_CONNECTS) setImmediate(() => socket.conn.close());
+    };
+    const authenticate = async () => {
+      const identity = await verifyTabToken(socket.handshake.auth?.token, options.key, { maxTokenDays: options.maxTokenDays, now, isKnownKid: options.isKnownKid });
+      // A sandboxed frame may be anyone's page: only a token bound to one chat (the widget's) may use it.
+      if (socket.handshake.headers.origin === OPAQUE_ORIGIN && identity.chat === null) {
+        throw new AuthError("a sandboxed frame (origin null) needs an embed token, one with a chat claim");
+      }
+      socket.data.tab = { id: socket.id, userId: identity.userId, isOwner: options.owners.has(identity.userId), chatClaim: identity.chat };
+    };
+    authenticate().then(
+      () => next(),
+      (error: unknown) => {
+        if (!(error instanceof AuthError)) options.log(`tab authentication failed: ${describe(error)}`);
+        refuse(error instanceof AuthError ? error : new Error("authentication failed"));
       },
-      (error: unknown) => next(error instanceof AuthError ? error : new Error("authentication failed")),
     );
   });
 
@@ -86,21 +140,45 @@ export function createTabServer(http: HttpServer, options: TabServerOptions): Ta
         const socket = raw as TabSocket;
         const allow = tokenBucket(perSecond, perSecond * 2, now);
         socket.emit("gateway:status", gatewayStatus());
+        /**
+         * Every event ends in exactly one ack: the handler's, or INTERNAL when it threw or returned
+         * without one. A failure is logged here, once, and goes no further.
+         */
         const guarded =
-          (handler: (socket: TabSocket, payload: unknown, ack: unknown) => unknown) =>
+          (event: keyof ClientToServerEvents, handler: (socket: TabSocket, payload: unknown, respond: Respond) => unknown) =>
           (payload: unknown, ack: unknown) => {
-            if (!allow()) {
-              if (typeof ack === "function") ack(fail("RATE_LIMITED", "too many events; slow down"));
-              return;
-            }
-            void handler(socket, payload, ack);
+            let acked = false;
+            const respond: Respond = (response) => {
+              if (acked) return;
+              acked = true;
+              if (typeof ack === "function") ack(response);
+            };
+            if (!allow()) return respond(fail("RATE_LIMITED", "too many events; slow down"));
+            const internal = (why: string) => {
+              options.log(`tab event ${event} from ${socket.data.tab.userId}: ${why}`);
+              respond(fail("INTERNAL", "the server could not handle this event; it has been logged"));
+            };
+            Promise.resolve()
+              .then(() => handler(socket, payload, respond))
+              .then(
+                () => {
+                  if (!acked) internal("the handler ended without an ack");
+                },
+                (error: unknown) => internal(describe(error)),
+              );
           };
-        socket.on("chat:view", guarded(chats.view));
-        socket.on("chat:leave", guarded(chats.leave));
-        socket.on("ask:answer", guarded(asks.answer));
-        socket.on("asks:list", guarded(asks.list));
-        socket.on("asks:watch", guarded(asks.watch));
-        socket.on("disconnect", () => broker.leave(socket.id));
+        socket.on("chat:view", guarded("chat:view", chats.view));
+        socket.on("chat:leave", guarded("chat:leave", chats.leave));
+        socket.on("ask:answer", guarded("ask:answer", asks.answer));
+        socket.on("asks:list", guarded("asks:list", asks.list));
+        socket.on("asks:watch", guarded("asks:watch", asks.watch));
+        socket.on("disconnect", () => {
+          try {
+            broker.leave(socket.id);
+          } catch (error) {
+            options.log(`tab ${socket.id} disconnect: ${describe(error)}`);
+          }
+        });
       });
     },
     broadcastStatus(status) {
@@ -111,6 +189,10 @@ export function createTabServer(http: HttpServer, options: TabServerOptions): Ta
         io.close(() => resolve());
       }),
   };
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? (error.stack ?? error.message) : String(error);
 }
 
 function tokenBucket(ratePerSecond: number, burst: number, now: () => number): () => boolean {
