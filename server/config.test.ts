@@ -6,6 +6,7 @@ describe("config", () => {
     const config = parseConfig({});
     expect(config).toMatchObject({ PORT: 3000, OPENCLAW_GATEWAY_URL: "ws://127.0.0.1:18789", AGENT_ID: "main", SESSION_KEY_PATTERN: "agent:{agent}:openwebui:{chat}", DATA_DIR: "data" });
     expect([...config.owners]).toEqual(["owner"]);
+    expect(config).toMatchObject({ MAX_TOKEN_DAYS: 30, MAX_CONNECTIONS_PER_ADDRESS: 10_000, TRUSTED_PROXIES: [] });
   });
 
   it("stops with one line naming the bad variable", () => {
@@ -14,12 +15,16 @@ describe("config", () => {
     expect(() => parseConfig({ SESSION_KEY_PATTERN: "agent:{agent}" })).toThrow(/SESSION_KEY_PATTERN must contain \{chat\}/);
     expect(() => parseConfig({ AUTH_SECRET: "short" })).toThrow(/AUTH_SECRET must be at least 32/);
     expect(() => parseConfig({ OPENWEBUI_ORIGINS: "not a url" })).toThrow(/OPENWEBUI_ORIGINS/);
+    expect(() => parseConfig({ MAX_TOKEN_DAYS: "0" })).toThrow(/MAX_TOKEN_DAYS/);
+    expect(() => parseConfig({ MAX_CONNECTIONS_PER_ADDRESS: "many" })).toThrow(/MAX_CONNECTIONS_PER_ADDRESS/);
+    expect(() => parseConfig({ TRUSTED_PROXIES: "proxy.local" })).toThrow(/TRUSTED_PROXIES must be a comma-separated list of IP addresses or CIDR subnets/);
   });
 
   it("parses lists", () => {
     const config = parseConfig({ OWNER_USERS: "u1, u2", OPENWEBUI_ORIGINS: "https://chat.example.com" });
     expect([...config.owners]).toEqual(["u1", "u2"]);
     expect(config.OPENWEBUI_ORIGINS).toEqual(["https://chat.example.com"]);
+    expect(parseConfig({ TRUSTED_PROXIES: "10.0.0.0/8, 192.0.2.1, ::1" }).TRUSTED_PROXIES).toEqual(["10.0.0.0/8", "192.0.2.1", "::1"]);
   });
 
   it("keeps history HISTORY_DAYS (90) and owner links OWNER_LINK_HOURS (24)", () => {
