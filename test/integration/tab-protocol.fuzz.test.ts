@@ -1,0 +1,172 @@
+// Issue 11, "Fuzzing, kept": generated payloads for every client event, sent by a real socket.io-client
+// through the real Socket.IO handlers of the server on the real Gateway. Wrong types, strings near the
+// 64 KiB frame limit, deep objects, unicode and prototype keys. Every event must get exactly one ack
+// with a known code, the server must stay up, and a refused event must change no state.
+import path from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ErrorCode } from "../../lib/protocol.ts";
+import type { Ask } from "../../lib/ask.ts";
+import { newChat, requestQuestion, sessionKeyOf as chatKey, startOnGateway, stopOnGateway } from "../support/asks.ts";
+import type { OperatorConnection } from "../support/gateway-client.ts";
+import { openTab, type Tab, type TestServer } from "../support/tabs.ts";
+
+const EVENTS = ["chat:view", "chat:leave", "ask:answer", "asks:list", "asks:watch"] as const;
+const KNOWN_CODES = new Set<string>(ErrorCode.options);
+/** Payload strings stay this far below the 64 KiB frame limit: a frame over it closes the socket by design. */
+const NEAR_LIMIT_BYTES = 63_000;
+
+let requester: OperatorConnection;
+let server: TestServer;
+const aliceChat = newChat("fuzz");
+/** A pending question in alice's chat, so answers have a real target (replaced when one is accepted). */
+let pendingAsk = "";
+
+async function askAgain(): Promise<void> {
+  const { id } = await requestQuestion(requester, chatKey(aliceChat));
+  const deadline = Date.now() + 10_000;
+  while (server.broker.getPending(id)?.status !== "pending") {
+    if (Date.now() > deadline) throw new Error(`ask ${id} never reached the server`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  pendingAsk = id;
+}
+
+beforeAll(async () => {
+  ({ requester, server } = await startOnGateway());
+  const alice = await openTab(server.url, await server.token("alice", aliceChat));
+  expect(await alice.send("chat:view", { chatId: aliceChat })).toEqual({ ok: true });
+  alice.close();
+  await askAgain();
+});
+
+afterAll(() => stopOnGateway({ server, requester }));
+
+/**
+ * What a refused event must leave alone: every chat ownership row, and the rows and the broker's state
+ * of this file's asks. (Other files' asks on the shared Gateway come and go on their own.)
+ */
+function snapshot(): string {
+  const db = new DatabaseSync(path.join(server.dataDir, "asks.sqlite"), { readOnly: true });
+  try {
+    const asks = db.prepare("SELECT id, status, chat_id, claimed_by, body FROM asks WHERE chat_id = ? ORDER BY id").all(aliceChat);
+    const chats = db.prepare("SELECT chat_id, owner FROM chats ORDER BY chat_id").all();
+    const pending = server.broker.pendingAsks.filter((ask: Ask) => ask.chatId === aliceChat).map((ask: Ask) => [ask.id, ask.status, ask.shownTo]).sort();
+    return JSON.stringify({ asks, chats, pending });
+  } finally {
+    db.close();
+  }
+}
+
+// --- payloads -------------------------------------------------------------------------------------
+
+const PROTO_KEYS = ["__proto__", "constructor", "prototype", "toString", "valueOf", "hasOwnProperty", "then"];
+
+/** Objects whose own keys are prototype names, built as the server's JSON.parse would build them. */
+const prototypeKeyed = fc
+  .tuple(fc.constantFrom(...PROTO_KEYS), fc.jsonValue({ maxDepth: 2 }), fc.constantFrom("chatId", "askId", "status", "answer", "type"))
+  .map(([key, value, sibling]) => JSON.parse(`{${JSON.stringify(key)}: ${JSON.stringify(value)}, ${JSON.stringify(sibling)}: ${JSON.stringify(value)}}`) as unknown);
+
+const deep = fc.tuple(fc.integer({ min: 20, max: 300 }), fc.constantFrom("chatId", "answer", "a", "__proto__")).map(([depth, key]) => {
+  let value: unknown = "bottom";
+  for (let i = 0; i < depth; i++) value = i % 2 ? [value] : JSON.parse(`{${JSON.stringify(key)}: ${JSON.stringify(value)}}`);
+  return value;
+});
+
+/** A string of about `bytes` UTF-8 bytes, in characters of 1, 2, 3 or 4 bytes. */
+const huge = fc.tuple(fc.integer({ min: NEAR_LIMIT_BYTES - 3_000, max: NEAR_LIMIT_BYTES }), fc.constantFrom("x", "é", "中", "😀")).map(([bytes, unit]) => unit.repeat(Math.floor(bytes / Buffer.byteLength(unit))));
+
+const text = fc.oneof(fc.string(), fc.string({ unit: "grapheme" }), fc.string({ unit: "binary" }), fc.constantFrom("", " ", "\u0000", "\u202e", "null", "undefined"), huge);
+const junk = fc.oneof(fc.anything({ maxDepth: 3, withNullPrototype: true, withObjectString: true }), prototypeKeyed, deep, text, fc.constant(undefined), fc.constant(null));
+
+const askId = fc.oneof(fc.constant("PENDING"), fc.constant("plugin:00000000-0000-0000-0000-000000000000"), text, junk);
+const answer = fc.oneof(
+  fc.record({ type: fc.constant("questions"), answers: fc.oneof(fc.dictionary(fc.oneof(fc.constantFrom("db", "__proto__"), fc.string()), fc.array(text, { maxLength: 3 })), junk) }),
+  fc.record({ type: fc.constant("text"), text: fc.oneof(fc.constantFrom("Nope, not an option"), text, junk) }),
+  fc.record({ type: fc.constant("secret"), value: fc.oneof(text, junk), allowedHosts: fc.oneof(fc.array(text, { maxLength: 3 }), junk) }, { requiredKeys: ["type"] }),
+  fc.record({ type: fc.constant("decision"), decision: fc.oneof(fc.constantFrom("allow-once", "deny", "ALLOW"), junk) }),
+  fc.record({ type: fc.oneof(fc.constantFrom("cancel", "Cancel", "questions "), junk) }),
+  junk,
+);
+
+const payloadFor: Record<(typeof EVENTS)[number], fc.Arbitrary<unknown>> = {
+  "chat:view": fc.oneof(fc.record({ chatId: fc.oneof(fc.constant(aliceChat), text, junk) }), junk),
+  "chat:leave": fc.oneof(fc.constant({}), junk),
+  "ask:answer": fc.oneof(fc.record({ askId, answer }), fc.record({ askId, answer }, { requiredKeys: [] }), junk),
+  "asks:list": fc.oneof(fc.record({ status: fc.oneof(fc.constantFrom("pending", "all", "answered", "ALL"), junk) }), junk),
+  "asks:watch": fc.oneof(fc.constant({}), junk),
+};
+
+/** Encoded size of a payload; several near-limit strings in one payload would pass the frame limit. */
+const encodedBytes = (payload: unknown) => Buffer.byteLength(JSON.stringify(payload) ?? "");
+const command = fc
+  .constantFrom(...EVENTS)
+  .chain((event) => payloadFor[event].map((payload) => ({ event, payload })))
+  .filter(({ payload }) => encodedBytes(payload) <= NEAR_LIMIT_BYTES + 1_000);
+const who = fc.constantFrom<[string, string | undefined]>(["owner", undefined], ["alice", aliceChat], ["mallory", undefined], ["mallory", "fuzz-mallory"]);
+
+// --- the property ---------------------------------------------------------------------------------
+
+/** Counts the ack packets per ack id that reach this socket (the client itself drops a second one). */
+function countAcks(opened: Tab): Map<number, number> {
+  const acks = new Map<number, number>();
+  opened.socket.io.on("packet", (packet: { type: number; id?: number }) => {
+    if (packet.type === 3 && packet.id !== undefined) acks.set(packet.id, (acks.get(packet.id) ?? 0) + 1);
+  });
+  return acks;
+}
+
+const withAskId = (payload: unknown): unknown =>
+  payload && typeof payload === "object" && (payload as { askId?: unknown }).askId === "PENDING" ? { ...payload, askId: pendingAsk } : payload;
+
+describe("tab protocol fuzzing", () => {
+  it("every generated event gets exactly one ack with a known code, the server stays up, and refused input changes nothing", async () => {
+    await fc.assert(
+      fc.asyncProperty(who, fc.array(command, { minLength: 1, maxLength: 5 }), async ([userId, claim], commands) => {
+        const tab = await openTab(server.url, await server.token(userId, claim));
+        const acks = countAcks(tab);
+        let disconnected = "";
+        tab.socket.on("disconnect", (reason) => (disconnected = reason));
+        try {
+          for (const { event, payload } of commands) {
+            const before = snapshot();
+            const ack = (await tab.send(event, withAskId(payload))) as { ok: boolean; error?: { code: string; message: string } };
+            expect(typeof ack.ok, `${event} ack`).toBe("boolean");
+            if (!ack.ok) {
+              expect(KNOWN_CODES.has(ack.error!.code), `${event} answered the unknown code ${ack.error!.code}`).toBe(true);
+              expect(typeof ack.error!.message).toBe("string");
+              expect(ack.error!.code, `${event}: ${ack.error!.message}`).not.toBe("INTERNAL");
+              expect(snapshot(), `${event} was refused (${ack.error!.code}) but changed state`).toBe(before);
+            }
+          }
+          // The server handles a socket's events in order: once this last one is acked, every earlier ack has been sent.
+          expect(await tab.send("chat:leave", {})).toMatchObject({ ok: expect.any(Boolean) });
+          expect([...acks.values()].every((count) => count === 1), `ack counts ${JSON.stringify([...acks])}`).toBe(true);
+          expect(acks.size).toBe(commands.length + 1);
+          expect(disconnected).toBe("");
+        } finally {
+          tab.close();
+        }
+        if (server.broker.getPending(pendingAsk)?.status !== "pending") await askAgain();
+      }),
+      { numRuns: 100, endOnFailure: true },
+    );
+    // Still up: a new tab connects, lists and views.
+    const after = await openTab(server.url, await server.token("owner"));
+    expect(await after.send("asks:list", { status: "all" })).toMatchObject({ ok: true });
+    after.close();
+  });
+
+  it("an event over the 64 KiB frame limit closes only its own connection; the server serves the next tab", async () => {
+    const before = snapshot();
+    const tab = await openTab(server.url, await server.token("alice", aliceChat));
+    const disconnected = new Promise<string>((resolve) => tab.socket.once("disconnect", resolve));
+    tab.socket.emit("chat:view", { chatId: "x".repeat(70_000) }, () => {});
+    expect(await disconnected).toBe("transport close");
+    expect(snapshot()).toBe(before);
+    const next = await openTab(server.url, await server.token("alice", aliceChat));
+    expect(await next.send("chat:view", { chatId: aliceChat })).toEqual({ ok: true });
+    next.close();
+  });
+});
