@@ -172,7 +172,10 @@ export function createTabServer(http: HttpServer, options: TabServerOptions): Ta
         socket.on("ask:answer", guarded("ask:answer", asks.answer));
         socket.on("asks:list", guarded("asks:list", asks.list));
         socket.on("asks:watch", guarded("asks:watch", asks.watch));
-        socket.on("disconnect", () => {
+        socket.on("disconnect", (reason) => {
+          // Leaving the namespace but keeping the connection would hold it past the auth timeout,
+          // which no longer applies to it: a tab has one socket, so its connection goes too.
+          if (reason === "client namespace disconnect") socket.conn.close();
           try {
             broker.leave(socket.id);
           } catch (error) {

@@ -178,6 +178,14 @@ describe("resource limits", () => {
     expect(Date.now() - opened).toBeLessThan(20_000);
   });
 
+  it("8. a connection that leaves its authenticated namespace is not kept without one", async () => {
+    const raw = await rawEngineSocket(server.url);
+    raw.socket.send(`40${JSON.stringify({ token: await server.token("owner") })}`);
+    await waitUntil(() => raw.frames.some((frame) => frame.startsWith("40{")), "the CONNECT ack");
+    raw.socket.send("41");
+    await Promise.race([raw.closed, new Promise((_, reject) => setTimeout(() => reject(new Error("still open 20 s after leaving the namespace")), 20_000))]);
+  });
+
   it("8. failed CONNECTs are not throttled: the connection is closed after three", async () => {
     const raw = await rawEngineSocket(server.url);
     const connectErrors = () => raw.frames.filter((frame) => frame.startsWith("44")).length;
