@@ -16,6 +16,7 @@ describe("config", () => {
     expect(() => parseConfig({ AUTH_SECRET: "short" })).toThrow(/AUTH_SECRET must be at least 32/);
     expect(() => parseConfig({ OPENWEBUI_ORIGINS: "not a url" })).toThrow(/OPENWEBUI_ORIGINS/);
     expect(() => parseConfig({ MAX_TOKEN_DAYS: "0" })).toThrow(/MAX_TOKEN_DAYS/);
+    expect(() => parseConfig({ MAX_TOKEN_DAYS: "1", OWNER_LINK_HOURS: "48" })).toThrow(/OWNER_LINK_HOURS \(48\) is longer than MAX_TOKEN_DAYS \(1\) allows/);
     expect(() => parseConfig({ MAX_CONNECTIONS_PER_ADDRESS: "many" })).toThrow(/MAX_CONNECTIONS_PER_ADDRESS/);
     expect(() => parseConfig({ TRUSTED_PROXIES: "proxy.local" })).toThrow(/TRUSTED_PROXIES must be a comma-separated list of IP addresses or CIDR subnets/);
   });

@@ -76,6 +76,9 @@ const EnvSchema = z.object({
   /** Proxies whose X-Forwarded-For is believed: addresses or CIDR subnets. */
   TRUSTED_PROXIES: commaList.pipe(z.array(z.union([z.ipv4(), z.ipv6(), z.cidrv4(), z.cidrv6()], "must be a comma-separated list of IP addresses or CIDR subnets"))),
 }).superRefine((env, context) => {
+  if (env.OWNER_LINK_HOURS > env.MAX_TOKEN_DAYS * 24) {
+    context.addIssue({ code: "custom", path: ["OWNER_LINK_HOURS"], message: `(${env.OWNER_LINK_HOURS}) is longer than MAX_TOKEN_DAYS (${env.MAX_TOKEN_DAYS}) allows: the printed link would be refused` });
+  }
   if (env.DEBUG !== undefined && env.ALLOW_UNSAFE_DEBUG === undefined && debugShowsFrames(env.DEBUG)) {
     context.addIssue({
       code: "custom",
