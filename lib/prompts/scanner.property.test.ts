@@ -10,7 +10,7 @@ import {
   referenceSafePrefix,
   referenceScan,
   slices,
-} from "./test-support.ts";
+} from "../../test/support/prompt-feeds.ts";
 
 const indentation = fc.constantFrom("", " ", "  ", "   ", "    ", "\t", "     ");
 const question = fc.constantFrom(

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { PromptScanner } from "./scanner.ts";
-import { cumulative, feedDeltas, feedSnapshots, slices } from "./test-support.ts";
+import { cumulative, feedDeltas, feedSnapshots, slices } from "../../test/support/prompt-feeds.ts";
 
 /** One chunk, then one UTF-16 unit at a time: unit tests check both. */
 function scanBothWays(text: string) {

@@ -3,8 +3,8 @@
  * reference scanner that applies DESIGN §7 to the whole text at once, written for obviousness
  * rather than speed, to check the streaming scanner against.
  */
-import { TRIGGER_PHRASES, collapseWhitespace, questionBody } from "./phrases.ts";
-import { PromptScanner } from "./scanner.ts";
+import { TRIGGER_PHRASES, collapseWhitespace, questionBody } from "../../lib/prompts/phrases.ts";
+import { PromptScanner } from "../../lib/prompts/scanner.ts";
 
 export type ScanResult = { visible: string; prompt: string | null };
 
