@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { ApprovalAsk, QuestionAsk, SecretAsk } from "./ask.ts";
 import { mapAnswer } from "./answers.ts";
 
-const base = { chatId: "c1", sessionKey: "agent:dev:openwebui:c1", agentId: "dev", runId: null, createdAt: 0, expiresAt: null, status: "pending" as const, shownTo: null, resolution: null };
+const base = { chatId: "c1", sessionKey: "agent:dev:openwebui:c1", agentId: "dev", runId: null, createdAt: 0, expiresAt: null, status: "pending" as const, resolution: null };
 
 const questionAsk: QuestionAsk = {
   ...base,
@@ -16,10 +16,10 @@ const questionAsk: QuestionAsk = {
 };
 
 describe("mapAnswer", () => {
-  it("maps option numbers and names to labels in the Gateway's answers shape", () => {
+  it("maps option numbers and names to labels", () => {
     expect(mapAnswer(questionAsk, { type: "questions", answers: { db: ["2"], extras: ["kafka", "Custom"] } })).toEqual({
       ok: true,
-      call: { method: "question.resolve", params: { id: "q1", answers: { answers: { db: ["SQLite"], extras: ["Kafka", "Custom"] } } } },
+      reply: { type: "answers", answers: { db: ["SQLite"], extras: ["Kafka", "Custom"] } },
       status: "answered",
       summary: "Database: SQLite\nExtras: Kafka, Custom",
     });
@@ -33,16 +33,16 @@ describe("mapAnswer", () => {
     expect(mapAnswer(questionAsk, { type: "decision", decision: "deny" })).toMatchObject({ ok: false });
   });
 
-  it("cancels a question with cancel: true", () => {
-    expect(mapAnswer(questionAsk, { type: "cancel" })).toMatchObject({ ok: true, call: { params: { id: "q1", cancel: true } }, status: "cancelled" });
+  it("cancels a question", () => {
+    expect(mapAnswer(questionAsk, { type: "cancel" })).toEqual({ ok: true, reply: { type: "cancel" }, status: "cancelled", summary: "Cancelled" });
   });
 
-  it("forwards a secret only in the call, never in the summary", () => {
+  it("forwards a secret only in the reply, never in the summary", () => {
     const secret: SecretAsk = { ...base, id: "s1", kind: "secret", source: "gateway.secret", secret: { questionId: "secret_value", name: "DEMO_TOKEN", allowedHostsEditable: true, prompt: "?" } };
     const mapped = mapAnswer(secret, { type: "secret", value: "hunter2", allowedHosts: ["api.example.com", "api.example.com"] });
     expect(mapped).toEqual({
       ok: true,
-      call: { method: "question.resolve", params: { id: "s1", answers: { answers: { secret_value: ["hunter2"] } }, secretStoreAllowedHosts: ["api.example.com"] } },
+      reply: { type: "answers", answers: { secret_value: ["hunter2"] }, allowedHosts: ["api.example.com"] },
       status: "answered",
       summary: "•••• (secret entered)",
     });
@@ -51,9 +51,14 @@ describe("mapAnswer", () => {
 
   it("maps approval decisions, cancel as deny, and refuses decisions not offered", () => {
     const approval: ApprovalAsk = { ...base, id: "plugin:1", kind: "approval", source: "gateway.plugin-approval", approval: { title: "t", description: "d", severity: "warning", decisions: ["deny", "allow-once"] } };
-    expect(mapAnswer(approval, { type: "decision", decision: "allow-once" })).toMatchObject({ call: { method: "plugin.approval.resolve", params: { id: "plugin:1", decision: "allow-once" } }, summary: "Allow once" });
-    expect(mapAnswer(approval, { type: "cancel" })).toMatchObject({ call: { params: { decision: "deny" } }, status: "answered" });
+    expect(mapAnswer(approval, { type: "decision", decision: "allow-once" })).toEqual({ ok: true, reply: { type: "decision", decision: "allow-once" }, status: "answered", summary: "Allow once" });
+    expect(mapAnswer(approval, { type: "cancel" })).toMatchObject({ reply: { type: "decision", decision: "deny" }, status: "answered" });
     expect(mapAnswer(approval, { type: "decision", decision: "allow-always" })).toMatchObject({ ok: false, code: "INVALID" });
-    expect(mapAnswer({ ...approval, source: "gateway.exec-approval" }, { type: "decision", decision: "deny" })).toMatchObject({ call: { method: "exec.approval.resolve" } });
+  });
+
+  it("answers a text prompt with the session's next message; a cancelled one reaches nobody", () => {
+    const prompt: QuestionAsk = { ...questionAsk, id: "prompt:1", source: "text-prompt", questions: [{ id: "answer", header: "", question: "Which?", options: [{ label: "Yes" }, { label: "No" }], multiSelect: false, allowOther: false }], textPrompt: { fallbackText: "Which?", form: "confirm" } };
+    expect(mapAnswer(prompt, { type: "text", text: "yes" })).toEqual({ ok: true, reply: { type: "message", text: "Yes" }, status: "answered", summary: "Yes" });
+    expect(mapAnswer(prompt, { type: "cancel" })).toEqual({ ok: true, reply: null, status: "cancelled", summary: "Which?" });
   });
 });

@@ -1,36 +1,35 @@
-import {
-  SECRET_CANCELLED_SUMMARY,
-  SECRET_ENTERED_SUMMARY,
-  type ApprovalAsk,
-  type Ask,
-  type AskQuestion,
-  type AskStatus,
-  type Decision,
-  type QuestionAsk,
-  type SecretAsk,
+import type {
+  ApprovalAsk,
+  Ask,
+  AskQuestion,
+  AskStatus,
+  Decision,
+  QuestionAsk,
+  SecretAsk,
 } from "./ask.ts";
 import { DECISION_LABELS } from "./labels.ts";
+import { SECRET_CANCELLED_SUMMARY, SECRET_ENTERED_SUMMARY } from "./outcomes.ts";
 import { resolveChoiceAnswer } from "./prompts/index.ts";
 import type { ErrorCode, TabAnswer } from "./protocol.ts";
 
 /**
- * Maps a tab's answer to the one Gateway call that delivers it (DESIGN §5), or refuses it with the
- * reason. Pure: the broker executes the call. A secret value only ever lives in the returned call.
+ * Maps a tab's answer to the reply the ask's source is given (DESIGN §5), or refuses it with the
+ * reason. Pure, and in domain terms: the Gateway adapter turns a reply into its method call. A secret
+ * value only ever lives in the returned reply.
  */
 
-export type GatewayCall =
-  | { method: "question.resolve"; params: QuestionResolveCall }
-  | { method: "plugin.approval.resolve" | "exec.approval.resolve"; params: { id: string; decision: Decision } }
-  | { method: "chat.send"; params: { sessionKey: string; message: string; idempotencyKey: string } };
-
-type QuestionResolveCall =
-  | { id: string; answers: { answers: Record<string, string[]> }; secretStoreAllowedHosts?: string[] }
-  | { id: string; cancel: true };
+export type AskReply =
+  /** The answers by question id (a secret: its one question), and a secret's edited allowed hosts. */
+  | { type: "answers"; answers: Record<string, string[]>; allowedHosts?: string[] }
+  | { type: "cancel" }
+  | { type: "decision"; decision: Decision }
+  /** A text prompt: the run continues with this as the session's next user message. */
+  | { type: "message"; text: string };
 
 export type MappedAnswer = {
   ok: true;
-  /** What the Gateway is asked to do; null when nothing needs to reach it (a text prompt left as text). */
-  call: GatewayCall | null;
+  /** What the source is told; null when nothing needs to reach it (a text prompt left as text). */
+  reply: AskReply | null;
   status: Exclude<AskStatus, "pending">;
   summary: string;
 };
@@ -59,7 +58,7 @@ function refuse(message: string): RefusedAnswer {
 
 function mapQuestionAnswer(ask: QuestionAsk, answer: TabAnswer): MappedAnswer | RefusedAnswer {
   if (answer.type === "cancel") {
-    return { ok: true, call: { method: "question.resolve", params: { id: ask.id, cancel: true } }, status: "cancelled", summary: "Cancelled" };
+    return { ok: true, reply: { type: "cancel" }, status: "cancelled", summary: "Cancelled" };
   }
   let raw: Record<string, string[]>;
   if (answer.type === "questions") {
@@ -81,7 +80,7 @@ function mapQuestionAnswer(ask: QuestionAsk, answer: TabAnswer): MappedAnswer | 
   if (unknown.length > 0) return refuse(`unknown question id: ${unknown.join(", ")}`);
   return {
     ok: true,
-    call: { method: "question.resolve", params: { id: ask.id, answers: { answers } } },
+    reply: { type: "answers", answers },
     status: "answered",
     summary: summariseAnswers(ask.questions, answers),
   };
@@ -120,56 +119,36 @@ function mapSecretAnswer(ask: SecretAsk, answer: TabAnswer): MappedAnswer | Refu
   const questionId = ask.secret.questionId;
   if (!questionId) return refuse("this secret is not a Gateway question");
   if (answer.type === "cancel") {
-    return { ok: true, call: { method: "question.resolve", params: { id: ask.id, cancel: true } }, status: "cancelled", summary: SECRET_CANCELLED_SUMMARY };
+    return { ok: true, reply: { type: "cancel" }, status: "cancelled", summary: SECRET_CANCELLED_SUMMARY };
   }
   if (answer.type !== "secret") return refuse(`a secret request takes a "secret" or "cancel" answer, not "${answer.type}"`);
   if (answer.allowedHosts && !ask.secret.allowedHostsEditable) return refuse("the allowed hosts of this secret cannot be changed");
-  const params: QuestionResolveCall = { id: ask.id, answers: { answers: { [questionId]: [answer.value] } } };
-  if (answer.allowedHosts) params.secretStoreAllowedHosts = [...new Set(answer.allowedHosts)];
-  return { ok: true, call: { method: "question.resolve", params }, status: "answered", summary: SECRET_ENTERED_SUMMARY };
+  const reply: AskReply = { type: "answers", answers: { [questionId]: [answer.value] } };
+  if (answer.allowedHosts) reply.allowedHosts = [...new Set(answer.allowedHosts)];
+  return { ok: true, reply, status: "answered", summary: SECRET_ENTERED_SUMMARY };
 }
 
 function mapApprovalAnswer(ask: ApprovalAsk, answer: TabAnswer): MappedAnswer | RefusedAnswer {
-  const method = ask.source === "gateway.exec-approval" ? "exec.approval.resolve" : "plugin.approval.resolve";
   let decision: Decision;
   if (answer.type === "cancel") decision = "deny";
   else if (answer.type === "decision") decision = answer.decision;
   else return refuse(`an approval takes a "decision" or "cancel" answer, not "${answer.type}"`);
   if (!ask.approval.decisions.includes(decision)) return refuse(`"${decision}" is not offered for this approval`);
-  return { ok: true, call: { method, params: { id: ask.id, decision } }, status: "answered", summary: DECISION_LABELS[decision] };
+  return { ok: true, reply: { type: "decision", decision }, status: "answered", summary: DECISION_LABELS[decision] };
 }
 
-/**
- * A text prompt is answered by continuing the run: the answer becomes the session's next user message.
- * The idempotency key doubles as the new run's id, so the chat watcher knows that run is ours.
- */
-export function textPromptAnswerKey(askId: string): string {
-  return `${askId}:answer`;
-}
-
-export function textPromptNoticeKey(askId: string): string {
-  return `${askId}:notice`;
-}
-
-/** Runs this service started by answering a text prompt: they are not the user typing instead. */
-export function isOwnRun(runId: string): boolean {
-  return runId.startsWith("prompt:") && (runId.endsWith(":answer") || runId.endsWith(":notice"));
-}
-
+/** A text prompt is answered by continuing the run: the answer becomes the session's next user message. */
 function mapTextPromptAnswer(ask: Ask, answer: TabAnswer): MappedAnswer | RefusedAnswer {
-  const send = (message: string) => ({
-    method: "chat.send" as const,
-    params: { sessionKey: ask.sessionKey, message, idempotencyKey: textPromptAnswerKey(ask.id) },
-  });
+  const send = (text: string): AskReply => ({ type: "message", text });
   if (ask.kind === "secret") {
-    if (answer.type === "cancel") return { ok: true, call: send(SECRET_CANCELLED_MESSAGE), status: "cancelled", summary: SECRET_CANCELLED_SUMMARY };
+    if (answer.type === "cancel") return { ok: true, reply: send(SECRET_CANCELLED_MESSAGE), status: "cancelled", summary: SECRET_CANCELLED_SUMMARY };
     if (answer.type !== "secret") return refuse(`a secret takes a "secret" or "cancel" answer, not "${answer.type}"`);
     if (answer.allowedHosts) return refuse("this secret has no allowed hosts to change");
-    return { ok: true, call: send(answer.value), status: "answered", summary: SECRET_ENTERED_SUMMARY };
+    return { ok: true, reply: send(answer.value), status: "answered", summary: SECRET_ENTERED_SUMMARY };
   }
   if (ask.kind !== "question") return refuse("text prompts are questions or secrets");
   // Cancelled prompts stay in the reply as text: nothing reaches the agent.
-  if (answer.type === "cancel") return { ok: true, call: null, status: "cancelled", summary: ask.textPrompt?.fallbackText ?? "Cancelled" };
+  if (answer.type === "cancel") return { ok: true, reply: null, status: "cancelled", summary: ask.textPrompt?.fallbackText ?? "Cancelled" };
   let raw: Record<string, string[]>;
   if (answer.type === "questions") raw = answer.answers;
   else if (answer.type === "text" && ask.questions.length === 1 && ask.questions[0]) raw = { [ask.questions[0].id]: [answer.text] };
@@ -181,7 +160,7 @@ function mapTextPromptAnswer(ask: Ask, answer: TabAnswer): MappedAnswer | Refuse
     lines.push(ask.questions.length === 1 ? chosen : `${question.header || question.question}: ${chosen}`);
   }
   const message = lines.join("\n");
-  return { ok: true, call: send(message), status: "answered", summary: message };
+  return { ok: true, reply: send(message), status: "answered", summary: message };
 }
 
 /** Picked labels pass as they are; a typed answer goes through the prompt's choice rules. */

@@ -136,7 +136,6 @@ const AskBase = z.object({
   createdAt: z.number(),
   expiresAt: z.number().nullable(),
   status: AskStatus,
-  shownTo: z.string().nullable(),
   resolution: Resolution.nullable(),
   textPrompt: TextPromptInfo.optional(),
 });
@@ -159,6 +158,3 @@ export type Ask = z.infer<typeof Ask>;
 export type QuestionAsk = z.infer<typeof QuestionAsk>;
 export type SecretAsk = z.infer<typeof SecretAsk>;
 export type ApprovalAsk = z.infer<typeof ApprovalAsk>;
-
-export const SECRET_ENTERED_SUMMARY = "•••• (secret entered)";
-export const SECRET_CANCELLED_SUMMARY = "Cancelled (nothing entered)";

@@ -84,13 +84,19 @@ export const GatewayStatus = z.object({
 });
 export type GatewayStatus = z.infer<typeof GatewayStatus>;
 
-export interface ClientToServerEvents {
-  "chat:view": (payload: z.input<typeof ChatViewPayload>, ack: (res: Ack) => void) => void;
-  "chat:leave": (payload: z.input<typeof ChatLeavePayload>, ack: (res: Ack) => void) => void;
-  "ask:answer": (payload: AskAnswerPayload, ack: (res: AnswerAck) => void) => void;
-  "asks:list": (payload: z.input<typeof AsksListPayload>, ack: (res: Ack<{ asks: Ask[] }>) => void) => void;
-  "asks:watch": (payload: z.input<typeof AsksWatchPayload>, ack: (res: Ack) => void) => void;
-}
+/** Every client event: what it carries and what its ack answers. */
+export type ClientEvents = {
+  "chat:view": { payload: z.input<typeof ChatViewPayload>; ack: Ack };
+  "chat:leave": { payload: z.input<typeof ChatLeavePayload>; ack: Ack };
+  "ask:answer": { payload: AskAnswerPayload; ack: AnswerAck };
+  "asks:list": { payload: z.input<typeof AsksListPayload>; ack: Ack<{ asks: Ask[] }> };
+  "asks:watch": { payload: z.input<typeof AsksWatchPayload>; ack: Ack };
+};
+export type ClientEvent = keyof ClientEvents;
+
+export type ClientToServerEvents = {
+  [E in ClientEvent]: (payload: ClientEvents[E]["payload"], ack: (res: ClientEvents[E]["ack"]) => void) => void;
+};
 
 export interface ServerToClientEvents {
   "ask:show": (ask: Ask) => void;

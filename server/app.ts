@@ -1,64 +1,76 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import path from "node:path";
-import type { GatewayCall } from "../lib/answers.ts";
-import { systemClock, type Clock } from "../lib/clock.ts";
+import type { Clock } from "../lib/clock.ts";
 import { AskBroker } from "./broker/broker.ts";
-import { createGatewayIntake } from "./broker/intake.ts";
+import type { Presence } from "./broker/ports.ts";
+import { MemoryPresence } from "./broker/presence.ts";
 import type { Config } from "./config.ts";
-import { GatewayLink } from "./gateway/link.ts";
-import { checkQuestionRecord } from "./gateway/records.ts";
+import type { Gateway } from "./gateway/gateway.ts";
 import { ChatWatcher } from "./prompts/chat-watcher.ts";
 import { Retention } from "./store/retention.ts";
-import { SqliteAskStore } from "./store/sqlite.ts";
 import type { ServiceStore } from "./store/store.ts";
 import { secretKey, verifyTabToken } from "./tabs/auth.ts";
 import { createTabServer } from "./tabs/io.ts";
 import { isCurrentOwnerLinkKid } from "./tabs/owner-links.ts";
 
 /**
- * Wires the parts together: store → broker ← gateway link, broker → Socket.IO tabs, and the HTTP
- * server that also serves the Next.js app. Tests start it in-process on port 0 without the UI.
+ * The wiring, in one place and in one direction (socket.io CRUD example style): the Gateway adapter
+ * and the store come in built; the broker listens to the Gateway; the chat watcher to the Gateway's
+ * runs and the broker's endings; the tabs to the broker and the Gateway's status. Nothing is set
+ * after construction. Tests start it in-process on port 0 without the UI.
  */
 
 export type HttpHandler = (request: IncomingMessage, response: ServerResponse) => void;
 
-export type StartOptions = {
+export type ApplicationOptions = {
   config: Config;
+  store: ServiceStore;
+  gateway: Gateway;
+  clock: Clock;
   authSecret: string;
-  clock?: Clock;
-  log?: (message: string) => void;
+  log(message: string): void;
+  /** Default: in memory (one instance). */
+  presence?: Presence;
   /** Serves pages; without it (tests) only Socket.IO and /healthz answer. */
   pages?: HttpHandler;
-  store?: ServiceStore;
 };
 
-export type RunningServer = {
+export type Application = {
   url: string;
   port: number;
   broker: AskBroker;
-  link: GatewayLink;
+  gateway: Gateway;
+  presence: Presence;
   store: ServiceStore;
   stop(): Promise<void>;
 };
 
-export async function startServer(options: StartOptions): Promise<RunningServer> {
-  const { config } = options;
-  const log = options.log ?? ((message: string) => console.log(message));
-  const clock = options.clock ?? systemClock();
-  const store = options.store ?? new SqliteAskStore(path.join(config.DATA_DIR, "asks.sqlite"), { log });
+export async function createApplication(options: ApplicationOptions): Promise<Application> {
+  const { config, store, gateway, clock, log } = options;
+  const presence = options.presence ?? new MemoryPresence();
   const key = secretKey(options.authSecret);
   const isKnownKid = isCurrentOwnerLinkKid(store);
+
+  const broker = new AskBroker({ store, presence, source: gateway, clock, owners: config.owners, instanceId: randomUUID(), log });
+  const chatWatcher = new ChatWatcher({
+    broker,
+    runs: gateway,
+    chatKeys: config.chatKeys,
+    agentId: config.AGENT_ID,
+    clock,
+    timeoutMs: config.TEXT_PROMPT_TIMEOUT_SECONDS * 1000,
+    log,
+  });
 
   /** Anyone may learn ok or degraded; the details (Gateway status, set-aside rows) are for an owner's token. */
   async function health(request: IncomingMessage): Promise<Record<string, unknown>> {
     const setAsideRows = store.setAsideRows();
-    const status = link.status.connected && setAsideRows === 0 ? "ok" : "degraded";
+    const status = gateway.status.connected && setAsideRows === 0 ? "ok" : "degraded";
     const bearer = /^Bearer (\S+)$/.exec(request.headers.authorization ?? "")?.[1];
     const identity = bearer ? await verifyTabToken(bearer, key, { maxTokenDays: config.MAX_TOKEN_DAYS, isKnownKid }).catch(() => null) : null;
     if (!identity || identity.chat !== null || !config.owners.has(identity.userId)) return { status };
-    return { status, gateway: link.status, setAsideRows };
+    return { status, gateway: gateway.status, setAsideRows };
   }
 
   const http = createServer((request, response) => {
@@ -75,8 +87,9 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     if (options.pages) return options.pages(request, response);
     response.writeHead(404).end();
   });
-
   const tabs = createTabServer(http, {
+    broker,
+    gateway,
     key,
     owners: config.owners,
     allowedOrigins: config.OPENWEBUI_ORIGINS,
@@ -87,60 +100,15 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     trustedProxies: config.TRUSTED_PROXIES,
     log,
   });
-
-  // The broker and the chat watcher answer through the link, which is created last because its
-  // handler needs them; the arrow functions below only run once everything exists.
-  const resolver = { execute: (call: GatewayCall) => link.execute(call) };
-  const broker = new AskBroker({
-    store,
-    sink: tabs.sink,
-    resolver,
-    clock,
-    owners: config.owners,
-    instanceId: randomUUID(),
-    hooks: { log, endedUnanswered: (ask, reason) => chatWatcher.endedUnanswered(ask, reason) },
-  });
-  const chatWatcher = new ChatWatcher({
-    broker,
-    resolver,
-    chatKeys: config.chatKeys,
-    agentId: config.AGENT_ID,
-    clock,
-    timeoutMs: config.TEXT_PROMPT_TIMEOUT_SECONDS * 1000,
-    log,
-  });
-  const link: GatewayLink = new GatewayLink({
-    url: config.OPENCLAW_GATEWAY_URL,
-    token: config.OPENCLAW_GATEWAY_TOKEN,
-    log,
-    clock,
-    handler: createGatewayIntake({
-      broker,
-      agentId: config.AGENT_ID,
-      chatKeys: config.chatKeys,
-      onChat: (event) => chatWatcher.handle(event),
-      onStatus: (status) => {
-        log(status.connected ? `gateway connected: ${config.OPENCLAW_GATEWAY_URL}` : `gateway: ${status.error ?? "disconnected"}`);
-        tabs.broadcastStatus(status);
-      },
-      getQuestion: async (id) => {
-        const result = await link.request<unknown>("question.get", { id }).catch(() => null);
-        const record = result && typeof result === "object" && "question" in result ? (result as { question: unknown }).question : result;
-        const checked = checkQuestionRecord(record);
-        return checked.ok ? checked.value : null;
-      },
-    }),
-  });
-  broker.restore();
-  tabs.attach(broker, () => link.status);
   const retention = new Retention({ store, clock, historyDays: config.HISTORY_DAYS, log });
 
+  broker.restore();
   await new Promise<void>((resolve, reject) => {
     http.once("error", reject);
     http.listen(config.PORT, config.HOST, () => resolve());
   });
   const port = (http.address() as AddressInfo).port;
-  link.start();
+  gateway.start();
   retention.start();
 
   let stopped: Promise<void> | undefined;
@@ -148,13 +116,15 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     url: `http://${config.HOST}:${port}`,
     port,
     broker,
-    link,
+    gateway,
+    presence,
     store,
     stop() {
       stopped ??= (async () => {
         retention.stop();
+        chatWatcher.stop();
         broker.shutdown();
-        await link.stop();
+        await gateway.stop();
         http.closeAllConnections();
         await tabs.close();
         store.close();

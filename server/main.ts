@@ -1,9 +1,11 @@
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import next from "next";
-import { startServer } from "./app.ts";
+import { systemClock } from "../lib/clock.ts";
+import { createApplication } from "./app.ts";
 import { loadOrCreateAuthSecret } from "./auth-secret.ts";
 import { parseConfig } from "./config.ts";
+import { gatewayFromConfig } from "./gateway/gateway.ts";
 import { createPagesHandler } from "./http/pages.ts";
 import { SqliteAskStore } from "./store/sqlite.ts";
 import { secretKey } from "./tabs/auth.ts";
@@ -22,8 +24,10 @@ async function main(): Promise<void> {
   if (config.unsafeDebug) console.warn("ALLOW_UNSAFE_DEBUG=1: socket.io debug logging is on and prints every frame, secret values included");
   const dev = process.env.NODE_ENV === "development";
   const authSecret = loadOrCreateAuthSecret(config);
+  const log = (message: string) => console.log(message);
+  const clock = systemClock();
   // Opened before Next.js so an unusable DATA_DIR or database stops the start at once.
-  const store = new SqliteAskStore(path.join(config.DATA_DIR, "asks.sqlite"), { log: (message) => console.log(message) });
+  const store = new SqliteAskStore(path.join(config.DATA_DIR, "asks.sqlite"), { log });
   const nextApp = next({ dev, dir: projectRoot, hostname: config.HOST, port: config.PORT });
   await nextApp.prepare();
   const handle = nextApp.getRequestHandler();
@@ -32,10 +36,13 @@ async function main(): Promise<void> {
   // rest alone; Next's custom server adds its own upgrade listener to this HTTP server on the first
   // request and answers hot reload (/_next/hmr) there. Its public getUpgradeHandler() does not serve
   // hot reload in a custom server, so the upgrade is not routed by hand.
-  const server = await startServer({
+  const server = await createApplication({
     config,
     authSecret,
+    clock,
+    log,
     store,
+    gateway: gatewayFromConfig(config, { clock, log }),
     pages: createPagesHandler({ handle, frameAncestors: config.OPENWEBUI_ORIGINS, dev, log: (message) => console.error(message) }),
   });
 

@@ -32,7 +32,6 @@ function approvalAsk(approval: Partial<ApprovalRequest>): ApprovalAsk {
     createdAt: 0,
     expiresAt: null,
     status: "pending",
-    shownTo: null,
     resolution: null,
     approval: { title: "Pay invoice", description: "", severity: "warning", decisions: ["deny", "allow-once"], ...approval },
   };

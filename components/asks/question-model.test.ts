@@ -34,7 +34,6 @@ const ask = (questions: AskQuestion[], over: Partial<QuestionAsk> = {}): Questio
   createdAt: 0,
   expiresAt: null,
   status: "pending",
-  shownTo: null,
   resolution: null,
   questions,
   ...over,

@@ -14,7 +14,6 @@ const ask = (id: string, over: Partial<Ask> = {}): Ask =>
     createdAt: 1,
     expiresAt: null,
     status: "pending",
-    shownTo: null,
     resolution: null,
     approval: { title: id, description: "", severity: "warning", decisions: ["deny", "allow-once"] },
     ...over,

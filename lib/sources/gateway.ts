@@ -1,11 +1,10 @@
-import { z } from "zod";
 import type { QuestionRecord } from "@openclaw/gateway-protocol";
-import { ApprovalScope, Decision, Severity, type ApprovalAsk, type Ask, type AskQuestion } from "../ask.ts";
+import type { ApprovalAsk, ApprovalScope, Ask, AskQuestion, Decision, Severity } from "../ask.ts";
 
 /**
- * Pure adapters from Gateway records to Asks. Question records are validated with the protocol
- * package's own schema by the gateway link before they get here; approval events have no published
- * schema, so the part of them this service reads is checked here.
+ * Pure converters from Gateway records to Asks. The Gateway adapter (server/gateway) validates every
+ * record before it gets here: question records with the protocol package's schema, approval events
+ * with its own (the package publishes none for them).
  */
 
 export const APPROVAL_DETAIL_LIMIT = 600;
@@ -22,7 +21,6 @@ export function askFromQuestionRecord(record: QuestionRecord, context: AskContex
     createdAt: record.createdAtMs,
     expiresAt: record.expiresAtMs,
     status: "pending" as const,
-    shownTo: null,
     resolution: null,
   };
   const secretQuestion = record.questions.find((question) => question.isSecret === true || question.secretStore !== undefined);
@@ -56,62 +54,39 @@ export function askFromQuestionRecord(record: QuestionRecord, context: AskContex
   return { ...base, kind: "question", source: "gateway.question", questions };
 }
 
-const NullableString = z.string().nullish();
-/** Display-only: an unreadable scope is dropped and the approval kept, as the Gateway itself does. */
-const DisplayScope = ApprovalScope.nullish().catch(null);
+type Nullable<T> = T | null | undefined;
 
-const ApprovalEnvelope = z.object({
-  id: z.string().min(1),
-  createdAtMs: z.number().int().nonnegative(),
-  expiresAtMs: z.number().int().nonnegative(),
-});
+/** The part of an approval request event the converters read (the Gateway adapter validates it). */
+type ApprovalEvent<Request> = {
+  id: string;
+  createdAtMs: number;
+  expiresAtMs: number;
+  request: Request & {
+    agentId?: Nullable<string>;
+    sessionKey?: Nullable<string>;
+    runId?: Nullable<string>;
+    allowedDecisions?: Nullable<Decision[]>;
+    scope?: Nullable<ApprovalScope>;
+  };
+};
 
-export const PluginApprovalRequested = ApprovalEnvelope.extend({
-  approvalKind: z.literal("plugin").optional(),
-  request: z.looseObject({
-    pluginId: NullableString,
-    title: z.string().min(1),
-    description: z.string(),
-    scope: DisplayScope,
-    detail: NullableString,
-    severity: Severity.nullish(),
-    toolName: NullableString,
-    allowedDecisions: z.array(Decision).nullish(),
-    agentId: NullableString,
-    sessionKey: NullableString,
-    runId: NullableString,
-  }),
-});
-export type PluginApprovalRequested = z.infer<typeof PluginApprovalRequested>;
+export type PluginApprovalRecord = ApprovalEvent<{
+  pluginId?: Nullable<string>;
+  title: string;
+  description: string;
+  detail?: Nullable<string>;
+  severity?: Nullable<Severity>;
+  toolName?: Nullable<string>;
+}>;
 
-export const ExecApprovalRequested = ApprovalEnvelope.extend({
-  approvalKind: z.literal("exec").optional(),
-  request: z.looseObject({
-    command: z.string().min(1),
-    cwd: NullableString,
-    host: NullableString,
-    warningText: NullableString,
-    commandAnalysis: z
-      .looseObject({ riskKinds: z.array(z.string()).nullish(), warningLines: z.array(z.string()).nullish() })
-      .nullish()
-      .catch(null),
-    scope: DisplayScope,
-    allowedDecisions: z.array(Decision).nullish(),
-    unavailableDecisions: z.array(z.string()).nullish(),
-    agentId: NullableString,
-    sessionKey: NullableString,
-    runId: NullableString,
-  }),
-});
-export type ExecApprovalRequested = z.infer<typeof ExecApprovalRequested>;
-
-export const ApprovalResolved = z.object({
-  id: z.string().min(1),
-  decision: z.string().nullish(),
-  resolvedBy: z.string().nullish(),
-  ts: z.number().optional(),
-});
-export type ApprovalResolved = z.infer<typeof ApprovalResolved>;
+export type ExecApprovalRecord = ApprovalEvent<{
+  command: string;
+  cwd?: Nullable<string>;
+  host?: Nullable<string>;
+  warningText?: Nullable<string>;
+  commandAnalysis?: Nullable<{ riskKinds?: Nullable<string[]>; warningLines?: Nullable<string[]> }>;
+  unavailableDecisions?: Nullable<string[]>;
+}>;
 
 /** Deny first, so the card's recommended (first) choice is the safe one. */
 const DECISION_ORDER: readonly Decision[] = ["deny", "allow-once", "allow-always"];
@@ -126,9 +101,7 @@ function clip(text: string | null | undefined, limit: number): string | undefine
   return text.length > limit ? text.slice(0, limit) : text;
 }
 
-type ApprovalEvent = { id: string; createdAtMs: number; expiresAtMs: number; request: { agentId?: string | null; sessionKey?: string | null; runId?: string | null } };
-
-function approvalAsk(event: ApprovalEvent, source: ApprovalAsk["source"], approval: ApprovalAsk["approval"], context: AskContext): ApprovalAsk {
+function approvalAsk(event: ApprovalEvent<object>, source: ApprovalAsk["source"], approval: ApprovalAsk["approval"], context: AskContext): ApprovalAsk {
   return {
     id: event.id,
     kind: "approval",
@@ -140,13 +113,12 @@ function approvalAsk(event: ApprovalEvent, source: ApprovalAsk["source"], approv
     createdAt: event.createdAtMs,
     expiresAt: event.expiresAtMs,
     status: "pending",
-    shownTo: null,
     resolution: null,
     approval,
   };
 }
 
-export function askFromPluginApproval(event: PluginApprovalRequested, context: AskContext): ApprovalAsk {
+export function askFromPluginApproval(event: PluginApprovalRecord, context: AskContext): ApprovalAsk {
   const { request } = event;
   return approvalAsk(
     event,
@@ -165,7 +137,7 @@ export function askFromPluginApproval(event: PluginApprovalRequested, context: A
   );
 }
 
-export function askFromExecApproval(event: ExecApprovalRequested, context: AskContext): ApprovalAsk {
+export function askFromExecApproval(event: ExecApprovalRecord, context: AskContext): ApprovalAsk {
   const { request } = event;
   const where = [request.host && `on ${request.host}`, request.cwd && `in ${request.cwd}`].filter(Boolean).join(" ");
   // Live records carry `warningText: null` and put the Gateway's own findings in `commandAnalysis`.
@@ -184,18 +156,5 @@ export function askFromExecApproval(event: ExecApprovalRequested, context: AskCo
       decisions: orderDecisions(request.allowedDecisions, request.unavailableDecisions ?? []),
     },
     context,
-  );
-}
-
-/**
- * The Gateway reports an approval's expiry as a `deny` nobody made, stamped at or after its deadline.
- */
-export function isApprovalExpiry(resolved: ApprovalResolved, expiresAt: number | null): boolean {
-  return (
-    resolved.decision === "deny" &&
-    (resolved.resolvedBy ?? null) === null &&
-    expiresAt !== null &&
-    resolved.ts !== undefined &&
-    resolved.ts >= expiresAt
   );
 }

@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import type { Ask, AskQuestion } from "../ask.ts";
 import { CONFIRM_OPTIONS, classifyPrompt, promptFallbackText, type PromptSpec } from "../prompts/index.ts";
 
@@ -8,6 +7,8 @@ import { CONFIRM_OPTIONS, classifyPrompt, promptFallbackText, type PromptSpec } 
  */
 
 export type TextPromptOrigin = {
+  /** Stable across replays of the same reply, so a prompt seen twice is one ask (the server hashes it). */
+  id: string;
   sessionKey: string;
   runId: string;
   agentId: string;
@@ -16,15 +17,10 @@ export type TextPromptOrigin = {
   timeoutMs: number;
 };
 
-/** Stable across replays of the same reply, so a prompt seen twice is one ask. */
-export function textPromptId(sessionKey: string, runId: string, prompt: string): string {
-  return `prompt:${createHash("sha256").update(`${sessionKey}\n${runId}\n${prompt}`).digest("hex").slice(0, 32)}`;
-}
-
 export function askFromTextPrompt(prompt: string, origin: TextPromptOrigin): Ask {
   const spec = classifyPrompt(prompt);
   const base = {
-    id: textPromptId(origin.sessionKey, origin.runId, prompt),
+    id: origin.id,
     source: "text-prompt" as const,
     chatId: origin.chatId,
     sessionKey: origin.sessionKey,
@@ -33,7 +29,6 @@ export function askFromTextPrompt(prompt: string, origin: TextPromptOrigin): Ask
     createdAt: origin.now,
     expiresAt: origin.now + origin.timeoutMs,
     status: "pending" as const,
-    shownTo: null,
     resolution: null,
     textPrompt: { fallbackText: promptFallbackText(prompt), form: spec.kind === "choice" ? ("choice" as const) : spec.kind },
   };

@@ -1,118 +1,90 @@
 import type { Ask, AskStatus } from "../../lib/ask.ts";
-import { mapAnswer, type GatewayCall } from "../../lib/answers.ts";
+import { mapAnswer } from "../../lib/answers.ts";
 import type { Clock, TimerHandle } from "../../lib/clock.ts";
+import { ANSWERED_ELSEWHERE, EXPIRED, endedAsText, type Ending } from "../../lib/outcomes.ts";
 import { admit, canSee } from "../../lib/policy.ts";
 import { fail, type Ack, type AnswerAck, type AskClose, type CloseReason, type SecretOutcome } from "../../lib/protocol.ts";
+import { Emitter } from "../events.ts";
 import type { AskStore } from "../store/store.ts";
+import { AskAlreadyEnded, type AskChannel, type Outcome, type Presence, type SourceListing, type Tab } from "./ports.ts";
 
 /**
  * The AskBroker: the one state machine every ask goes through (DESIGN §3, §6).
- * policy → store → router → timers. It knows tabs only by id and talks to them through a TabSink,
- * and to the Gateway through an AskResolver, so it is tested without sockets or a Gateway.
+ * policy → store → presence → timers. Asks come in from an AskChannel as domain events and replies go
+ * out through it; what tabs should see goes out as events the transports subscribe to. So it is
+ * tested without sockets or a Gateway.
  */
 
-export type Tab = {
-  id: string;
-  userId: string;
-  isOwner: boolean;
-  /** An embed token's `chat` claim: the only chat this tab may view. */
-  chatClaim: string | null;
+export type BrokerEvents = {
+  /** This tab is now the one that shows the ask. */
+  "ask:show": [tabId: string, ask: Ask];
+  "ask:close": [tabId: string, close: AskClose];
+  /** Dashboard feed: every change of every ask. */
+  "ask:changed": [ask: Ask];
+  /** The ask reached a terminal state; `reason` is the one its card closed with. */
+  "ask:ended": [ask: Ask, reason: CloseReason];
 };
 
-export interface TabSink {
-  show(tabId: string, ask: Ask): void;
-  close(tabId: string, close: AskClose): void;
-  /** Dashboard feed: every change of every ask. */
-  changed(ask: Ask): void;
-}
-
-export class GatewayCallError extends Error {
-  /** The Gateway's `details.reason` (QUESTION_ALREADY_TERMINAL, ...), when it gave one. */
-  readonly reason: string | undefined;
-  constructor(message: string, reason?: string) {
-    super(message);
-    this.reason = reason;
-  }
-}
-
-export interface AskResolver {
-  /** Delivers the call; throws GatewayCallError when the Gateway refuses it. */
-  execute(call: GatewayCall): Promise<unknown>;
-}
-
-/** How an ask ended outside this service: at the Gateway, by time, or by the run going on without it. */
-export type ExternalEnd = { status: Exclude<AskStatus, "pending">; summary: string; reason: CloseReason };
-
-export type BrokerHooks = {
-  /** A text prompt ended without an answer (timed out, no tab, cancelled, or the user wrote instead). */
-  endedUnanswered?(ask: Ask, reason: CloseReason): void;
-  log?(message: string): void;
+export type BrokerOptions = {
+  store: AskStore;
+  presence: Presence;
+  source: AskChannel;
+  clock: Clock;
+  owners: ReadonlySet<string>;
+  instanceId: string;
+  log(message: string): void;
 };
 
 /** Retention keeps chats viewed within HISTORY_DAYS (at least a day): one write an hour per chat is plenty. */
 const VIEW_NOTE_INTERVAL_MS = 3_600_000;
 
-const ALREADY_ENDED_REASONS = new Set(["QUESTION_ALREADY_TERMINAL", "QUESTION_NOT_FOUND", "APPROVAL_ALREADY_RESOLVED", "APPROVAL_NOT_FOUND"]);
-
-export class AskBroker {
+export class AskBroker extends Emitter<BrokerEvents> {
   private readonly pending = new Map<string, Ask>();
   private readonly pendingByChat = new Map<string, Set<string>>();
-  /** Viewing tabs per chat, oldest first: the last one is the chat's viewer. */
-  private readonly viewers = new Map<string, Tab[]>();
-  private readonly tabChat = new Map<string, string>();
   private readonly timers = new Map<string, TimerHandle>();
-  /** Answers this instance is delivering, and what the Gateway said meanwhile about the same ask. */
-  private readonly inFlight = new Map<string, ExternalEnd | null>();
+  /** Answers this instance is delivering, and how the source said meanwhile the same ask ended. */
+  private readonly inFlight = new Map<string, Ending | null>();
   /** Restored from the store but not yet confirmed by the source: not shown until then. */
   private readonly unconfirmed = new Set<string>();
   /** A chat's owner never changes once recorded, so a known one is remembered (unknown ones are not). */
   private readonly knownOwners = new Map<string, string>();
   /** When this instance last wrote a chat's view time to the store. */
   private readonly viewNoted = new Map<string, number>();
-  private readonly instanceId: string;
+  /** The routing steps of each chat, one at a time: presence answers asynchronously. */
+  private readonly chatSteps = new Map<string, Promise<void>>();
+  private readonly unsubscribe: (() => void)[];
   private readonly store: AskStore;
-  private readonly sink: TabSink;
-  private readonly resolver: AskResolver;
+  private readonly presence: Presence;
+  private readonly source: AskChannel;
   private readonly clock: Clock;
   private readonly owners: ReadonlySet<string>;
-  private readonly hooks: BrokerHooks;
+  private readonly instanceId: string;
+  private readonly log: (message: string) => void;
 
-  constructor(options: {
-    store: AskStore;
-    sink: TabSink;
-    resolver: AskResolver;
-    clock: Clock;
-    owners: ReadonlySet<string>;
-    instanceId: string;
-    hooks?: BrokerHooks;
-  }) {
+  constructor(options: BrokerOptions) {
+    super();
     this.store = options.store;
-    this.sink = options.sink;
-    this.resolver = options.resolver;
+    this.presence = options.presence;
+    this.source = options.source;
     this.clock = options.clock;
     this.owners = options.owners;
     this.instanceId = options.instanceId;
-    this.hooks = options.hooks ?? {};
+    this.log = options.log;
+    this.unsubscribe = [
+      options.source.on("ask:arrived", (ask) => this.settle(this.receive(ask), `taking in ask ${ask.id}`)),
+      options.source.on("ask:ended", (id, outcome) => this.settle(this.end(id, outcome), `ending ask ${id}`)),
+      options.source.on("asks:listed", (listing) => this.settle(this.reconcile(listing), "reconciling with the source's list")),
+    ];
   }
 
   /**
    * Brings back the pending asks of an earlier run. They are shown only once their source confirms
-   * them (a backfill lists them again), so a tab never sees an ask that ended while the server was down.
+   * them (lists them again), so a tab never sees an ask that ended while the server was down.
    */
   restore(): void {
     for (const ask of this.store.pending()) {
-      this.track({ ...ask, shownTo: null });
+      this.track(ask);
       this.unconfirmed.add(ask.id);
-    }
-  }
-
-  /** The source has reconciled: what it still has of these sources may be shown again. */
-  confirm(sources: readonly Ask["source"][]): void {
-    for (const id of this.unconfirmed) {
-      const ask = this.pending.get(id);
-      if (ask && !sources.includes(ask.source)) continue;
-      this.unconfirmed.delete(id);
-      if (ask?.chatId) this.route(ask.chatId);
     }
   }
 
@@ -124,56 +96,67 @@ export class AskBroker {
     return this.pending.get(id);
   }
 
+  /** Who shows the ask now (a tab id), or null. */
+  shownTo(id: string): Promise<string | null> {
+    return this.presence.shownTo(id);
+  }
+
   /** A new ask from a source. Known ids (pending or tombstoned) are ignored: a replay never revives. */
   async receive(ask: Ask): Promise<void> {
-    if (this.unconfirmed.has(ask.id)) return this.confirmOne(ask.id);
+    if (this.unconfirmed.has(ask.id)) return this.confirm([ask.id]);
     if (this.pending.has(ask.id)) return;
     const stored = this.store.get(ask.id);
     if (stored) {
       // Another instance sharing the store took it in first: follow it here too. A terminal row is a
       // tombstone. Text prompts belong to the instance whose chat watcher saw them.
-      if (stored.status === "pending" && ask.source !== "text-prompt") this.adopt(stored);
+      if (stored.status === "pending" && ask.source !== "text-prompt") await this.adopt(stored);
       return;
     }
     const verdict = admit(ask, { chatOwner: ask.chatId ? this.chatOwner(ask.chatId) : null, owners: this.owners });
     if (verdict.action === "refuse") return this.refuse(ask, verdict.summary);
-    if (ask.source === "text-prompt" && !this.viewerFor(ask)) {
+    if (ask.source === "text-prompt" && !(await this.viewerFor(ask))) {
       // A text prompt has nowhere to wait: with no tab it stays in the reply as text.
       this.store.put(ask);
-      this.finish(ask, { status: "ended-as-text", summary: endedAsTextSummary(ask), reason: "ended-as-text" });
-      return;
+      return this.finish(ask, endedAsText(ask));
     }
     this.track(ask);
-    this.sink.changed(ask);
-    if (ask.chatId) this.route(ask.chatId);
-    // Written after the card is on its way: nothing can answer it before this synchronous write, and
-    // the Gateway still holds the ask should the process die in between.
+    this.emit("ask:changed", ask);
+    const routed = ask.chatId ? this.route(ask.chatId) : Promise.resolve();
+    // Written before the routing step runs (it starts on the next microtask): the claim an answer
+    // needs finds the row, and the Gateway still holds the ask should the process die in between.
     this.store.put(ask);
+    await routed;
   }
 
   /** The ask ended at its source (answered elsewhere, expired, run moved on). */
-  end(id: string, end: ExternalEnd): void {
+  async end(id: string, outcome: Outcome): Promise<void> {
+    const ask = this.pending.get(id);
+    if (!ask) return;
+    const ending = typeof outcome === "function" ? outcome(ask) : outcome;
     if (this.inFlight.has(id)) {
-      this.inFlight.set(id, end);
+      this.inFlight.set(id, ending);
       return;
     }
-    const ask = this.pending.get(id);
-    if (ask) this.finish(ask, end);
+    await this.finish(ask, ending);
   }
 
   /**
-   * After a (re)connect: every pending ask of these sources that the source no longer lists has ended
-   * while nobody was listening. `outcomeOf` may know how (question.get); otherwise it expired.
+   * After a (re)connect: every pending ask of a listed source that the source no longer lists has
+   * ended while nobody was listening (how, if the source can tell; otherwise it expired). Then what
+   * was restored may be shown: the source has had its say (text prompts keep their own timeout).
    */
-  async reconcile(sources: readonly Ask["source"][], liveIds: ReadonlySet<string>, outcomeOf?: (ask: Ask) => Promise<ExternalEnd | null>): Promise<void> {
-    const gone = [...this.pending.values()].filter((ask) => sources.includes(ask.source) && !liveIds.has(ask.id));
-    for (const ask of gone) {
-      const end = (await outcomeOf?.(ask).catch(() => null)) ?? { status: "expired" as const, summary: "Expired", reason: "expired" as const };
-      this.end(ask.id, end);
-    }
+  async reconcile(listing: SourceListing): Promise<void> {
+    const gone = [...this.pending.values()].filter((ask) => listing.live.get(ask.source)?.has(ask.id) === false);
+    await Promise.all(
+      gone.map(async (ask) => {
+        const outcome = await listing.outcomeOf(ask).catch(() => null);
+        await this.end(ask.id, outcome ?? EXPIRED);
+      }),
+    );
+    await this.confirm([...this.unconfirmed]);
   }
 
-  view(tab: Tab, chatId: string): Ack {
+  async view(tab: Tab, chatId: string): Promise<Ack> {
     if (tab.chatClaim !== null && tab.chatClaim !== chatId) return fail("FORBIDDEN", "this token is for another chat");
     const known = this.chatOwner(chatId);
     // A chat's owner is recorded only from a token that proves it: the widget's token for this very
@@ -185,34 +168,19 @@ export class AskBroker {
     const owner = known ?? this.store.recordChatOwner(chatId, tab.userId);
     if (!tab.isOwner && owner !== tab.userId) return fail("FORBIDDEN", "this chat belongs to another user");
     this.noteView(chatId, owner);
+    // Viewing the same chat again makes this tab the newest viewer; a tab views one chat at a time.
+    // Presence hears of views in the order they arrive, before anything here waits.
+    const viewing = this.presence.view(tab, chatId);
     // Asks that waited for an unknown owner meet the guest rules now that the owner is known.
-    if (known === null) this.readmit(chatId, owner);
-    const previous = this.tabChat.get(tab.id);
-    if (previous === chatId) {
-      // Viewing the same chat again makes this tab the newest viewer.
-      this.removeViewer(tab.id, chatId);
-    } else if (previous !== undefined) {
-      // A tab views one chat at a time: switching leaves the previous one.
-      this.leave(tab.id);
-    }
-    const list = this.viewers.get(chatId) ?? [];
-    list.push(tab);
-    this.viewers.set(chatId, list);
-    this.tabChat.set(tab.id, chatId);
-    this.route(chatId);
+    const [left] = await Promise.all([viewing, known === null ? this.readmit(chatId, owner) : undefined]);
+    if (left !== null && left !== chatId) await this.route(left);
+    await this.route(chatId);
     return { ok: true };
   }
 
-  leave(tabId: string): void {
-    const chatId = this.tabChat.get(tabId);
-    if (chatId === undefined) return;
-    this.tabChat.delete(tabId);
-    this.removeViewer(tabId, chatId);
-    for (const askId of this.pendingByChat.get(chatId) ?? []) {
-      const ask = this.pending.get(askId);
-      if (ask?.shownTo === tabId) this.setShownTo(ask, null);
-    }
-    this.route(chatId);
+  async leave(tabId: string): Promise<void> {
+    const chatId = await this.presence.leave(tabId);
+    if (chatId !== null) await this.route(chatId);
   }
 
   /** May this tab see (and answer) the ask? Its user must, and an embed token's chat claim must match. */
@@ -249,77 +217,88 @@ export class AskBroker {
     if (!this.visibleTo(tab, ask)) return fail("NOT_FOUND", "no such ask");
     const mapped = mapAnswer(ask, answer);
     if (!mapped.ok) return fail(mapped.code, mapped.message);
-    if (this.inFlight.has(askId) || !this.store.claim(askId, this.instanceId)) {
-      return fail("ALREADY_RESOLVED", "another answer to this ask was given first");
-    }
+    if (this.inFlight.has(askId)) return fail("ALREADY_RESOLVED", "another answer to this ask was given first");
     this.inFlight.set(askId, null);
-    try {
-      if (mapped.call) await this.resolver.execute(mapped.call);
-    } catch (error) {
+    const settle = async (): Promise<void> => {
       const endedMeanwhile = this.inFlight.get(askId) ?? null;
       this.inFlight.delete(askId);
-      this.store.release(askId, this.instanceId);
-      const reason = error instanceof GatewayCallError ? error.reason : undefined;
-      if (reason && ALREADY_ENDED_REASONS.has(reason)) {
-        this.end(askId, endedMeanwhile ?? { status: "answered", summary: "Answered elsewhere", reason: "answered-elsewhere" });
+      if (endedMeanwhile) await this.end(askId, endedMeanwhile);
+    };
+    if (!(await this.store.claim(askId, this.instanceId))) {
+      await settle();
+      return fail("ALREADY_RESOLVED", "another answer to this ask was given first");
+    }
+    try {
+      if (mapped.reply) await this.source.deliver(ask, mapped.reply);
+    } catch (error) {
+      await this.store.release(askId, this.instanceId);
+      if (error instanceof AskAlreadyEnded) {
+        if (!this.inFlight.get(askId)) this.inFlight.set(askId, ANSWERED_ELSEWHERE);
+        await settle();
         return fail("ALREADY_RESOLVED", "the Gateway already has an answer for this ask");
       }
-      if (endedMeanwhile) this.end(askId, endedMeanwhile);
-      // Never echo the Gateway's message for a secret: it could quote the value.
+      await settle();
+      // Never echo the source's message for a secret: it could quote the value.
       const detail = ask.kind === "secret" ? "the secret was not accepted" : error instanceof Error ? error.message : String(error);
       return fail("GATEWAY_ERROR", `The Gateway did not take the answer: ${detail}`);
     }
     this.inFlight.delete(askId);
     const current = this.pending.get(askId);
     if (current) {
-      this.finish(current, { status: mapped.status, summary: mapped.summary, reason: mapped.status === "cancelled" ? "cancelled" : "answered" }, { by: tab.userId, tabId: tab.id });
+      const reason = mapped.status === "cancelled" ? "cancelled" : "answered";
+      await this.finish(current, { status: mapped.status, summary: mapped.summary, reason }, { by: tab.userId, tabId: tab.id });
     }
     if (ask.kind === "secret") return { ok: true, status: mapped.status, outcome: secretOutcome(ask, mapped.status) };
     return { ok: true, status: mapped.status };
   }
 
-  /** Stops every timer; pending asks stay in the store for the next start. */
+  /** Stops every timer and stops listening to the source; pending asks stay in the store for the next start. */
   shutdown(): void {
     for (const handle of this.timers.values()) this.clock.clearTimer(handle);
     this.timers.clear();
+    for (const unsubscribe of this.unsubscribe) unsubscribe();
   }
 
   get activeTimers(): number {
     return this.timers.size;
   }
 
-  private async refuse(ask: Ask, summary: string): Promise<void> {
-    this.store.put(ask);
-    this.finish(ask, { status: "denied", summary, reason: "denied" });
-    await this.sendRefusal(ask);
+  /** The one boundary for work started by an event or a timer: a failure is logged, once. */
+  private settle(work: Promise<void>, what: string): void {
+    work.catch((error: unknown) => this.log(`${what} failed: ${error instanceof Error ? error.message : String(error)}`));
   }
 
-  private readmit(chatId: string, owner: string): void {
+  private async refuse(ask: Ask, summary: string): Promise<void> {
+    this.store.put(ask);
+    await this.finish(ask, { status: "denied", summary, reason: "denied" });
+    await this.tellRefusal(ask);
+  }
+
+  private async readmit(chatId: string, owner: string): Promise<void> {
     for (const askId of [...(this.pendingByChat.get(chatId) ?? [])]) {
       const ask = this.pending.get(askId);
       if (!ask || this.inFlight.has(askId)) continue;
       const verdict = admit(ask, { chatOwner: owner, owners: this.owners });
       if (verdict.action !== "refuse") continue;
-      this.finish(ask, { status: "denied", summary: verdict.summary, reason: "denied" });
-      void this.sendRefusal(ask);
+      await this.finish(ask, { status: "denied", summary: verdict.summary, reason: "denied" });
+      // The view need not wait for the source: the ask is over here either way.
+      this.settle(this.tellRefusal(ask), `refusing ask ${ask.id}`);
     }
   }
 
-  /** Tells the Gateway an ask was refused by policy; the ask is already over here either way. */
-  private async sendRefusal(ask: Ask): Promise<void> {
-    const call = refusalCall(ask);
-    if (!call) return;
+  /** Tells the source an ask was refused by policy; the ask is already over here either way. */
+  private async tellRefusal(ask: Ask): Promise<void> {
     try {
-      await this.resolver.execute(call);
+      await this.source.refuse(ask);
     } catch (error) {
-      this.hooks.log?.(`could not refuse ask ${ask.id}: ${error instanceof Error ? error.message : String(error)}`);
+      this.log(`could not refuse ask ${ask.id}: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
 
-  private adopt(ask: Ask): void {
-    this.track({ ...ask, shownTo: null });
-    this.sink.changed(ask);
-    if (ask.chatId) this.route(ask.chatId);
+  private async adopt(ask: Ask): Promise<void> {
+    this.track(ask);
+    this.emit("ask:changed", ask);
+    if (ask.chatId) await this.route(ask.chatId);
   }
 
   private chatOwner(chatId: string): string | null {
@@ -340,10 +319,14 @@ export class AskBroker {
     this.store.chatViewed(chatId, owner, now);
   }
 
-  private confirmOne(id: string): void {
-    this.unconfirmed.delete(id);
-    const chatId = this.pending.get(id)?.chatId;
-    if (chatId) this.route(chatId);
+  private async confirm(ids: readonly string[]): Promise<void> {
+    const chats = new Set<string>();
+    for (const id of ids) {
+      this.unconfirmed.delete(id);
+      const chatId = this.pending.get(id)?.chatId;
+      if (chatId) chats.add(chatId);
+    }
+    await Promise.all([...chats].map((chatId) => this.route(chatId)));
   }
 
   private track(ask: Ask): void {
@@ -358,13 +341,13 @@ export class AskBroker {
         ask.id,
         this.clock.setTimer(() => {
           this.timers.delete(ask.id);
-          this.end(ask.id, ask.source === "text-prompt" ? { status: "ended-as-text", summary: endedAsTextSummary(ask), reason: "ended-as-text" } : { status: "expired", summary: "Expired", reason: "expired" });
+          this.settle(this.end(ask.id, ask.source === "text-prompt" ? endedAsText(ask) : EXPIRED), `expiring ask ${ask.id}`);
         }, ask.expiresAt - this.clock.now()),
       );
     }
   }
 
-  private finish(ask: Ask, end: ExternalEnd, by: { by: string | null; tabId: string | null } = { by: null, tabId: null }): void {
+  private async finish(ask: Ask, end: Ending, by: { by: string | null; tabId: string | null } = { by: null, tabId: null }): Promise<void> {
     const timer = this.timers.get(ask.id);
     if (timer) this.clock.clearTimer(timer);
     this.timers.delete(ask.id);
@@ -377,76 +360,60 @@ export class AskBroker {
     }
     const ended: Ask = { ...ask, status: end.status, resolution: { by: by.by, at: this.clock.now(), summary: end.summary, tabId: by.tabId } };
     this.store.put(ended);
-    if (ask.shownTo) this.sink.close(ask.shownTo, { askId: ask.id, reason: end.reason, summary: end.summary });
-    this.sink.changed(ended);
-    if (ask.source === "text-prompt" && (end.status === "ended-as-text" || end.status === "cancelled")) this.hooks.endedUnanswered?.(ended, end.reason);
+    const close = async () => {
+      const shownTo = await this.presence.forget(ask.id);
+      if (shownTo) this.emit("ask:close", shownTo, { askId: ask.id, reason: end.reason, summary: end.summary });
+    };
+    // After any routing step of the chat already under way, so a card shown by it is closed too.
+    await (ask.chatId ? this.inChat(ask.chatId, close) : close());
+    this.emit("ask:changed", ended);
+    this.emit("ask:ended", ended, end.reason);
   }
 
-  private viewerFor(ask: Ask): Tab | null {
-    if (!ask.chatId) return null;
-    const list = this.viewers.get(ask.chatId);
-    if (!list) return null;
-    const chatOwner = this.chatOwner(ask.chatId);
-    for (let i = list.length - 1; i >= 0; i--) {
-      const tab = list[i]!;
+  private async viewerFor(ask: Ask): Promise<Tab | null> {
+    return ask.chatId ? this.newestAllowed(await this.presence.viewers(ask.chatId), ask) : null;
+  }
+
+  private newestAllowed(viewers: readonly Tab[], ask: Ask): Tab | null {
+    const chatOwner = ask.chatId ? this.chatOwner(ask.chatId) : null;
+    for (let i = viewers.length - 1; i >= 0; i--) {
+      const tab = viewers[i]!;
       if (canSee(ask, tab.userId, tab.isOwner, chatOwner)) return tab;
     }
     return null;
   }
 
   /** Puts every pending ask of the chat on its current viewer, handing off from an older tab. */
-  private route(chatId: string): void {
-    for (const askId of this.pendingByChat.get(chatId) ?? []) {
-      const ask = this.pending.get(askId);
-      if (!ask || this.unconfirmed.has(askId)) continue;
-      const target = this.viewerFor(ask)?.id ?? null;
-      if (target === ask.shownTo) continue;
-      const previous = ask.shownTo;
-      if (previous && this.tabChat.get(previous) === chatId) this.sink.close(previous, { askId, reason: "handed-off" });
-      this.setShownTo(ask, target);
-      if (target) this.sink.show(target, this.pending.get(askId)!);
-    }
+  private route(chatId: string): Promise<void> {
+    return this.inChat(chatId, async () => {
+      const viewers = await this.presence.viewers(chatId);
+      for (const askId of [...(this.pendingByChat.get(chatId) ?? [])]) {
+        const ask = this.pending.get(askId);
+        if (!ask || this.unconfirmed.has(askId)) continue;
+        const target = this.newestAllowed(viewers, ask)?.id ?? null;
+        const previous = await this.presence.shownTo(askId);
+        if (target === previous) continue;
+        await this.presence.show(askId, target);
+        // A tab that left the chat knows; only one still viewing it is told the card moved.
+        if (previous !== null && (await this.presence.chatOf(previous)) === chatId) this.emit("ask:close", previous, { askId, reason: "handed-off" });
+        if (target !== null) this.emit("ask:show", target, ask);
+      }
+    });
   }
 
-  private setShownTo(ask: Ask, tabId: string | null): void {
-    const updated = { ...ask, shownTo: tabId };
-    this.pending.set(ask.id, updated);
-    this.sink.changed(updated);
+  /** Runs `step` after every earlier step of the chat; a failed step does not stop the ones after it. */
+  private inChat(chatId: string, step: () => Promise<void>): Promise<void> {
+    const run = (this.chatSteps.get(chatId) ?? Promise.resolve()).then(step);
+    const done = (): void => {
+      if (this.chatSteps.get(chatId) === tail) this.chatSteps.delete(chatId);
+    };
+    const tail: Promise<void> = run.then(done, done);
+    this.chatSteps.set(chatId, tail);
+    return run;
   }
-
-  private removeViewer(tabId: string, chatId: string): void {
-    const list = this.viewers.get(chatId);
-    if (!list) return;
-    const index = list.findIndex((tab) => tab.id === tabId);
-    if (index >= 0) list.splice(index, 1);
-    if (list.length === 0) this.viewers.delete(chatId);
-  }
-}
-
-/** A text prompt that ends unanswered stays in the reply as text; a secret prompt says none came. */
-export function endedAsTextSummary(ask: Ask): string {
-  if (ask.kind === "secret") return "Secret not received";
-  return ask.textPrompt?.fallbackText ?? "Ended as text";
 }
 
 function secretOutcome(ask: Ask, status: AskStatus): SecretOutcome {
   if (status !== "answered") return "cancelled";
   return ask.source === "text-prompt" ? "sent" : "stored";
 }
-
-/** The Gateway call that refuses an ask by policy: cancel a question, deny an approval. */
-function refusalCall(ask: Ask): GatewayCall | null {
-  switch (ask.source) {
-    case "gateway.question":
-    case "gateway.secret":
-      return { method: "question.resolve", params: { id: ask.id, cancel: true } };
-    case "gateway.plugin-approval":
-      return { method: "plugin.approval.resolve", params: { id: ask.id, decision: "deny" } };
-    case "gateway.exec-approval":
-      return { method: "exec.approval.resolve", params: { id: ask.id, decision: "deny" } };
-    case "text-prompt":
-      return null;
-  }
-}
-
-

@@ -1,11 +1,10 @@
 import { GatewayClient, type GatewayClientOptions } from "@openclaw/gateway-client";
 import { PROTOCOL_VERSION } from "@openclaw/gateway-protocol/version";
 import type { ChatEvent, QuestionRecord, QuestionResolvedEvent } from "@openclaw/gateway-protocol";
-import type { GatewayCall } from "../../lib/answers.ts";
 import { systemClock, type Clock, type TimerHandle } from "../../lib/clock.ts";
 import type { GatewayStatus } from "../../lib/protocol.ts";
-import type { ApprovalResolved, ExecApprovalRequested, PluginApprovalRequested } from "../../lib/sources/gateway.ts";
-import { GatewayCallError, type AskResolver } from "../broker/broker.ts";
+import type { ExecApprovalRecord, PluginApprovalRecord } from "../../lib/sources/gateway.ts";
+import type { GatewayCall } from "./calls.ts";
 import {
   checkApprovalList,
   checkApprovalResolved,
@@ -14,23 +13,34 @@ import {
   checkPluginApproval,
   checkQuestionRecord,
   checkQuestionResolved,
+  type ApprovalResolved,
+  type Check,
 } from "./records.ts";
 
 /**
- * GatewayLink: the one adapter between this service and the OpenClaw Gateway. The official client
- * owns the connection (challenge auth, correlation, timeouts, reconnect backoff); this class validates
- * what arrives, hands it to a GatewayHandler, backfills after every (re)connect, and carries calls out.
+ * GatewayLink: the connection to the OpenClaw Gateway. The official client owns the connection
+ * (challenge auth, correlation, timeouts, reconnect backoff); this class validates what arrives, hands
+ * it to a GatewayHandler, backfills after every (re)connect, and carries calls out.
  */
+
+export class GatewayCallError extends Error {
+  /** The Gateway's `details.reason` (QUESTION_ALREADY_TERMINAL, ...), when it gave one. */
+  readonly reason: string | undefined;
+  constructor(message: string, reason?: string) {
+    super(message);
+    this.reason = reason;
+  }
+}
 
 export interface GatewayHandler {
   question(record: QuestionRecord): void;
   questionResolved(event: QuestionResolvedEvent): void;
-  pluginApproval(event: PluginApprovalRequested): void;
-  execApproval(event: ExecApprovalRequested): void;
+  pluginApproval(event: PluginApprovalRecord): void;
+  execApproval(event: ExecApprovalRecord): void;
   approvalResolved(kind: "plugin" | "exec", event: ApprovalResolved): void;
   chat(event: ChatEvent): void;
   /** A full backfill finished: these are every pending id the Gateway still knows. */
-  backfilled(live: { questions: Set<string>; pluginApprovals: Set<string>; execApprovals: Set<string> }): void | Promise<void>;
+  backfilled(live: { questions: Set<string>; pluginApprovals: Set<string>; execApprovals: Set<string> }): void;
   status(status: GatewayStatus): void;
 }
 
@@ -53,7 +63,7 @@ export type GatewayLinkOptions = {
 const FIRST_BACKFILL_RETRY_MS = 1_000;
 const MAX_BACKFILL_RETRY_MS = 60_000;
 
-export class GatewayLink implements AskResolver {
+export class GatewayLink {
   private readonly client: GatewayClient;
   private readonly options: GatewayLinkOptions;
   private readonly clock: Clock;
@@ -149,33 +159,25 @@ export class GatewayLink implements AskResolver {
 
   private dispatch(event: string, payload: unknown): void {
     const { handler, log } = this.options;
-    const skip = (error: string) => log(`skipped malformed ${event} event: ${error}`);
+    const deliver = <T>(check: Check<T>, to: (value: T) => void): void => {
+      const checked = check(payload);
+      if (checked.ok) to(checked.value);
+      else log(`skipped malformed ${event} event: ${checked.error}`);
+    };
     switch (event) {
-      case "question.requested": {
-        const checked = checkQuestionRecord(payload);
-        return checked.ok ? handler.question(checked.value) : skip(checked.error);
-      }
-      case "question.resolved": {
-        const checked = checkQuestionResolved(payload);
-        return checked.ok ? handler.questionResolved(checked.value) : skip(checked.error);
-      }
-      case "plugin.approval.requested": {
-        const checked = checkPluginApproval(payload);
-        return checked.ok ? handler.pluginApproval(checked.value) : skip(checked.error);
-      }
-      case "exec.approval.requested": {
-        const checked = checkExecApproval(payload);
-        return checked.ok ? handler.execApproval(checked.value) : skip(checked.error);
-      }
+      case "question.requested":
+        return deliver(checkQuestionRecord, (record) => handler.question(record));
+      case "question.resolved":
+        return deliver(checkQuestionResolved, (resolved) => handler.questionResolved(resolved));
+      case "plugin.approval.requested":
+        return deliver(checkPluginApproval, (request) => handler.pluginApproval(request));
+      case "exec.approval.requested":
+        return deliver(checkExecApproval, (request) => handler.execApproval(request));
       case "plugin.approval.resolved":
-      case "exec.approval.resolved": {
-        const checked = checkApprovalResolved(payload);
-        return checked.ok ? handler.approvalResolved(event.startsWith("plugin") ? "plugin" : "exec", checked.value) : skip(checked.error);
-      }
-      case "chat": {
-        const checked = checkChatEvent(payload);
-        return checked.ok ? handler.chat(checked.value) : skip(checked.error);
-      }
+      case "exec.approval.resolved":
+        return deliver(checkApprovalResolved, (resolved) => handler.approvalResolved(event.startsWith("plugin") ? "plugin" : "exec", resolved));
+      case "chat":
+        return deliver(checkChatEvent, (chat) => handler.chat(chat));
     }
   }
 
@@ -217,7 +219,7 @@ export class GatewayLink implements AskResolver {
       }
       this.collectApprovals(plugin, checkPluginApproval, live.pluginApprovals, (event) => handler.pluginApproval(event));
       this.collectApprovals(exec, checkExecApproval, live.execApprovals, (event) => handler.execApproval(event));
-      await handler.backfilled(live);
+      handler.backfilled(live);
       if (run === this.backfillRun) this.backfillRetryMs = FIRST_BACKFILL_RETRY_MS;
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
@@ -240,7 +242,7 @@ export class GatewayLink implements AskResolver {
 
   private collectApprovals<T extends { id: string }>(
     entries: unknown,
-    check: (value: unknown) => { ok: true; value: T } | { ok: false; error: string },
+    check: Check<T>,
     ids: Set<string>,
     deliver: (event: T) => void,
   ): void {

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, statSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { ManualClock } from "../../lib/clock.ts";
+import { ManualClock } from "../../test/support/manual-clock.ts";
 import { Retention } from "./retention.ts";
 import { SqliteAskStore } from "./sqlite.ts";
 import { question } from "./test-support.ts";

@@ -121,7 +121,7 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
       chatId: ask.chatId,
       createdAt: ask.createdAt,
       updatedAt: ask.resolution?.at ?? ask.createdAt,
-      body: JSON.stringify({ ...ask, shownTo: null }),
+      body: JSON.stringify(ask),
     });
     // A set-aside pending row that its source sent again (a backfill) is readable from now on.
     if (Number(written.changes) === 1) this.setAside.delete(ask.id);
@@ -157,11 +157,11 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
     return this.readAll(this.db.prepare(sql).all(...params) as Row[]);
   }
 
-  claim(id: string, claimant: string): boolean {
+  async claim(id: string, claimant: string): Promise<boolean> {
     return Number(this.statements.claim!.run(claimant, id).changes) === 1;
   }
 
-  release(id: string, claimant: string): void {
+  async release(id: string, claimant: string): Promise<void> {
     this.statements.release!.run(id, claimant);
   }
 

@@ -11,9 +11,9 @@ export interface AskStore {
   pending(): Ask[];
   /** Newest first; `chatId` keeps one chat's asks, `ownedBy` those of the chats a user owns. */
   list(filter: { status?: AskStatus; chatId?: string; ownedBy?: string; limit?: number }): Ask[];
-  /** True for exactly one caller until `release` or a terminal `put`. */
-  claim(id: string, claimant: string): boolean;
-  release(id: string, claimant: string): void;
+  /** True for exactly one caller until `release` or a terminal `put` (atomic, even across instances). */
+  claim(id: string, claimant: string): Promise<boolean>;
+  release(id: string, claimant: string): Promise<void>;
   chatOwner(chatId: string): string | null;
   /** Records the owner if the chat has none yet; returns the owner in force. */
   recordChatOwner(chatId: string, userId: string): string;

@@ -13,7 +13,6 @@ export function question(id: string, chatId: string | null, overrides: Partial<Q
     createdAt: 1_700_000_000_000,
     expiresAt: 1_700_000_000_000 + 900_000,
     status: "pending",
-    shownTo: null,
     resolution: null,
     questions: [{ id: "db", header: "Database", question: "Which?", options: [{ label: "Postgres" }, { label: "SQLite" }], multiSelect: false, allowOther: true }],
     ...overrides,

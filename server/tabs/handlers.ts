@@ -1,4 +1,5 @@
 import type { Socket } from "socket.io";
+import type { z } from "zod";
 import {
   AskAnswerPayload,
   AsksListPayload,
@@ -7,65 +8,65 @@ import {
   ChatViewPayload,
   describeIssues,
   fail,
-  type Ack,
-  type AnswerAck,
+  type AckError,
+  type ClientEvent,
+  type ClientEvents,
   type ClientToServerEvents,
   type ServerToClientEvents,
 } from "../../lib/protocol.ts";
-import type { z } from "zod";
-import type { Ask } from "../../lib/ask.ts";
-import type { AskBroker, Tab } from "../broker/broker.ts";
+import type { AskBroker } from "../broker/broker.ts";
+import type { Tab } from "../broker/ports.ts";
 
 /**
- * Socket.IO handlers for tab protocol v1, one factory per domain (socket.io CRUD example style).
- * Each parses its payload at the boundary: an invalid one gets INVALID and changes nothing.
+ * Socket.IO handlers for tab protocol v1, one factory per domain (socket.io CRUD example style),
+ * typed from the protocol's event map. Each parses its payload at the boundary (the type says what a
+ * client should send, not what it did): an invalid one gets INVALID and changes nothing. A handler
+ * returns its ack; the transport sends it, exactly once.
  */
 
 export type TabSocket = Socket<ClientToServerEvents, ServerToClientEvents, Record<string, never>, { tab: Tab }>;
 
-/** Sends the event's ack; the transport makes sure it is sent once, and only when the client asked for one. */
-export type Respond = (response: Ack<{ asks: Ask[] }> | AnswerAck | Ack) => void;
+export type TabHandler<E extends ClientEvent> = (socket: TabSocket, payload: ClientEvents[E]["payload"]) => ClientEvents[E]["ack"] | Promise<ClientEvents[E]["ack"]>;
 
 export const WATCHERS_ROOM = "asks:watchers";
 
-function parse<S extends z.ZodType>(schema: S, payload: unknown): { ok: true; value: z.infer<S> } | { ok: false; ack: Ack } {
+function parse<S extends z.ZodType>(schema: S, payload: unknown): { ok: true; value: z.infer<S> } | { ok: false; ack: AckError } {
   const result = schema.safeParse(payload ?? {});
   return result.success ? { ok: true, value: result.data } : { ok: false, ack: fail("INVALID", describeIssues(result.error)) };
 }
 
-export function createChatHandlers(broker: AskBroker) {
+export function createChatHandlers(broker: AskBroker): { view: TabHandler<"chat:view">; leave: TabHandler<"chat:leave"> } {
   return {
-    view(socket: TabSocket, payload: unknown, respond: Respond) {
+    view(socket, payload) {
       const parsed = parse(ChatViewPayload, payload);
-      respond(parsed.ok ? broker.view(socket.data.tab, parsed.value.chatId) : parsed.ack);
+      return parsed.ok ? broker.view(socket.data.tab, parsed.value.chatId) : parsed.ack;
     },
-    leave(socket: TabSocket, payload: unknown, respond: Respond) {
+    async leave(socket, payload) {
       const parsed = parse(ChatLeavePayload, payload);
-      if (parsed.ok) broker.leave(socket.data.tab.id);
-      respond(parsed.ok ? { ok: true } : parsed.ack);
+      if (!parsed.ok) return parsed.ack;
+      await broker.leave(socket.data.tab.id);
+      return { ok: true };
     },
   };
 }
 
-export function createAskHandlers(broker: AskBroker) {
+export function createAskHandlers(broker: AskBroker): { answer: TabHandler<"ask:answer">; list: TabHandler<"asks:list">; watch: TabHandler<"asks:watch"> } {
   return {
-    async answer(socket: TabSocket, payload: unknown, respond: Respond) {
+    answer(socket, payload) {
       const parsed = parse(AskAnswerPayload, payload);
-      if (!parsed.ok) return respond(parsed.ack);
-      respond(await broker.answer(socket.data.tab, parsed.value.askId, parsed.value.answer));
+      return parsed.ok ? broker.answer(socket.data.tab, parsed.value.askId, parsed.value.answer) : parsed.ack;
     },
-    list(socket: TabSocket, payload: unknown, respond: Respond) {
+    list(socket, payload) {
       const parsed = parse(AsksListPayload, payload);
-      if (!parsed.ok) return respond(parsed.ack);
-      respond({ ok: true, asks: broker.list(socket.data.tab, parsed.value.status) });
+      return parsed.ok ? { ok: true, asks: broker.list(socket.data.tab, parsed.value.status) } : parsed.ack;
     },
-    async watch(socket: TabSocket, payload: unknown, respond: Respond) {
+    async watch(socket, payload) {
       const parsed = parse(AsksWatchPayload, payload);
-      if (!parsed.ok) return respond(parsed.ack);
+      if (!parsed.ok) return parsed.ack;
       const { tab } = socket.data;
-      if (!tab.isOwner || tab.chatClaim !== null) return respond(fail("FORBIDDEN", "only an owner's dashboard can watch every ask"));
+      if (!tab.isOwner || tab.chatClaim !== null) return fail("FORBIDDEN", "only an owner's dashboard can watch every ask");
       await socket.join(WATCHERS_ROOM);
-      respond({ ok: true });
+      return { ok: true };
     },
   };
 }

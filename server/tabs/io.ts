@@ -1,19 +1,26 @@
 import type { IncomingMessage, Server as HttpServer } from "node:http";
 import { Server } from "socket.io";
-import type { Ask } from "../../lib/ask.ts";
-import { fail, type AskClose, type ClientToServerEvents, type GatewayStatus, type ServerToClientEvents } from "../../lib/protocol.ts";
-import type { AskBroker, TabSink } from "../broker/broker.ts";
+import { fail, type ClientEvent, type ClientEvents, type ClientToServerEvents, type GatewayStatus, type ServerToClientEvents } from "../../lib/protocol.ts";
+import type { AskBroker } from "../broker/broker.ts";
+import type { Subscribable } from "../events.ts";
 import { clientAddress, trustedProxies } from "./address.ts";
 import { AuthError, verifyTabToken } from "./auth.ts";
-import { WATCHERS_ROOM, createAskHandlers, createChatHandlers, type Respond, type TabSocket } from "./handlers.ts";
+import { WATCHERS_ROOM, createAskHandlers, createChatHandlers, type TabHandler, type TabSocket } from "./handlers.ts";
 
 /**
  * The Socket.IO transport: authentication at the handshake, origin checks, connection limits,
- * per-socket rate limits, and the TabSink the broker talks through. Thin on purpose: decisions live
- * in the broker.
+ * per-socket rate limits, and the broker's and the Gateway's events passed on to the tabs. Thin on
+ * purpose: decisions live in the broker.
  */
 
+/** The Gateway's connection status, as the tabs are told it. */
+export interface StatusSource extends Subscribable<{ "gateway:status": [status: GatewayStatus] }> {
+  readonly status: GatewayStatus;
+}
+
 export type TabServerOptions = {
+  broker: AskBroker;
+  gateway: StatusSource;
   key: Uint8Array;
   owners: ReadonlySet<string>;
   /** Origins besides the app's own that may open a socket (Open WebUI). */
@@ -31,14 +38,11 @@ export type TabServerOptions = {
   /** Inbound events per second per socket, with a burst of twice that. */
   eventsPerSecond?: number;
   now?: () => number;
-  log: (message: string) => void;
+  log(message: string): void;
 };
 
 export type TabServer = {
   io: Server<ClientToServerEvents, ServerToClientEvents>;
-  sink: TabSink;
-  attach(broker: AskBroker, gatewayStatus: () => GatewayStatus): void;
-  broadcastStatus(status: GatewayStatus): void;
   close(): Promise<void>;
 };
 
@@ -93,6 +97,8 @@ export function createTabServer(http: HttpServer, options: TabServerOptions): Ta
     });
   });
 
+  const { broker, gateway, log } = options;
+
   /** Failed CONNECT packets per engine connection (Socket.IO lets a client retry on one connection). */
   const failedConnects = new WeakMap<object, number>();
   io.use((socket, next) => {
@@ -114,88 +120,63 @@ export function createTabServer(http: HttpServer, options: TabServerOptions): Ta
     authenticate().then(
       () => next(),
       (error: unknown) => {
-        if (!(error instanceof AuthError)) options.log(`tab authentication failed: ${describe(error)}`);
+        if (!(error instanceof AuthError)) log(`tab authentication failed: ${error instanceof Error ? error.message : String(error)}`);
         refuse(error instanceof AuthError ? error : new Error("authentication failed"));
       },
     );
   });
 
-  const sink: TabSink = {
-    show: (tabId: string, ask: Ask) => io.to(tabId).emit("ask:show", ask),
-    close: (tabId: string, close: AskClose) => io.to(tabId).emit("ask:close", close),
-    changed: (ask: Ask) => {
-      // Encoding an ask for an empty room is work on every delivery: skip it when no dashboard watches.
-      if (io.sockets.adapter.rooms.get(WATCHERS_ROOM)?.size) io.to(WATCHERS_ROOM).emit("ask:changed", ask);
-    },
-  };
+  broker.on("ask:show", (tabId, ask) => io.to(tabId).emit("ask:show", ask));
+  broker.on("ask:close", (tabId, close) => io.to(tabId).emit("ask:close", close));
+  broker.on("ask:changed", (ask) => {
+    // Encoding an ask for an empty room is work on every delivery: skip it when no dashboard watches.
+    if (io.sockets.adapter.rooms.get(WATCHERS_ROOM)?.size) io.to(WATCHERS_ROOM).emit("ask:changed", ask);
+  });
+  gateway.on("gateway:status", (status) => io.emit("gateway:status", status));
+
+  const chats = createChatHandlers(broker);
+  const asks = createAskHandlers(broker);
+  const perSecond = options.eventsPerSecond ?? 20;
+  io.on("connection", (socket: TabSocket) => {
+    const allow = tokenBucket(perSecond, perSecond * 2, now);
+    socket.emit("gateway:status", gateway.status);
+    /**
+     * Every event gets exactly one ack: the handler's, RATE_LIMITED, or INTERNAL when the handler
+     * threw. A failure is logged here, once, and goes no further.
+     */
+    const guarded =
+      <E extends ClientEvent>(event: E, handler: TabHandler<E>) =>
+      (payload: ClientEvents[E]["payload"], ack: (response: ClientEvents[E]["ack"]) => void): void => {
+        // A client may leave out the callback: the event is still handled, with nobody to answer.
+        const respond = typeof ack === "function" ? ack : () => {};
+        if (!allow()) return respond(fail("RATE_LIMITED", "too many events; slow down"));
+        Promise.resolve()
+          .then(() => handler(socket, payload))
+          .then(respond, (error: unknown) => {
+            log(`${event} from ${socket.id} failed: ${error instanceof Error ? error.message : String(error)}`);
+            respond(fail("INTERNAL", "the server could not handle this event; it has been logged"));
+          });
+      };
+    socket.on("chat:view", guarded("chat:view", chats.view));
+    socket.on("chat:leave", guarded("chat:leave", chats.leave));
+    socket.on("ask:answer", guarded("ask:answer", asks.answer));
+    socket.on("asks:list", guarded("asks:list", asks.list));
+    socket.on("asks:watch", guarded("asks:watch", asks.watch));
+    socket.on("disconnect", (reason) => {
+      // Leaving the namespace but keeping the connection would hold it past the auth timeout,
+      // which no longer applies to it: a tab has one socket, so its connection goes too.
+      if (reason === "client namespace disconnect") socket.conn.close();
+      broker.leave(socket.id).catch((error: unknown) => log(`leaving for ${socket.id} failed: ${error instanceof Error ? error.message : String(error)}`));
+    });
+  });
 
   return {
     io,
-    sink,
-    attach(broker, gatewayStatus) {
-      const chats = createChatHandlers(broker);
-      const asks = createAskHandlers(broker);
-      const perSecond = options.eventsPerSecond ?? 20;
-      io.on("connection", (raw) => {
-        const socket = raw as TabSocket;
-        const allow = tokenBucket(perSecond, perSecond * 2, now);
-        socket.emit("gateway:status", gatewayStatus());
-        /**
-         * Every event ends in exactly one ack: the handler's, or INTERNAL when it threw or returned
-         * without one. A failure is logged here, once, and goes no further.
-         */
-        const guarded =
-          (event: keyof ClientToServerEvents, handler: (socket: TabSocket, payload: unknown, respond: Respond) => unknown) =>
-          (payload: unknown, ack: unknown) => {
-            let acked = false;
-            const respond: Respond = (response) => {
-              if (acked) return;
-              acked = true;
-              if (typeof ack === "function") ack(response);
-            };
-            if (!allow()) return respond(fail("RATE_LIMITED", "too many events; slow down"));
-            const internal = (why: string) => {
-              options.log(`tab event ${event} from ${socket.data.tab.userId}: ${why}`);
-              respond(fail("INTERNAL", "the server could not handle this event; it has been logged"));
-            };
-            Promise.resolve()
-              .then(() => handler(socket, payload, respond))
-              .then(
-                () => {
-                  if (!acked) internal("the handler ended without an ack");
-                },
-                (error: unknown) => internal(describe(error)),
-              );
-          };
-        socket.on("chat:view", guarded("chat:view", chats.view));
-        socket.on("chat:leave", guarded("chat:leave", chats.leave));
-        socket.on("ask:answer", guarded("ask:answer", asks.answer));
-        socket.on("asks:list", guarded("asks:list", asks.list));
-        socket.on("asks:watch", guarded("asks:watch", asks.watch));
-        socket.on("disconnect", (reason) => {
-          // Leaving the namespace but keeping the connection would hold it past the auth timeout,
-          // which no longer applies to it: a tab has one socket, so its connection goes too.
-          if (reason === "client namespace disconnect") socket.conn.close();
-          try {
-            broker.leave(socket.id);
-          } catch (error) {
-            options.log(`tab ${socket.id} disconnect: ${describe(error)}`);
-          }
-        });
-      });
-    },
-    broadcastStatus(status) {
-      io.emit("gateway:status", status);
-    },
     close: () =>
       new Promise<void>((resolve) => {
         io.close(() => resolve());
       }),
   };
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? (error.stack ?? error.message) : String(error);
 }
 
 function tokenBucket(ratePerSecond: number, burst: number, now: () => number): () => boolean {

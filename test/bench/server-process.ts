@@ -1,12 +1,13 @@
 // The server side of `npm run bench`, in its own process (started by run.ts with --expose-gc and an
-// IPC channel): the in-repo fake Gateway and the product server (startServer, as in production,
-// without the UI), and beside them a second fake Gateway feeding the bare relay. The load client
+// IPC channel): the in-repo fake Gateway and the product server (createApplication, wired as in
+// production, without the UI), and beside them a second fake Gateway feeding the bare relay. The load client
 // (the tabs, and the clock) lives in the parent; it drives this process with ipc.ts commands.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { startServer, type RunningServer } from "../../server/app.ts";
-import { testConfig } from "../support/tabs.ts";
+import type { Application } from "../../server/app.ts";
+import { MemoryPresence } from "../../server/broker/presence.ts";
+import { startApplication, testConfig } from "../support/tabs.ts";
 import { startFakeGateway, type FakeGateway } from "../support/fake-gateway.ts";
 import { nowMs } from "./clock.ts";
 import type { Command, Counts, Heap, Ready, Reply, Request, Target } from "./ipc.ts";
@@ -28,19 +29,20 @@ const log = (line: string) => {
   if (verbose) console.error(`[server] ${line}`);
 };
 
-let product: RunningServer | null = null;
+let product: { app: Application; presence: MemoryPresence } | null = null;
 let relay: Relay | null = null;
 const fakes = new Map<Target, FakeGateway>();
 
-async function startProduct(gatewayUrl: string, gatewayToken: string): Promise<RunningServer> {
+async function startProduct(gatewayUrl: string, gatewayToken: string): Promise<{ app: Application; presence: MemoryPresence }> {
   const config = testConfig(gatewayUrl, gatewayToken, dataDir);
-  const server = await startServer({ config, authSecret: authSecret!, log });
+  const presence = new MemoryPresence();
+  const server = await startApplication(config, authSecret!, log, { presence });
   const deadline = Date.now() + 30_000;
-  while (!server.link.status.connected) {
+  while (!server.gateway.status.connected) {
     if (Date.now() > deadline) throw new Error(`the product server did not connect to the Gateway at ${gatewayUrl}: ${logs.slice(-5).join(" | ")}`);
     await sleep(20);
   }
-  return server;
+  return { app: server, presence };
 }
 
 function fake(target: Target): FakeGateway {
@@ -49,10 +51,9 @@ function fake(target: Target): FakeGateway {
   return gateway;
 }
 
-/** The product's broker keeps its viewers privately; the bench only counts them to let disconnects settle. */
+/** The bench counts the viewing tabs to let disconnects settle. */
 function productViewers(): number {
-  const broker = product?.broker as unknown as { tabChat?: Map<string, string> } | undefined;
-  return broker?.tabChat?.size ?? -1;
+  return product?.presence.viewingTabs ?? -1;
 }
 
 async function fullGc(): Promise<Heap> {
@@ -73,11 +74,11 @@ async function handle(command: Command): Promise<unknown> {
       fakes.set("relay", await startFakeGateway({ agents: ["dev"] }));
       product = await startProduct(fake("product").url, fake("product").token);
       relay = await startRelay(fake("relay").url, fake("relay").token);
-      return { productUrl: product.url, relayUrl: relay.url };
+      return { productUrl: product.app.url, relayUrl: relay.url };
     }
     case "start-real": {
       product = await startProduct(command.gatewayUrl, command.gatewayToken);
-      return { productUrl: product.url };
+      return { productUrl: product.app.url };
     }
     case "ask": {
       const emittedAt = nowMs();
@@ -99,7 +100,7 @@ async function handle(command: Command): Promise<unknown> {
     case "ping":
       return null;
     case "gateway-status":
-      return product?.link.status ?? null;
+      return product?.app.gateway.status ?? null;
     case "stop": {
       await stopAll();
       return null;
@@ -108,7 +109,7 @@ async function handle(command: Command): Promise<unknown> {
 }
 
 async function stopAll(): Promise<void> {
-  await product?.stop();
+  await product?.app.stop();
   await relay?.stop();
   for (const gateway of fakes.values()) await gateway.stop();
   product = null;
@@ -134,6 +135,9 @@ process.on("message", (message: Request) => {
 });
 // The parent went away: never linger.
 process.on("disconnect", () => {
-  void stopAll().finally(() => process.exit(0));
+  stopAll().then(
+    () => process.exit(0),
+    () => process.exit(1),
+  );
 });
 process.send({ ready: true, pid: process.pid } satisfies Ready);

@@ -125,7 +125,7 @@ describe("plugin approvals from a real plugin's before_tool_call, in live runs",
       const runId = await userRuns(sessionKey, tag, [first, second]);
 
       const card = await nextCard(viewer, sessionKey);
-      expect(card).toMatchObject({ source: "gateway.plugin-approval", chatId, sessionKey, agentId: "dev", runId, status: "pending", shownTo: viewer.socket.id });
+      expect(card).toMatchObject({ source: "gateway.plugin-approval", chatId, sessionKey, agentId: "dev", runId, status: "pending" });
       expect(card.id).toMatch(/^plugin:/);
       expect(card.approval).toEqual({
         title: "Write a marker file",
@@ -310,7 +310,7 @@ describe("sessions that must not be asked, from live runs", () => {
       expect(await modelIsTold(tag, "Denied by user")).toBeTruthy();
       expect(existsSync(call.marker)).toBe(false);
 
-      expect(server.store.get(requested.id)).toMatchObject({ status: "denied", shownTo: null });
+      expect(server.store.get(requested.id)).toMatchObject({ status: "denied" });
       expect(viewer.shown.map((ask) => ask.id)).not.toContain(requested.id);
       expect(dashboard.shown.map((ask) => ask.id)).not.toContain(requested.id);
     },

@@ -4,7 +4,6 @@
 // dashboard only; sessions of another agent never touched.
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Ask } from "../../lib/ask.ts";
 import { newChat, requestApproval, sessionKeyOf as chatKey, startOnGateway, stopOnGateway, useTabs, type PendingApproval } from "../support/asks.ts";
 import type { OperatorConnection, Payload } from "../support/gateway-client.ts";
 import { stubScript } from "../support/stub-model.ts";
@@ -169,8 +168,7 @@ describe.each(kinds)("$name approvals end to end on the real Gateway", (kind) =>
     await expect.poll(() => server.store.get(id)?.status, { timeout: 10_000 }).toBe("expired");
     const late = await tab(chatId);
     expect(late.shown.map((a) => a.id)).not.toContain(id);
-    const listed = await late.send("asks:list", {});
-    expect(listed.asks.map((a: Ask) => a.id)).not.toContain(id);
+    expect((await late.list()).map((a) => a.id)).not.toContain(id);
   });
 
   it("§6 session is a channel thread: denied at once, no card", async () => {
@@ -227,9 +225,8 @@ describe.each(kinds)("$name approvals end to end on the real Gateway", (kind) =>
     const pending = kind.request(subKey);
     const { id } = await pending.requested;
     const changed = await dashboard.waitFor(() => dashboard.changed.find((a) => a.id === id), "ask:changed for the sub-agent approval");
-    expect(changed).toMatchObject({ chatId: null, status: "pending", shownTo: null });
-    const listed = await dashboard.send("asks:list", {});
-    expect(listed.asks.find((a: Ask) => a.id === id)).toMatchObject({ chatId: null, sessionKey: subKey });
+    expect(changed).toMatchObject({ chatId: null, status: "pending" });
+    expect((await dashboard.list()).find((a) => a.id === id)).toMatchObject({ chatId: null, sessionKey: subKey });
     expect(viewer.shown.map((a) => a.id)).not.toContain(id);
     expect(dashboard.shown.map((a) => a.id)).not.toContain(id);
 

@@ -3,7 +3,7 @@
 // next reconnect. The fake Gateway fails the list call on demand; the retry timer runs on the
 // server's injected clock and is cleared on disconnect and on stop.
 import { afterEach, describe, expect, it } from "vitest";
-import { ManualClock } from "../../lib/clock.ts";
+import { ManualClock } from "../support/manual-clock.ts";
 import { newChat, sessionKeyOf, startOnFakeGateway, stopOnFakeGateway, useTabs } from "../support/asks.ts";
 import type { FakeGateway } from "../support/fake-gateway.ts";
 import { waitConnected, type TestServer } from "../support/tabs.ts";
@@ -54,7 +54,7 @@ describe("backfill retry", () => {
     fake.failNext("question.list", LIST_FAILS, 1_000);
     fake.rejectConnects("startup");
     fake.dropConnections();
-    await expect.poll(() => server.link.status.connected, { timeout: 10_000 }).toBe(false);
+    await expect.poll(() => server.gateway.status.connected, { timeout: 10_000 }).toBe(false);
     fake.rejectConnects(null);
     await waitConnected(server);
     await logged(server, /retrying in 1 s/);
@@ -62,7 +62,7 @@ describe("backfill retry", () => {
 
     fake.rejectConnects("startup");
     fake.dropConnections();
-    await expect.poll(() => server.link.status.connected, { timeout: 10_000 }).toBe(false);
+    await expect.poll(() => server.gateway.status.connected, { timeout: 10_000 }).toBe(false);
     expect(clock.pendingTimers).toBe(idle);
 
     const mark = server.logs.length;

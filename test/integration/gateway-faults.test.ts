@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Ask } from "../../lib/ask.ts";
-import { ManualClock } from "../../lib/clock.ts";
+import { ManualClock } from "../support/manual-clock.ts";
 import { newChat, sessionKeyOf as chatKey, startOnFakeGateway, stopOnFakeGateway, useTabs } from "../support/asks.ts";
 import type { FakeGateway } from "../support/fake-gateway.ts";
 import { waitConnected, type Tab, type TestServer } from "../support/tabs.ts";
@@ -39,7 +39,7 @@ describe("Gateway faults (fake Gateway)", () => {
   async function disconnect(viewer?: Tab) {
     fake.rejectConnects("startup");
     fake.dropConnections();
-    await expect.poll(() => server.link.status.connected, { timeout: 10_000 }).toBe(false);
+    await expect.poll(() => server.gateway.status.connected, { timeout: 10_000 }).toBe(false);
     if (viewer) await viewer.waitFor(() => viewer.statuses.find((s) => !s.connected), "gateway:status connected:false");
   }
 
@@ -64,7 +64,8 @@ describe("Gateway faults (fake Gateway)", () => {
       expect(viewer.closed).toEqual([]);
       const down = await viewer.send("ask:answer", { askId: record.id, answer: { type: "text", text: "SQLite" } });
       expect(down).toMatchObject({ ok: false, error: { code: "GATEWAY_ERROR" } });
-      expect(server.broker.getPending(record.id)).toMatchObject({ status: "pending", shownTo: viewer.socket.id });
+      expect(server.broker.getPending(record.id)).toMatchObject({ status: "pending" });
+      expect(await server.broker.shownTo(record.id)).toBe(viewer.socket.id);
       await reconnect();
       await viewer.waitFor(() => (viewer.statuses.at(-1)?.connected ? true : undefined), "gateway:status connected:true");
       // Backfill lists it again: the same card, not a second one.
@@ -119,7 +120,8 @@ describe("Gateway faults (fake Gateway)", () => {
       expect(server.store.get(answered.id)?.status).toBe("answered");
       expect(server.store.get(cancelled.id)?.status).toBe("cancelled");
       expect(server.store.get(expired.id)?.status).toBe("expired");
-      expect(server.broker.getPending(stays.id)).toMatchObject({ status: "pending", shownTo: viewer.socket.id });
+      expect(server.broker.getPending(stays.id)).toMatchObject({ status: "pending" });
+      expect(await server.broker.shownTo(stays.id)).toBe(viewer.socket.id);
       expect(viewer.closed.map((c) => c.askId)).not.toContain(stays.id);
     });
   });
@@ -190,7 +192,7 @@ describe("Gateway faults (fake Gateway)", () => {
       }
       expect(viewer.shown.map((a) => a.id)).toEqual([good.id]);
       for (const id of ["bad-question", "plugin:bad", "bad-exec"]) expect(server.store.get(id)).toBeNull();
-      expect(server.link.status.connected).toBe(true);
+      expect(server.gateway.status.connected).toBe(true);
     });
 
     it("a malformed approval in a backfill list is logged and skipped; the rest of the list is shown", async () => {

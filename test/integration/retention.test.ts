@@ -2,7 +2,7 @@
 // Now answered history older than HISTORY_DAYS goes, with the chats nobody viewed since; pending
 // asks and their chats stay. Pruning runs on the server's injected clock.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ManualClock } from "../../lib/clock.ts";
+import { ManualClock } from "../support/manual-clock.ts";
 import { newChat, sessionKeyOf, startOnFakeGateway, stopOnFakeGateway, useTabs } from "../support/asks.ts";
 import type { FakeGateway } from "../support/fake-gateway.ts";
 import type { TestServer } from "../support/tabs.ts";
@@ -44,8 +44,7 @@ describe("retention (HISTORY_DAYS=7)", () => {
     expect(server.store.chatOwner(answeredChat)).toBeNull();
     expect(server.logs.some((line) => /^retention: deleted 1 finished asks and 1 chats older than 7 days$/.test(line))).toBe(true);
     const dashboard = await openOn(server, null);
-    const history = await dashboard.send("asks:list", { status: "all" });
-    expect(history.asks.map((ask: { id: string }) => ask.id)).not.toContain(answered.id);
+    expect((await dashboard.list("all")).map((ask) => ask.id)).not.toContain(answered.id);
 
     expect(server.store.get(waiting.id)?.status).toBe("pending");
     expect(server.store.chatOwner(waitingChat)).toBe("owner");

@@ -7,7 +7,8 @@ import { randomUUID } from "node:crypto";
 import { readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { SECRET_CANCELLED_SUMMARY, SECRET_ENTERED_SUMMARY, type Ask } from "../../lib/ask.ts";
+import type { Ask } from "../../lib/ask.ts";
+import { SECRET_CANCELLED_SUMMARY, SECRET_ENTERED_SUMMARY } from "../../lib/outcomes.ts";
 import { newChat, sessionKeyOf as chatKey, startOnGateway, stopOnGateway, useTabs } from "../support/asks.ts";
 import type { OperatorConnection, Payload } from "../support/gateway-client.ts";
 import { fetchStubRequests, messageText, stubScript, type StubScript } from "../support/stub-model.ts";
@@ -80,7 +81,7 @@ describe("secret requests from a live run (secrets tool)", () => {
     const { runId, final } = await run(chatId, { tag, tools: [secretsTool()], then: "All set." });
 
     const shown = await waitShow(viewer, (a) => a.kind === "secret", "the secret dialog");
-    expect(shown).toMatchObject({ kind: "secret", source: "gateway.secret", chatId, runId, status: "pending", shownTo: viewer.socket.id });
+    expect(shown).toMatchObject({ kind: "secret", source: "gateway.secret", chatId, runId, status: "pending" });
     expect(shown.kind === "secret" && shown.secret).toMatchObject({
       questionId: "secret_value",
       name: "DEMO_TOKEN",

@@ -98,10 +98,9 @@ describe("spine against the real Gateway", () => {
     const viewer = await tab(chatId);
     const id = await ask(chatId);
     await viewer.waitForShow((a) => a.id === id);
-    const bad = await viewer.send("ask:answer", { askId: id, answer: { type: "questions", answers: "SQLite" } });
-    expect(bad).toMatchObject({ ok: false, error: { code: "INVALID" } });
-    expect(bad.error.message).toContain("answer");
-    expect(await viewer.send("ask:answer", { nope: true })).toMatchObject({ ok: false, error: { code: "INVALID" } });
+    const bad = await viewer.sendRaw("ask:answer", { askId: id, answer: { type: "questions", answers: "SQLite" } });
+    expect(bad).toMatchObject({ ok: false, error: { code: "INVALID", message: expect.stringContaining("answer") } });
+    expect(await viewer.sendRaw("ask:answer", { nope: true })).toMatchObject({ ok: false, error: { code: "INVALID" } });
     expect(server.broker.getPending(id)?.status).toBe("pending");
     const record = await requester.request<any>("question.get", { id });
     expect(JSON.stringify(record)).toContain('"pending"');

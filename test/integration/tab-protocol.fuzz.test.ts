@@ -47,12 +47,13 @@ afterAll(() => stopOnGateway({ server, requester }));
  * What a refused event must leave alone: every chat ownership row, and the rows and the broker's state
  * of this file's asks. (Other files' asks on the shared Gateway come and go on their own.)
  */
-function snapshot(): string {
+async function snapshot(): Promise<string> {
   const db = new DatabaseSync(path.join(server.dataDir, "asks.sqlite"), { readOnly: true });
   try {
     const asks = db.prepare("SELECT id, status, chat_id, claimed_by, body FROM asks WHERE chat_id = ? ORDER BY id").all(aliceChat);
     const chats = db.prepare("SELECT chat_id, owner FROM chats ORDER BY chat_id").all();
-    const pending = server.broker.pendingAsks.filter((ask: Ask) => ask.chatId === aliceChat).map((ask: Ask) => [ask.id, ask.status, ask.shownTo]).sort();
+    const mine = server.broker.pendingAsks.filter((ask: Ask) => ask.chatId === aliceChat);
+    const pending = (await Promise.all(mine.map(async (ask: Ask) => [ask.id, ask.status, await server.broker.shownTo(ask.id)]))).sort();
     return JSON.stringify({ asks, chats, pending });
   } finally {
     db.close();
@@ -130,14 +131,14 @@ describe("tab protocol fuzzing", () => {
         tab.socket.on("disconnect", (reason) => (disconnected = reason));
         try {
           for (const { event, payload } of commands) {
-            const before = snapshot();
-            const ack = (await tab.send(event, withAskId(payload))) as { ok: boolean; error?: { code: string; message: string } };
+            const before = await snapshot();
+            const ack = (await tab.sendRaw(event, withAskId(payload))) as { ok: boolean; error?: { code: string; message: string } };
             expect(typeof ack.ok, `${event} ack`).toBe("boolean");
             if (!ack.ok) {
               expect(KNOWN_CODES.has(ack.error!.code), `${event} answered the unknown code ${ack.error!.code}`).toBe(true);
               expect(typeof ack.error!.message).toBe("string");
               expect(ack.error!.code, `${event}: ${ack.error!.message}`).not.toBe("INTERNAL");
-              expect(snapshot(), `${event} was refused (${ack.error!.code}) but changed state`).toBe(before);
+              expect(await snapshot(), `${event} was refused (${ack.error!.code}) but changed state`).toBe(before);
             }
           }
           // The server handles a socket's events in order: once this last one is acked, every earlier ack has been sent.
@@ -159,12 +160,12 @@ describe("tab protocol fuzzing", () => {
   });
 
   it("an event over the 64 KiB frame limit closes only its own connection; the server serves the next tab", async () => {
-    const before = snapshot();
+    const before = await snapshot();
     const tab = await openTab(server.url, await server.token("alice", aliceChat));
     const disconnected = new Promise<string>((resolve) => tab.socket.once("disconnect", resolve));
     tab.socket.emit("chat:view", { chatId: "x".repeat(70_000) }, () => {});
     expect(await disconnected).toBe("transport close");
-    expect(snapshot()).toBe(before);
+    expect(await snapshot()).toBe(before);
     const next = await openTab(server.url, await server.token("alice", aliceChat));
     expect(await next.send("chat:view", { chatId: aliceChat })).toEqual({ ok: true });
     next.close();

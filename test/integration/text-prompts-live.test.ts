@@ -90,7 +90,7 @@ describe("text prompts on the real Gateway with a live agent run", () => {
       const runId = await userSends(sessionKey, scripted(CHOICE_REPLY, tag));
 
       const card = await waitForCard(tab, sessionKey);
-      expect(card).toMatchObject({ kind: "question", source: "text-prompt", chatId, sessionKey, agentId: "dev", runId, status: "pending", shownTo: tab.socket.id });
+      expect(card).toMatchObject({ kind: "question", source: "text-prompt", chatId, sessionKey, agentId: "dev", runId, status: "pending" });
       expect(card.kind === "question" && card.questions).toHaveLength(1);
       const question = card.kind === "question" ? card.questions[0]! : null;
       expect([question?.header, question?.question].filter(Boolean).join("\n")).toBe("Which database?");
@@ -127,7 +127,7 @@ describe("text prompts on the real Gateway with a live agent run", () => {
       await userSends(sessionKey, scripted(CHOICE_REPLY, tag));
 
       const ended = await watcher.waitFor(() => watcher.changed.find((a) => a.sessionKey === sessionKey && a.status !== "pending"), "the ask on the dashboard feed", WAIT_MS);
-      expect(ended).toMatchObject({ source: "text-prompt", chatId, status: "ended-as-text", shownTo: null });
+      expect(ended).toMatchObject({ source: "text-prompt", chatId, status: "ended-as-text" });
       expect(server.store.get(ended.id)?.status).toBe("ended-as-text");
       expect(watcher.changed.filter((a) => a.sessionKey === sessionKey).map((a) => a.status)).not.toContain("pending");
       expect(elsewhere.shown).toEqual([]);

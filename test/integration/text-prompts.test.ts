@@ -2,8 +2,9 @@ import { randomUUID } from "node:crypto";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { SECRET_CANCELLED_SUMMARY, SECRET_ENTERED_SUMMARY, type Ask } from "../../lib/ask.ts";
-import { ManualClock } from "../../lib/clock.ts";
+import type { Ask } from "../../lib/ask.ts";
+import { SECRET_CANCELLED_SUMMARY, SECRET_ENTERED_SUMMARY } from "../../lib/outcomes.ts";
+import { ManualClock } from "../support/manual-clock.ts";
 import { newChat, sessionKeyOf as keyOf, startOnFakeGateway, stopOnFakeGateway } from "../support/asks.ts";
 import type { FakeGateway } from "../support/fake-gateway.ts";
 import { openTab, type Tab, type TestServer } from "../support/tabs.ts";
@@ -309,7 +310,6 @@ describe("text prompts: every way the Gateway streams a reply gives the same car
           agentId: "dev",
           runId,
           status: "pending",
-          shownTo: tab.socket.id,
         });
         expect(card.expiresAt! - card.createdAt).toBe(DEFAULT_TIMEOUT_MS);
         expectCard(kind, card);
@@ -597,7 +597,7 @@ describe("text prompts: no tab and timeouts", () => {
     const elsewhere = await openTabOn(h, newChat()); // a tab, but on another chat
     streamReply(h.fake, sessionKey, newRun(), PROMPTS.choice, "7-character deltas (cumulative message)");
     const ended = await h.watcher.waitFor(() => h.watcher.changed.find((a) => a.sessionKey === sessionKey && a.status === "ended-as-text"), "ended-as-text", 3_000);
-    expect(ended).toMatchObject({ source: "text-prompt", chatId, shownTo: null });
+    expect(ended).toMatchObject({ source: "text-prompt", chatId });
     expect(h.server.store.get(ended.id)?.status).toBe("ended-as-text");
     expect(h.server.broker.getPending(ended.id)).toBeUndefined();
     expect(elsewhere.shown).toEqual([]);

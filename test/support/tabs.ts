@@ -3,10 +3,13 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { io, type Socket } from "socket.io-client";
 import type { Ask } from "../../lib/ask.ts";
-import type { Clock } from "../../lib/clock.ts";
-import type { AskClose, ClientToServerEvents, GatewayStatus, ServerToClientEvents } from "../../lib/protocol.ts";
-import { startServer, type RunningServer } from "../../server/app.ts";
+import { systemClock, type Clock } from "../../lib/clock.ts";
+import type { AskClose, ClientEvent, ClientEvents, ClientToServerEvents, GatewayStatus, ServerToClientEvents } from "../../lib/protocol.ts";
+import { createApplication, type Application } from "../../server/app.ts";
+import type { Presence } from "../../server/broker/ports.ts";
 import { parseConfig, type Config } from "../../server/config.ts";
+import { gatewayFromConfig } from "../../server/gateway/gateway.ts";
+import { SqliteAskStore } from "../../server/store/sqlite.ts";
 import { mintTabToken, secretKey } from "../../server/tabs/auth.ts";
 
 /**
@@ -18,7 +21,7 @@ export const TEST_AUTH_SECRET = "test-secret-test-secret-test-secret-0123456789"
 /** The one user in OWNER_USERS of the test configuration. */
 export const TEST_OWNER = "owner";
 
-export type TestServer = RunningServer & {
+export type TestServer = Application & {
   dataDir: string;
   logs: string[];
   token(userId?: string, chat?: string): Promise<string>;
@@ -40,11 +43,25 @@ export function testConfig(gatewayUrl: string, gatewayToken: string, dataDir: st
   });
 }
 
+/** The application as production wires it (SQLite under DATA_DIR, the configured Gateway), without the UI. */
+export function startApplication(config: Config, authSecret: string, log: (line: string) => void, parts: { clock?: Clock; presence?: Presence } = {}): Promise<Application> {
+  const clock = parts.clock ?? systemClock();
+  return createApplication({
+    config,
+    authSecret,
+    clock,
+    log,
+    presence: parts.presence,
+    store: new SqliteAskStore(path.join(config.DATA_DIR, "asks.sqlite"), { log }),
+    gateway: gatewayFromConfig(config, { clock, log }),
+  });
+}
+
 export async function startTestServer(options: { gatewayUrl: string; gatewayToken: string; env?: Record<string, string>; dataDir?: string; clock?: Clock }): Promise<TestServer> {
   const dataDir = options.dataDir ?? mkdtempSync(path.join(tmpdir(), "asks-test-"));
   const config = testConfig(options.gatewayUrl, options.gatewayToken, dataDir, options.env);
   const logs: string[] = [];
-  const server = await startServer({ config, authSecret: TEST_AUTH_SECRET, log: (line) => logs.push(line), clock: options.clock });
+  const server = await startApplication(config, TEST_AUTH_SECRET, (line) => logs.push(line), { clock: options.clock });
   const key = secretKey(TEST_AUTH_SECRET);
   return {
     ...server,
@@ -65,7 +82,7 @@ export async function startTestServer(options: { gatewayUrl: string; gatewayToke
 /** Waits until `target` is connected to its Gateway; throws with the server's log after `timeoutMs`. */
 export async function waitConnected(target: TestServer, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!target.link.status.connected) {
+  while (!target.gateway.status.connected) {
     if (Date.now() > deadline) throw new Error(`server never connected to the Gateway: ${target.logs.join("\n")}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
@@ -78,7 +95,11 @@ export type Tab = {
   changed: Ask[];
   statuses: GatewayStatus[];
   /** Emits and resolves with the ack. */
-  send<E extends keyof ClientToServerEvents>(event: E, payload: unknown): Promise<any>;
+  send<E extends ClientEvent>(event: E, payload: ClientEvents[E]["payload"]): Promise<ClientEvents[E]["ack"]>;
+  /** Emits what a faulty or hostile client might send, to see it refused. */
+  sendRaw(event: ClientEvent, payload: unknown): Promise<unknown>;
+  /** `asks:list` that must succeed: its asks. */
+  list(status?: ClientEvents["asks:list"]["payload"]["status"]): Promise<Ask[]>;
   waitFor<T>(read: () => T | undefined, what: string, timeoutMs?: number): Promise<T>;
   waitForShow(predicate?: (ask: Ask) => boolean): Promise<Ask>;
   waitForClose(askId: string): Promise<AskClose>;
@@ -93,7 +114,13 @@ export async function openTab(url: string, token: string): Promise<Tab> {
     closed: [],
     changed: [],
     statuses: [],
-    send: (event, payload) => (socket.timeout(20_000) as any).emitWithAck(event, payload),
+    send: (event, payload) => withAck(socket, event, payload),
+    sendRaw: (event, payload) => rawSocket(socket).timeout(20_000).emitWithAck(event, payload),
+    async list(status) {
+      const ack = await tab.send("asks:list", status ? { status } : {});
+      if (!ack.ok) throw new Error(`asks:list failed: ${ack.error.code} ${ack.error.message}`);
+      return ack.asks;
+    },
     async waitFor(read, what, timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
@@ -116,4 +143,16 @@ export async function openTab(url: string, token: string): Promise<Tab> {
     socket.once("connect_error", (error) => reject(error));
   });
   return tab;
+}
+
+/**
+ * The one place the protocol's typed map meets Socket.IO's emitWithAck, whose types cannot follow a
+ * generic event name: the socket is viewed untyped here, and the signature above restores the types.
+ */
+function withAck<E extends ClientEvent>(socket: Socket<ServerToClientEvents, ClientToServerEvents>, event: E, payload: ClientEvents[E]["payload"]): Promise<ClientEvents[E]["ack"]> {
+  return rawSocket(socket).timeout(20_000).emitWithAck(event, payload);
+}
+
+function rawSocket(socket: Socket<ServerToClientEvents, ClientToServerEvents>): Socket {
+  return socket;
 }
