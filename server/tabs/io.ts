@@ -120,7 +120,7 @@ export function createTabServer(http: HttpServer, options: TabServerOptions): Ta
     authenticate().then(
       () => next(),
       (error: unknown) => {
-        if (!(error instanceof AuthError)) log(`tab authentication failed: ${error instanceof Error ? error.message : String(error)}`);
+        if (!(error instanceof AuthError)) log(`tab authentication failed: ${describe(error)}`);
         refuse(error instanceof AuthError ? error : new Error("authentication failed"));
       },
     );
@@ -150,12 +150,17 @@ export function createTabServer(http: HttpServer, options: TabServerOptions): Ta
         // A client may leave out the callback: the event is still handled, with nobody to answer.
         const respond = typeof ack === "function" ? ack : () => {};
         if (!allow()) return respond(fail("RATE_LIMITED", "too many events; slow down"));
-        Promise.resolve()
-          .then(() => handler(socket, payload))
-          .then(respond, (error: unknown) => {
-            log(`${event} from ${socket.id} failed: ${error instanceof Error ? error.message : String(error)}`);
-            respond(fail("INTERNAL", "the server could not handle this event; it has been logged"));
-          });
+        const handle = async (): Promise<void> => {
+          let response: ClientEvents[E]["ack"];
+          try {
+            response = await handler(socket, payload);
+          } catch (error) {
+            log(`${event} from ${socket.id} failed: ${describe(error)}`);
+            response = fail("INTERNAL", "the server could not handle this event; it has been logged");
+          }
+          respond(response);
+        };
+        handle().catch((error: unknown) => log(`acking ${event} to ${socket.id} failed: ${describe(error)}`));
       };
     socket.on("chat:view", guarded("chat:view", chats.view));
     socket.on("chat:leave", guarded("chat:leave", chats.leave));
@@ -166,7 +171,7 @@ export function createTabServer(http: HttpServer, options: TabServerOptions): Ta
       // Leaving the namespace but keeping the connection would hold it past the auth timeout,
       // which no longer applies to it: a tab has one socket, so its connection goes too.
       if (reason === "client namespace disconnect") socket.conn.close();
-      broker.leave(socket.id).catch((error: unknown) => log(`leaving for ${socket.id} failed: ${error instanceof Error ? error.message : String(error)}`));
+      broker.leave(socket.id).catch((error: unknown) => log(`leaving for ${socket.id} failed: ${describe(error)}`));
     });
   });
 
@@ -177,6 +182,10 @@ export function createTabServer(http: HttpServer, options: TabServerOptions): Ta
         io.close(() => resolve());
       }),
   };
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 function tokenBucket(ratePerSecond: number, burst: number, now: () => number): () => boolean {
