@@ -101,7 +101,7 @@ export class Gateway extends Emitter<GatewayEvents> implements AskChannel, Agent
 
   private async call(call: GatewayCall): Promise<void> {
     try {
-      await this.link.request(call.method, call.params);
+      await this.link.execute(call);
     } catch (error) {
       if (error instanceof GatewayCallError && error.reason !== undefined && ALREADY_ENDED_REASONS.has(error.reason)) throw new AskAlreadyEnded(error.message);
       throw error;
