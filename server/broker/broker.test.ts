@@ -177,6 +177,24 @@ describe("AskBroker (DESIGN §6 on the broker, injected clock)", () => {
       expect(tabs.changes.map((ask) => [ask.id, ask.status])).toEqual([["q1", "pending"]]);
     });
 
+    it("a tab or dashboard answering the moment the ask reaches it finds it stored (the claim needs the row)", async () => {
+      const t1 = tab("t1");
+      await broker.view(t1, "c1");
+      const acks: Promise<unknown>[] = [];
+      const answerSoon = (askId: string) => queueMicrotask(() => acks.push(broker.answer(t1, askId, { type: "text", text: "SQLite" })));
+      broker.on("ask:show", (_tabId, ask) => answerSoon(ask.id));
+      broker.on("ask:changed", (ask) => {
+        if (ask.status === "pending" && ask.chatId === null) answerSoon(ask.id);
+      });
+      await broker.receive(question("q1", "c1"));
+      await broker.receive(question("q2", null));
+      await settled();
+      expect(await Promise.all(acks)).toEqual([
+        { ok: true, status: "answered" },
+        { ok: true, status: "answered" },
+      ]);
+    });
+
     it("the broadcast ask carries no routing state", async () => {
       await broker.view(tab("t1"), "c1");
       await broker.receive(question("q1", "c1"));

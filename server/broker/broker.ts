@@ -44,6 +44,8 @@ export class AskBroker extends Emitter<BrokerEvents> {
   private readonly timers = new Map<string, TimerHandle>();
   /** Answers this instance is delivering, and how the source said meanwhile the same ask ended. */
   private readonly inFlight = new Map<string, Ending | null>();
+  /** Taken in but not yet in the store: written right after its first ask:show, or after routing. */
+  private readonly unwritten = new Set<string>();
   /** Restored from the store but not yet confirmed by the source: not shown until then. */
   private readonly unconfirmed = new Set<string>();
   /** A chat's owner never changes once recorded, so a known one is remembered (unknown ones are not). */
@@ -120,12 +122,10 @@ export class AskBroker extends Emitter<BrokerEvents> {
       return this.finish(ask, endedAsText(ask));
     }
     this.track(ask);
+    this.unwritten.add(ask.id);
+    if (ask.chatId) await this.route(ask.chatId);
+    this.write(ask.id);
     this.emit("ask:changed", ask);
-    const routed = ask.chatId ? this.route(ask.chatId) : Promise.resolve();
-    // Written before the routing step runs (it starts on the next microtask): the claim an answer
-    // needs finds the row, and the Gateway still holds the ask should the process die in between.
-    this.store.put(ask);
-    await routed;
   }
 
   /** The ask ended at its source (answered elsewhere, expired, run moved on). */
@@ -268,6 +268,16 @@ export class AskBroker extends Emitter<BrokerEvents> {
     work.catch((error: unknown) => this.log(`${what} failed: ${error instanceof Error ? error.message : String(error)}`));
   }
 
+  /**
+   * Stores a new ask. It runs in the same synchronous step as the ask's first ask:show, so no tab can
+   * answer before the row its claim needs exists, and the write is not on the card's way (the Gateway
+   * still holds the ask should the process die in between).
+   */
+  private write(askId: string): void {
+    const ask = this.pending.get(askId);
+    if (ask && this.unwritten.delete(askId)) this.store.put(ask);
+  }
+
   private async refuse(ask: Ask, summary: string): Promise<void> {
     this.store.put(ask);
     await this.finish(ask, { status: "denied", summary, reason: "denied" });
@@ -353,6 +363,7 @@ export class AskBroker extends Emitter<BrokerEvents> {
     this.timers.delete(ask.id);
     this.pending.delete(ask.id);
     this.unconfirmed.delete(ask.id);
+    this.unwritten.delete(ask.id);
     if (ask.chatId) {
       const ids = this.pendingByChat.get(ask.chatId);
       ids?.delete(ask.id);
@@ -396,7 +407,10 @@ export class AskBroker extends Emitter<BrokerEvents> {
         await this.presence.show(askId, target);
         // A tab that left the chat knows; only one still viewing it is told the card moved.
         if (previous !== null && (await this.presence.chatOf(previous)) === chatId) this.emit("ask:close", previous, { askId, reason: "handed-off" });
-        if (target !== null) this.emit("ask:show", target, ask);
+        if (target !== null) {
+          this.emit("ask:show", target, ask);
+          this.write(askId);
+        }
       }
     });
   }

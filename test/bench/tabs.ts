@@ -1,4 +1,6 @@
-import { io, type Socket } from "socket.io-client";
+import { io } from "socket.io-client";
+import type { ClientEvent, ClientEvents } from "../../lib/protocol.ts";
+import { emitWithAck, type TypedSocket } from "../support/typed-ack.ts";
 import { nowMs } from "./clock.ts";
 
 /**
@@ -11,12 +13,12 @@ export type Arrival = { at: number; payload: { id?: string; askId?: string; reas
 type Waiter = { event: string; match: (payload: Arrival["payload"]) => boolean; resolve: (arrival: Arrival) => void; reject: (error: Error) => void; timer: NodeJS.Timeout };
 
 export type BenchTab = {
-  socket: Socket;
+  socket: TypedSocket;
   chat: string;
   /** The next matching event from now on (register before triggering it). */
   next(event: "ask:show" | "ask:close", match?: (payload: Arrival["payload"]) => boolean, timeoutMs?: number): Promise<Arrival>;
   /** Emits with an ack; fails on a timeout or an `{ok: false}` ack. */
-  send(event: string, payload: unknown, timeoutMs?: number): Promise<Record<string, unknown>>;
+  send<E extends ClientEvent>(event: E, payload: ClientEvents[E]["payload"], timeoutMs?: number): Promise<ClientEvents[E]["ack"]>;
   close(): void;
 };
 
@@ -25,8 +27,8 @@ export const strays = { shows: 0, disconnects: [] as string[] };
 
 const OPTIONS = { transports: ["websocket"], reconnection: false, forceNew: true, timeout: 60_000 };
 
-function connect(url: string, token: string | null): Promise<Socket> {
-  const socket = io(url, { ...OPTIONS, auth: token === null ? {} : { token } });
+function connect(url: string, token: string | null): Promise<TypedSocket> {
+  const socket: TypedSocket = io(url, { ...OPTIONS, auth: token === null ? {} : { token } });
   return new Promise((resolve, reject) => {
     socket.once("connect", () => resolve(socket));
     socket.once("connect_error", (error) => {
@@ -36,9 +38,9 @@ function connect(url: string, token: string | null): Promise<Socket> {
   });
 }
 
-async function view(socket: Socket, chat: string): Promise<void> {
-  const ack = (await socket.timeout(60_000).emitWithAck("chat:view", { chatId: chat })) as { ok: boolean; error?: { message: string } };
-  if (!ack.ok) throw new Error(`chat:view ${chat} refused: ${ack.error?.message}`);
+async function view(socket: TypedSocket, chat: string): Promise<void> {
+  const ack = await emitWithAck(socket, "chat:view", { chatId: chat }, 60_000);
+  if (!ack.ok) throw new Error(`chat:view ${chat} refused: ${ack.error.message}`);
 }
 
 export async function openTab(url: string, token: string | null, chat: string): Promise<BenchTab> {
@@ -82,8 +84,8 @@ export async function openTab(url: string, token: string | null, chat: string): 
       });
     },
     async send(event, payload, timeoutMs = 15_000) {
-      const ack = (await socket.timeout(timeoutMs).emitWithAck(event, payload)) as Record<string, unknown> & { ok?: boolean; error?: { code: string; message: string } };
-      if (ack.ok !== true) throw new Error(`${event} on the tab of ${chat} failed: ${ack.error?.code} ${ack.error?.message}`);
+      const ack = await emitWithAck(socket, event, payload, timeoutMs);
+      if (!ack.ok) throw new Error(`${event} on the tab of ${chat} failed: ${ack.error.code} ${ack.error.message}`);
       return ack;
     },
     close: () => socket.close(),
@@ -93,7 +95,7 @@ export async function openTab(url: string, token: string | null, chat: string): 
 }
 
 /** An idle tab: connected, viewing its own chat, and expected to receive nothing. */
-export async function openIdleTab(url: string, token: string | null, chat: string): Promise<Socket> {
+export async function openIdleTab(url: string, token: string | null, chat: string): Promise<TypedSocket> {
   const socket = await connect(url, token);
   socket.on("ask:show", () => strays.shows++);
   socket.on("disconnect", (reason) => {

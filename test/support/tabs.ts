@@ -1,16 +1,17 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { io, type Socket } from "socket.io-client";
+import { io } from "socket.io-client";
 import type { Ask } from "../../lib/ask.ts";
 import { systemClock, type Clock } from "../../lib/clock.ts";
-import type { AskClose, ClientEvent, ClientEvents, ClientToServerEvents, GatewayStatus, ServerToClientEvents } from "../../lib/protocol.ts";
+import type { AskClose, ClientEvent, ClientEvents, GatewayStatus } from "../../lib/protocol.ts";
 import { createApplication, type Application } from "../../server/app.ts";
 import type { Presence } from "../../server/broker/ports.ts";
 import { parseConfig, type Config } from "../../server/config.ts";
 import { gatewayFromConfig } from "../../server/gateway/gateway.ts";
 import { SqliteAskStore } from "../../server/store/sqlite.ts";
 import { mintTabToken, secretKey } from "../../server/tabs/auth.ts";
+import { emitWithAck, untyped, type TypedSocket } from "./typed-ack.ts";
 
 /**
  * The product server started in-process (no UI) on an ephemeral port, and real socket.io-client tabs
@@ -89,7 +90,7 @@ export async function waitConnected(target: TestServer, timeoutMs = 30_000): Pro
 }
 
 export type Tab = {
-  socket: Socket<ServerToClientEvents, ClientToServerEvents>;
+  socket: TypedSocket;
   shown: Ask[];
   closed: AskClose[];
   changed: Ask[];
@@ -107,15 +108,15 @@ export type Tab = {
 };
 
 export async function openTab(url: string, token: string): Promise<Tab> {
-  const socket: Socket<ServerToClientEvents, ClientToServerEvents> = io(url, { auth: { token }, transports: ["websocket"], reconnection: false, forceNew: true });
+  const socket: TypedSocket = io(url, { auth: { token }, transports: ["websocket"], reconnection: false, forceNew: true });
   const tab: Tab = {
     socket,
     shown: [],
     closed: [],
     changed: [],
     statuses: [],
-    send: (event, payload) => withAck(socket, event, payload),
-    sendRaw: (event, payload) => rawSocket(socket).timeout(20_000).emitWithAck(event, payload),
+    send: (event, payload) => emitWithAck(socket, event, payload, 20_000),
+    sendRaw: (event, payload) => untyped(socket).timeout(20_000).emitWithAck(event, payload),
     async list(status) {
       const ack = await tab.send("asks:list", status ? { status } : {});
       if (!ack.ok) throw new Error(`asks:list failed: ${ack.error.code} ${ack.error.message}`);
@@ -143,16 +144,4 @@ export async function openTab(url: string, token: string): Promise<Tab> {
     socket.once("connect_error", (error) => reject(error));
   });
   return tab;
-}
-
-/**
- * The one place the protocol's typed map meets Socket.IO's emitWithAck, whose types cannot follow a
- * generic event name: the socket is viewed untyped here, and the signature above restores the types.
- */
-function withAck<E extends ClientEvent>(socket: Socket<ServerToClientEvents, ClientToServerEvents>, event: E, payload: ClientEvents[E]["payload"]): Promise<ClientEvents[E]["ack"]> {
-  return rawSocket(socket).timeout(20_000).emitWithAck(event, payload);
-}
-
-function rawSocket(socket: Socket<ServerToClientEvents, ClientToServerEvents>): Socket {
-  return socket;
 }
