@@ -219,13 +219,13 @@ export class AskBroker extends Emitter<BrokerEvents> {
     if (!mapped.ok) return fail(mapped.code, mapped.message);
     if (this.inFlight.has(askId)) return fail("ALREADY_RESOLVED", "another answer to this ask was given first");
     this.inFlight.set(askId, null);
-    const settle = async (): Promise<void> => {
+    const applyEndedMeanwhile = async (): Promise<void> => {
       const endedMeanwhile = this.inFlight.get(askId) ?? null;
       this.inFlight.delete(askId);
       if (endedMeanwhile) await this.end(askId, endedMeanwhile);
     };
     if (!(await this.store.claim(askId, this.instanceId))) {
-      await settle();
+      await applyEndedMeanwhile();
       return fail("ALREADY_RESOLVED", "another answer to this ask was given first");
     }
     try {
@@ -234,10 +234,10 @@ export class AskBroker extends Emitter<BrokerEvents> {
       await this.store.release(askId, this.instanceId);
       if (error instanceof AskAlreadyEnded) {
         if (!this.inFlight.get(askId)) this.inFlight.set(askId, ANSWERED_ELSEWHERE);
-        await settle();
+        await applyEndedMeanwhile();
         return fail("ALREADY_RESOLVED", "the Gateway already has an answer for this ask");
       }
-      await settle();
+      await applyEndedMeanwhile();
       // Never echo the source's message for a secret: it could quote the value.
       const detail = ask.kind === "secret" ? "the secret was not accepted" : error instanceof Error ? error.message : String(error);
       return fail("GATEWAY_ERROR", `The Gateway did not take the answer: ${detail}`);
