@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../../test/support/manual-clock.ts";
 import { Retention } from "./retention.ts";
 import { SqliteAskStore } from "./sqlite.ts";
-import { question } from "./test-support.ts";
+import { question } from "../../test/support/stored-asks.ts";
 
 const DAY = 86_400_000;
 

@@ -4,7 +4,7 @@ import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { afterEach, describe, expect, it } from "vitest";
 import { SqliteAskStore } from "./sqlite.ts";
-import { question } from "./test-support.ts";
+import { question } from "../../test/support/stored-asks.ts";
 
 const dirs: string[] = [];
 const stores: SqliteAskStore[] = [];
