@@ -724,6 +724,21 @@ describe("AskBroker (DESIGN §6 on the broker, injected clock)", () => {
     });
   });
 
+  it("an answer whose claim the store fails to write fails, and the ask stays answerable", async () => {
+    const t1 = tab("t1");
+    await broker.view(t1, "c1");
+    await broker.receive(question("q1", "c1"));
+    const claim = store.claim.bind(store);
+    store.claim = async () => {
+      throw new Error("disk I/O error");
+    };
+    await expect(broker.answer(t1, "q1", { type: "text", text: "SQLite" })).rejects.toThrow("disk I/O error");
+    store.claim = claim;
+    expect(channel.delivered).toEqual([]);
+    expect(broker.getPending("q1")?.status).toBe("pending");
+    expect(await broker.answer(t1, "q1", { type: "text", text: "SQLite" })).toEqual({ ok: true, status: "answered" });
+  });
+
   it("refuses an invalid answer with INVALID and changes nothing", async () => {
     const t1 = tab("t1");
     await broker.view(t1, "c1");

@@ -224,7 +224,15 @@ export class AskBroker extends Emitter<BrokerEvents> {
       this.inFlight.delete(askId);
       if (endedMeanwhile) await this.end(askId, endedMeanwhile);
     };
-    if (!(await this.store.claim(askId, this.instanceId))) {
+    let claimed: boolean;
+    try {
+      claimed = await this.store.claim(askId, this.instanceId);
+    } catch (error) {
+      // The store failed (a full disk): the answer fails, and the ask stays answerable.
+      await applyEndedMeanwhile();
+      throw error;
+    }
+    if (!claimed) {
       await applyEndedMeanwhile();
       return fail("ALREADY_RESOLVED", "another answer to this ask was given first");
     }
