@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
 import path from "node:path";
-import { SignJWT } from "jose";
+import { SignJWT, jwtVerify } from "jose";
 import { describe, expect, it } from "vitest";
 import { mintTabToken, secretKey, verifyTabToken } from "./auth.ts";
 
@@ -32,10 +32,20 @@ describe("tab tokens", () => {
     await expect(verifyTabToken(await signed({ exp: seconds(NOW) + 60 }), key, rules)).rejects.toThrow(/no user id/);
   });
 
-  it("accepts the token the Open WebUI filter mints in Python", async () => {
-    const script = "import sys; sys.path.insert(0, sys.argv[1]); from openclaw_asks_filter import mint_embed_token; print(mint_embed_token(sys.argv[2], 'user-7', 'chat-9', 60))";
+  it("accepts the token the Open WebUI filter mints in Python, with its message and mint-time claims", async () => {
+    const script =
+      "import sys; sys.path.insert(0, sys.argv[1]); from openclaw_asks_filter import mint_embed_token; print(mint_embed_token(sys.argv[2], 'user-7', 'chat-9', 60, message_id='assistant-3'))";
+    const mintedAfterMs = Date.now();
     const token = execFileSync("python3", ["-c", script, path.resolve("integrations/open-webui"), SECRET], { encoding: "utf8" }).trim();
     expect(await verifyTabToken(token, key, { maxTokenDays: 30 })).toEqual({ userId: "user-7", chat: "chat-9" });
+    // What the server will order replies by once it reads them: the assistant message and the mint time in ms.
+    const { payload } = await jwtVerify(token, key, { algorithms: ["HS256"] });
+    expect(payload).toMatchObject({ sub: "user-7", chat: "chat-9", msg: "assistant-3" });
+    expect(payload.exp! - payload.iat!).toBe(60);
+    expect(payload.mts).toBeTypeOf("number");
+    expect(payload.mts).toBeGreaterThanOrEqual(Math.floor(mintedAfterMs / 1000) * 1000);
+    expect(payload.mts).toBeLessThanOrEqual(Date.now());
+    expect(Math.floor((payload.mts as number) / 1000)).toBe(payload.iat);
   });
 });
 
