@@ -17,12 +17,19 @@ import hashlib
 import hmac
 import json
 import time
+from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Optional
 from urllib.parse import quote
 
 from pydantic import BaseModel, Field
 
 EventEmitter = Callable[[dict], Awaitable[Any]]
+
+# A reply's widget is sent again by the first streamed chunk this many seconds or more after its inlet
+# (see `stream`), and once more by its outlet.
+_SEND_AGAIN_AFTER_SECONDS = (0.0, 2.0)
+# Replies whose outlet has not run yet; beyond this many the oldest are forgotten.
+_REPLIES_KEPT = 256
 
 # A channel's messages (chat id `channel:...`, utils/chat_id.py:6) get a channel emitter that has no
 # `embeds` (socket/main.py:970), and they are no OpenClaw chat session.
@@ -66,6 +73,14 @@ def widget_url(base_url: str, chat_id: str, token: str) -> str:
     return f"{base_url.rstrip('/')}/embed/chat/{quote(chat_id, safe='')}?token={token}"
 
 
+@dataclass
+class _SentWidget:
+    event: dict
+    sent_at: float
+    # Seconds after `sent_at` from which a streamed chunk sends the widget again, soonest first.
+    send_again_after: list[float]
+
+
 def parse_model_ids(text: str) -> set[str]:
     return {part.strip() for part in text.split(",") if part.strip()}
 
@@ -96,6 +111,10 @@ class Filter:
 
     def __init__(self) -> None:
         self.valves = self.Valves()
+        # Open WebUI keeps one instance per function while its code is unchanged (utils/plugin.py:399-409),
+        # and a reply's inlet, stream and outlet run in the same process.
+        self._sent: dict[str, _SentWidget] = {}
+        self.clock: Callable[[], float] = time.monotonic
 
     def _acts_on(self, model_id: Optional[str]) -> bool:
         wanted = parse_model_ids(self.valves.model_ids)
@@ -139,7 +158,32 @@ class Filter:
         )
         # `replace`: the message's embeds become exactly this widget, in the database and in open tabs
         # (socket/main.py:1036-1050); Continue re-runs the same message and must not stack a second one.
-        await __event_emitter__(
-            {"type": "embeds", "data": {"embeds": [widget_url(self.valves.asks_url, chat_id, token)], "replace": True}}
-        )
+        event = {"type": "embeds", "data": {"embeds": [widget_url(self.valves.asks_url, chat_id, token)], "replace": True}}
+        await __event_emitter__(event)
+        self._sent.pop(message_id, None)
+        self._sent[message_id] = _SentWidget(event, self.clock(), list(_SEND_AGAIN_AFTER_SECONDS))
+        while len(self._sent) > _REPLIES_KEPT:
+            self._sent.pop(next(iter(self._sent)))
+        return body
+
+    # In a brand-new chat the tab learns the chat id only from the HTTP answer to its request
+    # (src/lib/components/chat/Chat.svelte:3235-3236) and drops events for any other chat id (line 952),
+    # while the inlet runs in a task started before that answer (main.py:1751-1756): the inlet's embed
+    # is stored, but the open tab misses it about one time in five (measured here). Streamed chunks come
+    # later, after a round trip to the model, so the same event sent again with the first chunk, and
+    # with the first one 2 s later, reaches the tab. It carries the same URL, so a tab that already
+    # shows the widget keeps its iframe as it is.
+    async def stream(self, event: dict, __metadata__: Optional[dict] = None, __event_emitter__: Optional[EventEmitter] = None) -> dict:
+        sent = self._sent.get((__metadata__ or {}).get("message_id") or "")
+        if sent and __event_emitter__ and sent.send_again_after and self.clock() - sent.sent_at >= sent.send_again_after[0]:
+            sent.send_again_after.pop(0)
+            await __event_emitter__(sent.event)
+        return event
+
+    # Once more when the reply is finished (utils/middleware.py:3505-3521), for a reply that did not
+    # stream or a tab that was slower still; then the reply is forgotten.
+    async def outlet(self, body: dict, __metadata__: Optional[dict] = None, __event_emitter__: Optional[EventEmitter] = None) -> dict:
+        sent = self._sent.pop((__metadata__ or {}).get("message_id") or "", None)
+        if sent and __event_emitter__:
+            await __event_emitter__(sent.event)
         return body

@@ -183,9 +183,72 @@ class InletTest(unittest.TestCase):
         self.assertEqual([event["type"] for event in emitter.events], ["status"])
         self.assertNotIn("embeds", chat["messages"]["assistant-2"])
 
-    def test_has_no_outlet_so_a_finished_reply_gets_no_second_widget(self):
-        # Open WebUI skips a hook the module lacks (utils/filter.py:168-170).
-        self.assertFalse(hasattr(Filter(), "outlet"))
+
+
+class SendAgainTest(unittest.TestCase):
+    """A brand-new chat's tab may miss the inlet's event: the widget is sent again as the reply streams."""
+
+    def setUp(self) -> None:
+        self.now = 100.0
+        self.plugin = Filter()
+        self.plugin.clock = lambda: self.now
+        self.plugin.valves = Filter.Valves(auth_secret=SECRET)
+        self.chat = new_chat("assistant-2", "assistant-4")
+
+    def hook(self, hook: str, message_id: str) -> list:
+        emitter = MessageEmitter(self.chat, message_id)
+        metadata = {"user_id": "user-7", "chat_id": "chat-1", "message_id": message_id}
+        # The stream hook gets the chunk as `event` (utils/filter.py:124); inlet and outlet get `body`.
+        payload = {"choices": [{"delta": {"content": "Hi"}}]} if hook == "stream" else {"model": "m", "messages": []}
+        handler = getattr(self.plugin, hook)
+        params = {"event" if hook == "stream" else "body": payload, "__event_emitter__": emitter, "__user__": {"id": "user-7"}, "__metadata__": metadata, "__model__": {"id": "m"}}
+        result = asyncio.run(handler(**{k: v for k, v in params.items() if k in inspect.signature(handler).parameters}))
+        self.assertIs(result, payload, f"{hook} passes its payload through unchanged")
+        return emitter.events
+
+    def test_sent_again_with_the_first_chunk_then_with_the_first_chunk_2_s_later_then_at_the_outlet(self):
+        sent = self.hook("inlet", "assistant-2")
+        self.assertEqual(self.hook("stream", "assistant-2"), sent)
+        self.now += 1.9
+        self.assertEqual(self.hook("stream", "assistant-2"), [])
+        self.now += 0.1
+        self.assertEqual(self.hook("stream", "assistant-2"), sent)
+        self.now += 60
+        self.assertEqual(self.hook("stream", "assistant-2"), [])
+        self.assertEqual(self.hook("outlet", "assistant-2"), sent)
+        self.assertEqual(self.hook("outlet", "assistant-2"), [], "forgotten after its outlet")
+        self.assertEqual(len(self.chat["messages"]["assistant-2"]["embeds"]), 1)
+
+    def test_a_reply_that_did_not_stream_gets_it_at_the_outlet(self):
+        sent = self.hook("inlet", "assistant-2")
+        self.assertEqual(self.hook("outlet", "assistant-2"), sent)
+
+    def test_each_reply_gets_its_own_widget_again(self):
+        first = self.hook("inlet", "assistant-2")
+        second = self.hook("inlet", "assistant-4")
+        self.assertNotEqual(first, second)
+        self.assertEqual(self.hook("stream", "assistant-4"), second)
+        self.assertEqual(self.hook("stream", "assistant-2"), first)
+
+    def test_continue_starts_the_schedule_again_with_the_new_token(self):
+        self.hook("inlet", "assistant-2")
+        self.hook("stream", "assistant-2")
+        self.now += 5
+        again = self.hook("inlet", "assistant-2")
+        self.assertEqual(self.hook("stream", "assistant-2"), again)
+
+    def test_nothing_for_a_reply_whose_inlet_sent_nothing(self):
+        self.plugin.valves = Filter.Valves(auth_secret=SECRET, model_ids="other")
+        self.hook("inlet", "assistant-2")
+        self.assertEqual(self.hook("stream", "assistant-2"), [])
+        self.assertEqual(self.hook("outlet", "assistant-2"), [])
+
+    def test_replies_that_never_finish_are_forgotten_beyond_a_bound(self):
+        for index in range(300):
+            self.chat["messages"][f"m{index}"] = {"id": f"m{index}", "role": "assistant"}
+            self.hook("inlet", f"m{index}")
+        self.assertEqual(self.hook("outlet", "m0"), [], "the oldest was dropped")
+        self.assertEqual(len(self.hook("outlet", "m299")), 1)
 
 
 class TokenTest(unittest.TestCase):

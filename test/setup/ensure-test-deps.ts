@@ -1,9 +1,11 @@
 // Makes sure the test-only dependencies outside the repo are present: the pinned real
 // OpenClaw Gateway (in a cache folder) and Chromium for the browser tests.
 // Run as `node test/setup/ensure-test-deps.ts` (npm `pretest`, CI). Fast when all is there.
+// With `--open-webui` it also installs the pinned real Open WebUI (npm run test:openwebui).
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { dirname } from "node:path";
+import { OPEN_WEBUI_VERSION, installOpenWebui, installedOpenWebuiVersion, openWebuiCacheDir } from "../support/open-webui.ts";
 import { OPENCLAW_VERSION, installedOpenclawVersion, openclawBin, openclawCacheDir } from "../support/real-gateway.ts";
 
 const MIN_NODE = { major: 24, minor: 16 } as const;
@@ -66,6 +68,20 @@ function ensureChromium(): void {
   fail(`chromium not found at ${CHROMIUM}: install it with \`sudo apt-get install -y chromium\` (Debian/Ubuntu) or set CHROMIUM_PATH.`);
 }
 
+function ensureOpenWebui(): void {
+  const cacheDir = openWebuiCacheDir();
+  const installed = installedOpenWebuiVersion(cacheDir);
+  if (installed === OPEN_WEBUI_VERSION) {
+    log(`open-webui ${OPEN_WEBUI_VERSION} present in ${cacheDir}`);
+    return;
+  }
+  log(`installing open-webui==${OPEN_WEBUI_VERSION} into ${cacheDir}/venv (${installed ? `found ${installed}` : "not installed"}; about 3.3 GB, about 10 minutes the first time)`);
+  const failure = installOpenWebui(cacheDir, log);
+  if (failure) fail(`could not install open-webui ${OPEN_WEBUI_VERSION}: ${failure}`);
+  log(`open-webui ${OPEN_WEBUI_VERSION} installed`);
+}
+
 ensureNode();
 ensureGateway();
 ensureChromium();
+if (process.argv.includes("--open-webui")) ensureOpenWebui();

@@ -1,0 +1,228 @@
+// The real Open WebUI, from PyPI, for tests: a pinned release in a virtual environment outside the
+// clone (cached like the Gateway), started on a free loopback port with a throwaway data directory
+// and settings that keep it offline, with an admin, our filter and an OpenAI-compatible connection.
+import { spawn, spawnSync } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import path from "node:path";
+import { z } from "zod";
+import { freePort } from "./real-gateway.ts";
+
+export const OPEN_WEBUI_VERSION = "0.11.0";
+/**
+ * open-webui depends on torch through sentence-transformers and accelerate; with no torch in the
+ * venv pip would fetch a multi-GB CUDA build. This release's CPU build for Python 3.11 lies on
+ * this kind of machine's disk, so pip takes it from there when it is asked for first.
+ */
+export const TORCH_VERSION = "2.13.0";
+export const FILTER_PATH = path.resolve(import.meta.dirname, "../../integrations/open-webui/openclaw_asks_filter.py");
+export const FILTER_ID = "openclaw_asks";
+
+export function openWebuiCacheDir(): string {
+  return process.env.OPEN_WEBUI_CACHE_DIR ?? path.join(homedir(), ".cache", `open-webui-${OPEN_WEBUI_VERSION}`);
+}
+
+const venvDir = (cacheDir: string) => path.join(cacheDir, "venv");
+const openWebuiBin = (cacheDir: string) => path.join(venvDir(cacheDir), "bin", "open-webui");
+
+/** The open-webui version installed in the cache's venv, from its dist-info folder, or null. */
+export function installedOpenWebuiVersion(cacheDir = openWebuiCacheDir()): string | null {
+  const lib = path.join(venvDir(cacheDir), "lib");
+  if (!existsSync(openWebuiBin(cacheDir)) || !existsSync(lib)) return null;
+  for (const python of readdirSync(lib)) {
+    const sitePackages = path.join(lib, python, "site-packages");
+    if (!existsSync(sitePackages)) continue;
+    const distInfo = readdirSync(sitePackages).find((name) => /^open_webui-.+\.dist-info$/.test(name));
+    if (distInfo) return distInfo.slice("open_webui-".length, -".dist-info".length);
+  }
+  return null;
+}
+
+/**
+ * Installs the pinned open-webui into `cacheDir`/venv with the system python3 (3.11 or 3.12:
+ * open-webui 0.11.0 requires >=3.11,<3.13). Returns what failed, or null.
+ */
+export function installOpenWebui(cacheDir = openWebuiCacheDir(), log: (line: string) => void = console.log): string | null {
+  const python = path.join(venvDir(cacheDir), "bin", "python");
+  const steps: [string, string[]][] = [
+    ["python3", ["-m", "venv", "--clear", venvDir(cacheDir)]],
+    [python, ["-m", "pip", "install", "--disable-pip-version-check", "--quiet", `torch==${TORCH_VERSION}`]],
+    [python, ["-m", "pip", "install", "--disable-pip-version-check", "--quiet", `open-webui==${OPEN_WEBUI_VERSION}`]],
+  ];
+  for (const [command, args] of steps) {
+    log(`$ ${command} ${args.join(" ")}`);
+    const result = spawnSync(command, args, { stdio: "inherit" });
+    if (result.status !== 0) return `${command} ${args.join(" ")} exited with ${result.status ?? result.signal}`;
+  }
+  const installed = installedOpenWebuiVersion(cacheDir);
+  return installed === OPEN_WEBUI_VERSION ? null : `found ${installed ?? "nothing"} in ${venvDir(cacheDir)} after installing`;
+}
+
+export type OpenWebui = {
+  url: string;
+  pid: number;
+  /** The admin's session token (Open WebUI's own JWT), for the API and the browser's localStorage. */
+  adminToken: string;
+  admin: { id: string; email: string; password: string };
+  /** Everything Open WebUI printed, for failure messages. */
+  log(): string;
+  /** Adds our filter through the Functions API, active and global, with these valves. */
+  installFilter(valves: Record<string, unknown>): Promise<void>;
+  /** The admin's interface settings, as Settings → Interface saves them (e.g. `richTextInput`). */
+  setInterfaceSettings(ui: Record<string, unknown>): Promise<void>;
+  stop(): Promise<void>;
+};
+
+export type StartOpenWebuiOptions = {
+  /** An OpenAI-compatible base URL ending in /v1; its /models become Open WebUI's models. */
+  openaiBaseUrl: string;
+  /** Open WebUI's WEBUI_SECRET_KEY (its session tokens are signed with it). */
+  secretKey?: string;
+  startTimeoutMs?: number;
+};
+
+const sessionSchema = z.object({ id: z.string(), token: z.string() });
+
+/** Starts Open WebUI and signs up its first user, who becomes the admin. Stop it with `stop()`. */
+export async function startOpenWebui(options: StartOpenWebuiOptions): Promise<OpenWebui> {
+  const cacheDir = openWebuiCacheDir();
+  if (installedOpenWebuiVersion(cacheDir) !== OPEN_WEBUI_VERSION) {
+    throw new Error(`open-webui ${OPEN_WEBUI_VERSION} is not installed in ${cacheDir}: run node test/setup/ensure-test-deps.ts --open-webui`);
+  }
+  const port = await freePort();
+  const dataDir = mkdtempSync(path.join(tmpdir(), "open-webui-data-"));
+  const url = `http://127.0.0.1:${port}`;
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATA_DIR: dataDir,
+    WEBUI_SECRET_KEY: options.secretKey ?? randomBytes(32).toString("hex"),
+    // env.py:1127-1131: no Hugging Face downloads, no version check.
+    OFFLINE_MODE: "true",
+    HF_HUB_OFFLINE: "1",
+    // config.py:984, retrieval.py:142-162: an engine other than '' loads no local embedding model.
+    RAG_EMBEDDING_ENGINE: "openai",
+    RAG_EMBEDDING_MODEL: "",
+    // No telemetry (Scarf, chroma's posthog, OpenTelemetry).
+    SCARF_NO_ANALYTICS: "true",
+    DO_NOT_TRACK: "true",
+    ANONYMIZED_TELEMETRY: "false",
+    ENABLE_OTEL: "false",
+    // Only our stub model: no Ollama, no web search, no background tasks or extras that call it.
+    ENABLE_OLLAMA_API: "false",
+    ENABLE_OPENAI_API: "true",
+    OPENAI_API_BASE_URLS: options.openaiBaseUrl,
+    OPENAI_API_KEYS: "stub",
+    ENABLE_WEB_SEARCH: "false",
+    ENABLE_TITLE_GENERATION: "false",
+    ENABLE_TAGS_GENERATION: "false",
+    ENABLE_FOLLOW_UP_GENERATION: "false",
+    ENABLE_AUTOCOMPLETE_GENERATION: "false",
+    ENABLE_SEARCH_QUERY_GENERATION: "false",
+    ENABLE_RETRIEVAL_QUERY_GENERATION: "false",
+    ENABLE_EVALUATION_ARENA_MODELS: "false",
+    ENABLE_CODE_INTERPRETER: "false",
+    ENABLE_IMAGE_GENERATION: "false",
+    ENABLE_VERSION_UPDATE_CHECK: "false",
+  };
+  const child: ChildProcess = spawn(openWebuiBin(cacheDir), ["serve", "--host", "127.0.0.1", "--port", String(port)], {
+    env,
+    cwd: dataDir,
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  const collect = (chunk: Buffer) => {
+    output = (output + chunk.toString("utf8")).slice(-200_000);
+  };
+  child.stdout?.on("data", collect);
+  child.stderr?.on("data", collect);
+  let hasExited = false;
+  const exited = new Promise<void>((resolve) =>
+    child.once("exit", () => {
+      hasExited = true;
+      resolve();
+    }),
+  );
+
+  async function stop(): Promise<void> {
+    // Open WebUI runs uvicorn in its own process group (detached): end that group by its id.
+    if (child.exitCode === null && child.signalCode === null && child.pid) {
+      try {
+        process.kill(-child.pid, "SIGTERM");
+      } catch {
+        // Already gone.
+      }
+      const killTimer = setTimeout(() => child.pid && tryKill(-child.pid, "SIGKILL"), 10_000);
+      await exited;
+      clearTimeout(killTimer);
+    }
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+
+  try {
+    await waitForHealth(url, () => hasExited, options.startTimeoutMs ?? 180_000, () => output);
+    const email = "admin@openclaw-asks.test";
+    const password = randomBytes(12).toString("hex");
+    const session = sessionSchema.parse(await api(url, "", "POST", "/api/v1/auths/signup", { name: "Admin", email, password }));
+    const adminToken = session.token;
+    return {
+      url,
+      pid: child.pid!,
+      adminToken,
+      admin: { id: session.id, email, password },
+      log: () => output,
+      async installFilter(valves) {
+        const content = readFileSync(FILTER_PATH, "utf8");
+        await api(url, adminToken, "POST", "/api/v1/functions/create", { id: FILTER_ID, name: "OpenClaw Asks", content, meta: { description: "OpenClaw Asks widget" } });
+        await api(url, adminToken, "POST", `/api/v1/functions/id/${FILTER_ID}/valves/update`, valves);
+        const toggled = z.object({ is_active: z.boolean() }).parse(await api(url, adminToken, "POST", `/api/v1/functions/id/${FILTER_ID}/toggle`));
+        if (!toggled.is_active) throw new Error("the filter did not become active");
+        const global = z.object({ is_global: z.boolean() }).parse(await api(url, adminToken, "POST", `/api/v1/functions/id/${FILTER_ID}/toggle/global`));
+        if (!global.is_global) throw new Error("the filter did not become global");
+      },
+      async setInterfaceSettings(ui) {
+        await api(url, adminToken, "POST", "/api/v1/users/user/settings/update", { ui });
+      },
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw new Error(`Open WebUI did not start: ${error instanceof Error ? error.message : String(error)}\n--- its output ---\n${output.slice(-4000)}`);
+  }
+}
+
+async function api(base: string, token: string, method: string, route: string, body?: unknown): Promise<unknown> {
+  const response = await fetch(`${base}${route}`, {
+    method,
+    headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} ${route}: ${response.status} ${text.slice(0, 500)}`);
+  return text ? JSON.parse(text) : null;
+}
+
+async function waitForHealth(url: string, hasExited: () => boolean, timeoutMs: number, output: () => string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (hasExited()) throw new Error("the process exited during startup");
+    try {
+      const response = await fetch(`${url}/health`);
+      if (response.ok) return;
+    } catch {
+      // Not listening yet.
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  throw new Error(`no healthy answer from ${url}/health within ${timeoutMs} ms (last output: ${output().slice(-300)})`);
+}
+
+function tryKill(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // Already gone.
+  }
+}
