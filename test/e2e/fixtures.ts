@@ -8,7 +8,7 @@ import path from "node:path";
 import type { Browser, Frame, Page } from "playwright-core";
 import { afterAll, beforeAll, inject } from "vitest";
 import { PROJECT_ROOT, startAppServer, type AppServer } from "../support/app-server.ts";
-import { gatewayOperator, requestQuestion, sessionKeyOf, silence, type QuestionSpec } from "../support/asks.ts";
+import { TEST_AGENT, gatewayOperator, requestQuestion, sessionKeyOf, silence, type QuestionSpec } from "../support/asks.ts";
 import { launchBrowser } from "../support/browser.ts";
 import type { OperatorConnection, Payload } from "../support/gateway-client.ts";
 
@@ -56,7 +56,9 @@ export function useE2e(options: { hostPage?: boolean } = {}): E2e & { host?: Hos
     const gatewayUrl = inject("gatewayUrl");
     const gatewayToken = inject("gatewayToken");
     if (options.hostPage) e2e.host = await startHostPage();
-    e2e.app = await startAppServer({ gatewayUrl, gatewayToken, env: e2e.host ? { OPENWEBUI_ORIGINS: e2e.host.origin } : undefined });
+    // The file's own agent on the shared Gateway: it sees no other test file's asks.
+    const env = { AGENT_ID: TEST_AGENT, ...(e2e.host ? { OPENWEBUI_ORIGINS: e2e.host.origin } : {}) };
+    e2e.app = await startAppServer({ gatewayUrl, gatewayToken, env });
     e2e.browser = await launchBrowser();
     e2e.requester = await gatewayOperator("requester");
   });
@@ -81,7 +83,7 @@ export const DATABASE_QUESTION: QuestionSpec = {
 export async function createQuestion(requester: OperatorConnection, chatId: string, questions: QuestionSpec[] = [DATABASE_QUESTION]): Promise<string> {
   const created = await requestQuestion(requester, sessionKeyFor(chatId), {
     questions: questions.map((question) => ({ isOther: true, ...question })),
-    agentId: "dev",
+    agentId: TEST_AGENT,
     timeoutMs: 600_000,
   });
   return created.id;
@@ -103,7 +105,7 @@ export function requestApproval(requester: OperatorConnection, chatId: string, s
       detail: spec.detail,
       severity: spec.severity ?? "warning",
       toolName: spec.toolName ?? "shell.run",
-      agentId: "dev",
+      agentId: TEST_AGENT,
       sessionKey: sessionKeyFor(chatId),
       timeoutMs,
     },

@@ -4,7 +4,7 @@
 // dashboard only; sessions of another agent never touched.
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { newChat, requestApproval, sessionKeyOf as chatKey, startOnGateway, stopOnGateway, useTabs, type PendingApproval } from "../support/asks.ts";
+import { TEST_AGENT, newChat, requestApproval, sessionKeyOf as chatKey, startOnGateway, stopOnGateway, useTabs, type PendingApproval } from "../support/asks.ts";
 import type { OperatorConnection, Payload } from "../support/gateway-client.ts";
 import { stubScript } from "../support/stub-model.ts";
 import type { TestServer } from "../support/tabs.ts";
@@ -53,7 +53,7 @@ describe("plugin approvals on the real Gateway", () => {
       kind: "approval",
       source: "gateway.plugin-approval",
       chatId,
-      agentId: "dev",
+      agentId: TEST_AGENT,
       status: "pending",
       createdAt: requested.createdAtMs,
       expiresAt: requested.expiresAtMs,
@@ -176,7 +176,7 @@ describe.each(kinds)("$name approvals end to end on the real Gateway", (kind) =>
     const viewer = await tab(chatId);
     const watcher = await tab(null);
     expect(await watcher.send("asks:watch", {})).toEqual({ ok: true });
-    const threadKey = `agent:dev:slack:channel:${chatId}:thread:1717171717.000100`;
+    const threadKey = `agent:${TEST_AGENT}:slack:channel:${chatId}:thread:1717171717.000100`;
     const pending = kind.request(threadKey);
     const { id } = await pending.requested;
     expect(await pending.decision).toMatchObject({ id, decision: "deny" });

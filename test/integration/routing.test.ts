@@ -11,6 +11,7 @@ import type { Ask } from "../../lib/ask.ts";
 import type { AnswerAck, AskClose } from "../../lib/protocol.ts";
 import {
   DB_QUESTION,
+  TEST_AGENT,
   newChat,
   requestApproval,
   requestQuestion,
@@ -251,7 +252,7 @@ describe("§6 answered elsewhere (Control UI, /approve, another instance)", () =
 
   it("another instance (sharing the store) answers: the card on this instance closes with answered-elsewhere", async () => {
     const chatId = newChat();
-    const second = await startTestServer({ gatewayUrl, gatewayToken, dataDir: server.dataDir });
+    const second = await startTestServer({ gatewayUrl, gatewayToken, dataDir: server.dataDir, env: { AGENT_ID: TEST_AGENT } });
     try {
       await waitConnected(second);
       const viewer = await tab(chatId);
@@ -276,7 +277,7 @@ describe("§6 session is a sub-agent", () => {
     const dashboard = await tab(null);
     expect(await dashboard.send("asks:watch", {})).toEqual({ ok: true });
     // OpenClaw names sub-agent sessions `agent:<id>:subagent:<uuid>`.
-    const { id } = await askQuestion(`agent:dev:subagent:${randomUUID()}`);
+    const { id } = await askQuestion(`agent:${TEST_AGENT}:subagent:${randomUUID()}`);
     await dashboard.waitFor(() => dashboard.changed.find((a) => a.id === id), "ask:changed");
     const { id: marker } = await askQuestion(chatKey(chatId));
     await viewer.waitForShow((a) => a.id === marker);
@@ -351,7 +352,7 @@ describe("with the fake Gateway", () => {
     });
 
   beforeAll(async () => {
-    ({ fake, server: primary } = await startOnFakeGateway({ fake: { agents: ["dev", "other"] } }));
+    ({ fake, server: primary } = await startOnFakeGateway({ fake: { agents: [TEST_AGENT, "other"] } }));
   });
 
   afterAll(async () => {
@@ -384,7 +385,7 @@ describe("with the fake Gateway", () => {
       const chatId = newChat();
       const { id } = fakeQuestion(chatId);
       await expect.poll(() => primary.broker.getPending(id)?.status, { timeout: 10_000 }).toBe("pending");
-      const second = await startTestServer({ gatewayUrl: fake.url, gatewayToken: fake.token, dataDir: primary.dataDir });
+      const second = await startTestServer({ gatewayUrl: fake.url, gatewayToken: fake.token, dataDir: primary.dataDir, env: { AGENT_ID: TEST_AGENT } });
       extra.push(second);
       try {
         await waitConnected(second);
@@ -416,7 +417,7 @@ describe("with the fake Gateway", () => {
     });
 
     it("an ask that arrives while both instances run is shown on a tab of either instance", async () => {
-      const second = await startTestServer({ gatewayUrl: fake.url, gatewayToken: fake.token, dataDir: primary.dataDir });
+      const second = await startTestServer({ gatewayUrl: fake.url, gatewayToken: fake.token, dataDir: primary.dataDir, env: { AGENT_ID: TEST_AGENT } });
       extra.push(second);
       try {
         await waitConnected(second);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { io } from "socket.io-client";
-import { newChat as chat, requestQuestion, sessionKeyOf, startOnGateway, stopOnGateway, useTabs } from "../support/asks.ts";
+import { TEST_AGENT, newChat as chat, requestQuestion, sessionKeyOf, startOnGateway, stopOnGateway, useTabs } from "../support/asks.ts";
 import type { OperatorConnection } from "../support/gateway-client.ts";
 import { waitConnected, type TestServer } from "../support/tabs.ts";
 
@@ -10,7 +10,7 @@ let requester: OperatorConnection;
 let server: TestServer;
 const { tab } = useTabs({ server: () => server });
 
-const ask = async (chatId: string, agent = "dev"): Promise<string> => (await requestQuestion(requester, sessionKeyOf(chatId, agent))).id;
+const ask = async (chatId: string, agent = TEST_AGENT): Promise<string> => (await requestQuestion(requester, sessionKeyOf(chatId, agent))).id;
 
 beforeAll(async () => {
   ({ requester, server } = await startOnGateway());
@@ -24,7 +24,7 @@ describe("spine against the real Gateway", () => {
     const viewer = await tab(chatId);
     const id = await ask(chatId);
     const shown = await viewer.waitForShow((a) => a.id === id);
-    expect(shown).toMatchObject({ kind: "question", source: "gateway.question", chatId, agentId: "dev", status: "pending" });
+    expect(shown).toMatchObject({ kind: "question", source: "gateway.question", chatId, agentId: TEST_AGENT, status: "pending" });
     expect(shown.kind === "question" && shown.questions[0]).toMatchObject({ id: "db", header: "Database", allowOther: true, options: [{ label: "Postgres", description: "needs a server" }, { label: "SQLite" }] });
 
     const waiting = requester.request<any>("question.waitAnswer", { id });

@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { Ask } from "../../lib/ask.ts";
-import { newChat, sessionKeyOf as keyOf, startOnGateway, stopOnGateway, useTabs } from "../support/asks.ts";
+import { TEST_AGENT, newChat, sessionKeyOf as keyOf, startOnGateway, stopOnGateway, useTabs } from "../support/asks.ts";
 import type { OperatorConnection } from "../support/gateway-client.ts";
-import { fetchStubRequests, lastUserMessageIndex, messageText, parseStubScript, stubScript, type RecordedRequest } from "../support/stub-model.ts";
+import { fetchStubRequests, isInternalContext, lastUserMessageIndex, messageText, parseStubScript, stubScript, type RecordedRequest } from "../support/stub-model.ts";
 import { openTab, type Tab, type TestServer } from "../support/tabs.ts";
 
 /**
@@ -57,6 +57,11 @@ function lastUserText(request: RecordedRequest): string {
   return messageText(messages[lastUserMessageIndex(messages)]);
 }
 
+/** Everything the user said in the conversation up to a model request (the Gateway's context left out). */
+function userWords(request: RecordedRequest): string[] {
+  return (request.body.messages ?? []).filter((m) => m.role === "user" && !isInternalContext(m)).map(messageText);
+}
+
 async function pollStub<T>(read: () => Promise<T | undefined>, what: string): Promise<T> {
   const deadline = Date.now() + WAIT_MS;
   for (;;) {
@@ -90,7 +95,7 @@ describe("text prompts on the real Gateway with a live agent run", () => {
       const runId = await userSends(sessionKey, scripted(CHOICE_REPLY, tag));
 
       const card = await waitForCard(tab, sessionKey);
-      expect(card).toMatchObject({ kind: "question", source: "text-prompt", chatId, sessionKey, agentId: "dev", runId, status: "pending" });
+      expect(card).toMatchObject({ kind: "question", source: "text-prompt", chatId, sessionKey, agentId: TEST_AGENT, runId, status: "pending" });
       expect(card.kind === "question" && card.questions).toHaveLength(1);
       const question = card.kind === "question" ? card.questions[0]! : null;
       expect([question?.header, question?.question].filter(Boolean).join("\n")).toBe("Which database?");
@@ -132,12 +137,21 @@ describe("text prompts on the real Gateway with a live agent run", () => {
       expect(watcher.changed.filter((a) => a.sessionKey === sessionKey).map((a) => a.status)).not.toContain("pending");
       expect(elsewhere.shown).toEqual([]);
 
-      // Nothing reached the agent: the model was asked once (the script), not again with an answer.
-      await new Promise((resolve) => setTimeout(resolve, 3_000));
-      expect(await fetchStubRequests(stubModelUrl, tag)).toHaveLength(1);
-      // A tab opening the chat later gets nothing: the prompt stays in the reply as text.
+      // A tab opening the chat later gets nothing: the prompt stays in the reply as text. The broker
+      // shows a chat's pending cards before it acks `chat:view`, so the ack is the barrier.
       const late = await tabOn(chatId);
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(late.shown).toEqual([]);
+
+      // Nothing reached the agent: the model was asked once (the script), not again with an answer.
+      // Barrier: the user's next message in the session. Anything this service had sent to the
+      // session came before it, so the model request for it holds the whole conversation so far.
+      const barrierTag = `barrier-${randomUUID()}`;
+      const barrierRun = await userSends(sessionKey, scripted("Noted.", barrierTag));
+      await user.waitForEvent("chat", (p) => p.runId === barrierRun && p.state === "final", WAIT_MS);
+      const [barrier] = await fetchStubRequests(stubModelUrl, barrierTag);
+      expect(barrier && userWords(barrier).map((text) => parseStubScript(text)?.tag)).toEqual([tag, barrierTag]);
+      const beforeBarrier = (await fetchStubRequests(stubModelUrl, tag)).filter((r) => !JSON.stringify(r.body).includes(barrierTag));
+      expect(beforeBarrier).toHaveLength(1);
       expect(late.shown).toEqual([]);
     },
     LIVE_TIMEOUT_MS,

@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Ask } from "../../lib/ask.ts";
 import { SECRET_CANCELLED_SUMMARY, SECRET_ENTERED_SUMMARY } from "../../lib/outcomes.ts";
 import { ManualClock } from "../support/manual-clock.ts";
-import { newChat, sessionKeyOf as keyOf, startOnFakeGateway, stopOnFakeGateway } from "../support/asks.ts";
+import { TEST_AGENT, newChat, sessionKeyOf as keyOf, startOnFakeGateway, stopOnFakeGateway } from "../support/asks.ts";
 import type { FakeGateway } from "../support/fake-gateway.ts";
 import { openTab, type Tab, type TestServer } from "../support/tabs.ts";
 
@@ -74,7 +74,6 @@ async function waitUntil(check: () => boolean, what: string, timeoutMs = 10_000)
   }
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const newRun = (label = "run") => `${label}-${randomUUID()}`;
 
 /** chat.send calls the server made to one session. */
@@ -89,8 +88,20 @@ const chatSendRequests = (h: Harness, sessionKey: string) =>
  * Events of one connection are handled in order, so once it is seen, everything before it was handled.
  */
 async function settle(h: Harness): Promise<void> {
-  const { id } = h.fake.createQuestion({ sessionKey: `agent:dev:barrier:${randomUUID()}`, timeoutMs: 600_000 });
+  const { id } = h.fake.createQuestion({ sessionKey: `agent:${TEST_AGENT}:barrier:${randomUUID()}`, timeoutMs: 600_000 });
   await h.watcher.waitFor(() => h.watcher.changed.find((a) => a.id === id), "the barrier question on the dashboard feed", 10_000);
+}
+
+/**
+ * Waits until every Gateway call the server started so far has reached the fake: the watcher
+ * answers a barrier question, so the server calls `question.resolve` after everything it sent
+ * before on that connection, and the answer is acked only after the fake replied.
+ */
+async function flushGatewayCalls(h: Harness): Promise<void> {
+  const { id } = h.fake.createQuestion({ sessionKey: `agent:${TEST_AGENT}:barrier:${randomUUID()}`, timeoutMs: 600_000 });
+  await h.watcher.waitFor(() => h.watcher.changed.find((a) => a.id === id), "the barrier question on the dashboard feed", 10_000);
+  expect(await h.watcher.send("ask:answer", { askId: id, answer: { type: "questions", answers: { db: ["SQLite"] } } })).toEqual({ ok: true, status: "answered" });
+  expect(h.fake.requests.filter((r) => r.method === "question.resolve" && (r.params as { id?: string }).id === id)).toHaveLength(1);
 }
 
 function showsFor(tab: Tab, sessionKey: string): Ask[] {
@@ -156,7 +167,7 @@ function streamReply(fake: FakeGateway, sessionKey: string, runId: string, reply
   let seq = 100;
   // A frame with `deltaText` and no `message` (the schema allows it); emitChat always adds one.
   const raw = (state: "delta" | "final", extra: Record<string, unknown>) =>
-    fake.emitRaw("chat", { runId, sessionKey, agentId: "dev", seq: ++seq, state, ...extra });
+    fake.emitRaw("chat", { runId, sessionKey, agentId: TEST_AGENT, seq: ++seq, state, ...extra });
   switch (mode) {
     case "one character per delta (cumulative message)":
       for (const char of reply) fake.emitChat(sessionKey, runId, { state: "delta", deltaText: char });
@@ -307,7 +318,7 @@ describe("text prompts: every way the Gateway streams a reply gives the same car
           source: "text-prompt",
           chatId,
           sessionKey,
-          agentId: "dev",
+          agentId: TEST_AGENT,
           runId,
           status: "pending",
         });
@@ -619,7 +630,7 @@ describe("text prompts: no tab and timeouts", () => {
     // A replayed final must not tell the agent again.
     h.fake.emitChat(sessionKey, runId, { state: "final" });
     await settle(h);
-    await sleep(200);
+    await flushGatewayCalls(h);
     const notices = chatSendRequests(h, sessionKey);
     expect(notices).toHaveLength(1);
     const notice = sentTo(h, sessionKey)[0]!;
@@ -657,7 +668,7 @@ describe("text prompts: no tab and timeouts", () => {
     await waitUntil(() => sentTo(h, sessionKey).length > 0, "the not-received notice", 3_000);
     clock.advance(DEFAULT_TIMEOUT_MS);
     await settle(h);
-    await sleep(200);
+    await flushGatewayCalls(h);
     expect(chatSendRequests(h, sessionKey)).toHaveLength(1);
     expect(sentTo(h, sessionKey)[0]!.message).toMatch(/not received|no secret/i);
   });

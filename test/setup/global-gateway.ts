@@ -1,5 +1,6 @@
-// Vitest globalSetup: one real OpenClaw Gateway (agent `dev` on the scripted stub model) for
-// the whole run, shared by every test file through `inject("gatewayUrl")` etc.
+// Vitest globalSetup: one real OpenClaw Gateway on the scripted stub model for the whole run,
+// shared by every test file through `inject("gatewayUrl")` etc. Each test file runs as its own
+// agent (test/support/file-agent.ts), so files never see each other's asks; `dev` stays the default.
 //
 // Env:
 // - OPENCLAW_GATEWAY_REUSE_URL + OPENCLAW_GATEWAY_REUSE_TOKEN (+ OPENCLAW_STUB_MODEL_REUSE_URL):
@@ -7,6 +8,7 @@
 //   `node test/setup/global-gateway.ts` (prints these exports and runs until Ctrl-C).
 // - OPENCLAW_TEST_GATEWAY=off: start nothing (unit-only runs); injected values are "".
 import type { TestProject } from "vitest/node";
+import { testFileAgents } from "../support/file-agent.ts";
 import { startRealGateway } from "../support/real-gateway.ts";
 import type { RealGateway } from "../support/real-gateway.ts";
 import { startStubModel } from "../support/stub-model.ts";
@@ -27,7 +29,7 @@ export async function startHarness(): Promise<HarnessContext & { gateway: RealGa
   const stub = await startStubModel();
   let gateway: RealGateway;
   try {
-    gateway = await startRealGateway({ stubModelUrl: stub.url, agentId: "dev" });
+    gateway = await startRealGateway({ stubModelUrl: stub.url, agentId: "dev", moreAgents: testFileAgents() });
   } catch (error) {
     await stub.stop();
     throw error;

@@ -5,6 +5,7 @@
 import { randomUUID } from "node:crypto";
 import { afterEach, expect, inject } from "vitest";
 import type { Clock } from "../../lib/clock.ts";
+import { agentOfTestFile } from "./file-agent.ts";
 import { connectOperator, type OperatorConnection, type Payload } from "./gateway-client.ts";
 import { startFakeGateway, type FakeGateway, type FakeGatewayOptions } from "./fake-gateway.ts";
 import { TEST_OWNER, openTab, startTestServer, waitConnected, type Tab, type TestServer } from "./tabs.ts";
@@ -12,8 +13,14 @@ import { TEST_OWNER, openTab, startTestServer, waitConnected, type Tab, type Tes
 /** A chat id no other test (or test file sharing the Gateway) uses. */
 export const newChat = (prefix = "chat"): string => `${prefix}-${randomUUID()}`;
 
+/**
+ * This test file's agent: the AGENT_ID of the servers it starts and the agent of its session keys.
+ * Each file has its own, so files sharing the real Gateway never see each other's asks.
+ */
+export const TEST_AGENT = agentOfTestFile(expect.getState().testPath ?? "");
+
 /** The session key of an Open WebUI chat (the server's default SESSION_KEY_PATTERN). */
-export const sessionKeyOf = (chatId: string, agent = "dev"): string => `agent:${agent}:openwebui:${chatId}`;
+export const sessionKeyOf = (chatId: string, agent = TEST_AGENT): string => `agent:${agent}:openwebui:${chatId}`;
 
 /** For a call a test may abandon when it fails: its rejection must not become an unhandled one. */
 export function silence<T>(promise: Promise<T>): Promise<T> {
@@ -155,7 +162,7 @@ export async function startOnGateway(options: { requesterName?: string; elsewher
   try {
     started.requester = await gatewayOperator(options.requesterName ?? "requester");
     if (options.elsewhere) started.elsewhere = await gatewayOperator("control-ui");
-    started.server = await startTestServer({ gatewayUrl: inject("gatewayUrl"), gatewayToken: inject("gatewayToken") });
+    started.server = await startTestServer({ gatewayUrl: inject("gatewayUrl"), gatewayToken: inject("gatewayToken"), env: { AGENT_ID: TEST_AGENT } });
     await waitConnected(started.server);
     return started as OnGateway;
   } catch (error) {
@@ -178,7 +185,7 @@ export async function startOnFakeGateway(
   const fake = await startFakeGateway(options.fake);
   let server: TestServer | undefined;
   try {
-    server = await startTestServer({ gatewayUrl: fake.url, gatewayToken: fake.token, env: options.env, clock: options.clock });
+    server = await startTestServer({ gatewayUrl: fake.url, gatewayToken: fake.token, env: { AGENT_ID: TEST_AGENT, ...options.env }, clock: options.clock });
     await waitConnected(server, options.connectTimeoutMs);
   } catch (error) {
     await stopOnFakeGateway({ fake, server }).catch(() => {}); // the first error is the one to report

@@ -543,7 +543,8 @@ describe("fake gateway: faults", () => {
     gw.pauseEvents("buffer");
     const a = gw.createQuestion();
     const b = gw.createQuestion();
-    await new Promise((r) => setTimeout(r, 50));
+    // Barrier: a response on the same socket, sent after the events would have been.
+    expect(await t.client.request("question.list", {})).toMatchObject({ questions: [{ id: a.id }, { id: b.id }] });
     expect(t.events.some((e) => e.event === "question.requested")).toBe(false);
     gw.resumeEvents();
     await t.waitFor(() => t.events.filter((e) => e.event === "question.requested").length === 2);
@@ -578,7 +579,8 @@ describe("fake gateway: faults", () => {
     gw.setLatency(10_000, "question.get");
     void t.client.request("question.get", { id: "x" }).catch(() => undefined);
     void t.client.request("question.waitAnswer", { id: gw.questions[0]?.id, timeoutMs: 60_000 }).catch(() => undefined);
-    await new Promise((r) => setTimeout(r, 50));
+    // Barrier: the fake handles a socket's requests in order, so both above are waiting once this returns.
+    await t.client.request("question.list", {});
     expect(gw.activeTimerCount).toBeGreaterThan(0);
     await gw.stop();
     expect(gw.activeTimerCount).toBe(0);

@@ -53,6 +53,8 @@ export type StartRealGatewayOptions = {
   stubModelUrl?: string;
   /** Agent id of the configured default agent (only with `stubModelUrl`). Default `dev`, as `--dev` uses. */
   agentId?: string;
+  /** More agents to configure (only with `stubModelUrl`): the test harness gives each test file its own. */
+  moreAgents?: string[];
   /** How long to wait for `[gateway] ready`. Default 60 s (about 5-25 s seen; more on a loaded machine). */
   readyTimeoutMs?: number;
   /** Log lines kept for diagnostics. Default 200. */
@@ -102,13 +104,21 @@ function killGroup(pid: number, signal: NodeJS.Signals): void {
 export const APPROVAL_TEST_PLUGIN_ID = "asks-approval-test";
 export const APPROVAL_TEST_PLUGIN_DIR = join(dirname(fileURLToPath(import.meta.url)), "plugins", APPROVAL_TEST_PLUGIN_ID);
 
-export function stubGatewayConfig(home: string, stubModelUrl: string, agentId: string): object {
+export function stubGatewayConfig(home: string, stubModelUrl: string, agentId: string, moreAgents: string[] = []): object {
   const workspace = join(home, "workspace");
+  const entries: Record<string, object> = {
+    [agentId]: { default: true, workspace },
+    // A second agent, so tests can prove sessions of other agents are never touched.
+    other: { workspace: join(home, "workspace-other") },
+  };
+  for (const agent of moreAgents) {
+    if (agent in entries) throw new Error(`agent "${agent}" is configured twice`);
+    entries[agent] = { workspace: join(home, `workspace-${agent}`) };
+  }
   return {
     agents: {
       defaults: { workspace, skipBootstrap: true, model: "stub/scripted" },
-      // A second agent, so tests can prove sessions of other agents are never touched.
-      entries: { [agentId]: { default: true, workspace }, other: { workspace: join(home, "workspace-other") } },
+      entries,
     },
     models: {
       providers: {
@@ -168,7 +178,7 @@ async function startOnce(bin: string, opts: StartRealGatewayOptions): Promise<Re
 
   const args = ["gateway", "run", "--allow-unconfigured", "--auth", "token", "--port", String(port), "--bind", "loopback"];
   if (opts.stubModelUrl) {
-    const config = stubGatewayConfig(home, opts.stubModelUrl, opts.agentId ?? "dev");
+    const config = stubGatewayConfig(home, opts.stubModelUrl, opts.agentId ?? "dev", opts.moreAgents);
     await mkdir(join(home, "workspace"), { recursive: true });
     await mkdir(join(home, ".openclaw"), { recursive: true });
     await writeFile(join(home, ".openclaw", "openclaw.json"), JSON.stringify(config, null, 2));

@@ -74,7 +74,7 @@ export function parseStubScript(text: string): StubScript | null {
 
 // The Gateway appends its own context as an extra user message after the user's words
 // (`<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>> ...`); it is not the user speaking.
-function isInternalContext(message: ChatMessage): boolean {
+export function isInternalContext(message: ChatMessage): boolean {
   return messageText(message).trimStart().startsWith("<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>");
 }
 
