@@ -322,7 +322,8 @@ export class PromptScanner {
   private agreesWithSeen(snapshot: string): boolean {
     const overlap = Math.min(snapshot.length, this.text.length);
     const from = Math.max(0, overlap - SNAPSHOT_CHECK_WINDOW);
-    return snapshot.startsWith(this.text.slice(from, overlap), from);
+    // Equality of two slices: `startsWith` at an offset is several times slower on V8.
+    return snapshot.slice(from, overlap) === this.text.slice(from, overlap);
   }
 
   private replace(snapshot: string): string {
