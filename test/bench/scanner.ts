@@ -1,26 +1,38 @@
 import { PromptScanner } from "../../lib/prompts/index.ts";
-import { median, ratio, round } from "./stats.ts";
+import { ratio, round } from "./stats.ts";
 
 /**
- * The prompt scanner: one 1 MB assistant reply fed one character per `push` versus one `push` of
- * the whole reply, each followed by `end()`. Runs alternate (char, chunk, char, chunk, ...) after a
- * warm-up, in this process, with nothing else running; the figure is the ratio of the medians.
+ * The prompt scanner (DESIGN §10b), on a realistic 1 MB assistant reply:
+ * - linearity: the cost per character, fed one character per `push` (the most calls a reply can
+ *   take), is the same for a 250 kB reply as for the 1 MB one (both end with their prompt);
+ * - cumulative snapshots: the reply fed as 10,000 growing snapshots (`pushSnapshot`, what the
+ *   Gateway's `chat` events carry) costs at most 2x the same reply fed as the 10,000 deltas between
+ *   them (`push`): each snapshot costs its new suffix, not its whole length.
+ * Each pair of measurements alternates run by run after a warm-up, in this process, with nothing
+ * else running; a figure is the ratio of the fastest runs: the work is deterministic and CPU-bound,
+ * so other load on the machine only adds time, and the fastest run is the one it disturbed least. Deltas and snapshots exist before they are
+ * fed, as they arrive as strings: building them is not timed. Single characters are read from the
+ * reply as they are fed (one-character strings are not allocated), so the input's own size in
+ * memory does not weigh on the larger reply.
  */
 
 export type ScannerResult = {
   bytes: number;
   runs: number;
+  /** One character per `push`, per character, for a 250 kB reply and for the 1 MB one. */
+  nsPerCharQuarterMB: number;
+  nsPerCharMB: number;
+  /** nsPerCharMB / nsPerCharQuarterMB: 1 is perfectly flat. */
+  linearityRatio: number;
+  /** The whole reply as `snapshots` cumulative snapshots, and as the same number of deltas. */
+  snapshots: number;
+  snapshotsMs: number;
+  deltasMs: number;
+  /** snapshotsMs / deltasMs. */
+  snapshotRatio: number;
+  /** Information: the whole reply one character per `push`, and as one `push`. */
   charByCharMs: number;
   oneChunkMs: number;
-  charByCharMinMs: number;
-  oneChunkMinMs: number;
-  ratio: number;
-  /** Information: the same loop feeding a push() that only returns its argument (the cost of the calls alone). */
-  callFloorMs: number;
-  floorRatio: number;
-  /** Information: char-by-char cost per character at a quarter of the size and at the full size (flat = linear). */
-  nsPerCharQuarter: number;
-  nsPerCharFull: number;
 };
 
 const WORDS = (
@@ -77,17 +89,29 @@ export function realisticReply(bytes: number): string {
 
 type Outcome = { shown: number; text: string; prompt: string | null };
 
-function feedChars(chars: readonly string[]): Outcome {
+/** Feeds `text` one character per `push`, then ends the reply. */
+function feedChars(text: string): Outcome {
   const scanner = new PromptScanner();
   let shown = 0;
-  for (let i = 0; i < chars.length; i++) shown += scanner.push(chars[i]!).length;
+  for (let i = 0; i < text.length; i++) shown += scanner.push(text[i]!).length;
   const end = scanner.end();
   return { shown: shown + end.text.length, text: end.text, prompt: end.prompt };
 }
 
-function feedOne(text: string): Outcome {
+/** Feeds `deltas` in order, each with `push`, then ends the reply. */
+function feedDeltas(deltas: readonly string[]): Outcome {
   const scanner = new PromptScanner();
-  const shown = scanner.push(text).length;
+  let shown = 0;
+  for (let i = 0; i < deltas.length; i++) shown += scanner.push(deltas[i]!).length;
+  const end = scanner.end();
+  return { shown: shown + end.text.length, text: end.text, prompt: end.prompt };
+}
+
+/** Feeds growing snapshots of the reply in order, each with `pushSnapshot`, then ends the reply. */
+function feedSnapshots(snapshots: readonly string[]): Outcome {
+  const scanner = new PromptScanner();
+  let shown = 0;
+  for (let i = 0; i < snapshots.length; i++) shown += scanner.pushSnapshot(snapshots[i]!).length;
   const end = scanner.end();
   return { shown: shown + end.text.length, text: end.text, prompt: end.prompt };
 }
@@ -98,60 +122,78 @@ function timed(run: () => Outcome): { ms: number; outcome: Outcome } {
   return { ms: performance.now() - start, outcome };
 }
 
-export function benchScanner(options: { bytes?: number; runs?: number } = {}): ScannerResult {
+/** Runs `a` and `b` alternately, `warmup` times untimed then `runs` times; their fastest times. */
+function alternate(runs: number, warmup: number, a: () => Outcome, b: () => Outcome, check: (a: Outcome, b: Outcome) => void): { aMs: number; bMs: number } {
+  const aMs: number[] = [];
+  const bMs: number[] = [];
+  for (let i = 0; i < warmup + runs; i++) {
+    const first = timed(a);
+    const second = timed(b);
+    check(first.outcome, second.outcome);
+    if (i < warmup) continue;
+    aMs.push(first.ms);
+    bMs.push(second.ms);
+  }
+  return { aMs: Math.min(...aMs), bMs: Math.min(...bMs) };
+}
+
+/** The text cut into `count` consecutive pieces of (nearly) equal length. */
+function pieces(text: string, count: number): string[] {
+  return Array.from({ length: count }, (_, i) => text.slice(Math.floor((i * text.length) / count), Math.floor(((i + 1) * text.length) / count)));
+}
+
+export function benchScanner(options: { bytes?: number; runs?: number; snapshots?: number } = {}): ScannerResult {
   const bytes = options.bytes ?? 1_000_000;
   const runs = options.runs ?? 15;
+  const count = options.snapshots ?? 10_000;
+  const warmup = 3;
   const text = realisticReply(bytes);
-  // The deltas exist before they are fed (they arrive as strings): splitting is not timed.
-  const chars = Array.from({ length: text.length }, (_, i) => text[i]!);
+  const quarter = realisticReply(Math.floor(bytes / 4));
+  const deltas = pieces(text, count);
+  const snapshots: string[] = [];
+  for (let i = 0, end = 0; i < deltas.length; i++) snapshots.push(text.slice(0, (end += deltas[i]!.length)));
 
-  const reference = feedOne(text);
-  if (reference.prompt === null || !reference.prompt.includes("Which database")) {
-    throw new Error("scanner bench: the reply's trigger was not found; the bench text or the scanner is broken");
-  }
-  for (let i = 0; i < 3; i++) {
-    feedChars(chars);
-    feedOne(text);
-  }
-  const charMs: number[] = [];
-  const chunkMs: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const char = timed(() => feedChars(chars));
-    const chunk = timed(() => feedOne(text));
-    if (char.outcome.prompt !== reference.prompt || char.outcome.shown !== reference.shown) {
-      throw new Error("scanner bench: one character at a time gave another outcome than one chunk");
+  const expect = (reply: string) => {
+    const reference = feedDeltas([reply]);
+    if (reference.prompt === null || !reference.prompt.includes("Which database")) {
+      throw new Error("scanner bench: the reply's trigger was not found; the bench text or the scanner is broken");
     }
-    charMs.push(char.ms);
-    chunkMs.push(chunk.ms);
-  }
-  // The floor: the loop and a million calls of a push() that does nothing.
-  const noop = { released: 0, push(delta: string): string { this.released += delta.length; return delta; } };
-  const floorMs: number[] = [];
-  for (let i = 0; i < runs + 3; i++) {
-    const start = performance.now();
-    let shown = 0;
-    for (let j = 0; j < chars.length; j++) shown += noop.push(chars[j]!).length;
-    if (shown !== chars.length) throw new Error("unreachable");
-    if (i >= 3) floorMs.push(performance.now() - start);
-  }
-  // Linearity: the same per-character cost on a quarter of the reply.
-  const quarter = chars.slice(0, Math.floor(chars.length / 4));
-  const quarterMs: number[] = [];
-  for (let i = 0; i < runs; i++) quarterMs.push(timed(() => feedChars(quarter)).ms);
+    return (label: string) => (outcome: Outcome) => {
+      if (outcome.prompt !== reference.prompt || outcome.shown !== reference.shown) throw new Error(`scanner bench: ${label} gave another outcome than one chunk`);
+    };
+  };
+  const sameAsReference = expect(text);
+  const quarterOk = expect(quarter)("one character at a time (250 kB)");
+  const charOk = sameAsReference("one character at a time");
+  const chunkOk = sameAsReference("one chunk");
+  const char = alternate(runs, warmup, () => feedChars(text), () => feedDeltas([text]), (a, b) => {
+    charOk(a);
+    chunkOk(b);
+  });
+  const linear = alternate(runs, warmup, () => feedChars(quarter), () => feedChars(text), (a, b) => {
+    quarterOk(a);
+    charOk(b);
+  });
+  const deltasOk = sameAsReference("deltas");
+  const snapshotsOk = sameAsReference("cumulative snapshots");
+  const cumulative = alternate(runs, warmup, () => feedDeltas(deltas), () => feedSnapshots(snapshots), (a, b) => {
+    deltasOk(a);
+    snapshotsOk(b);
+  });
 
-  const charByCharMs = median(charMs);
-  const oneChunkMs = median(chunkMs);
+  const nsPerCharQuarterMB = (linear.aMs * 1e6) / quarter.length;
+  const nsPerCharMB = (linear.bMs * 1e6) / text.length;
   return {
     bytes: text.length,
     runs,
-    charByCharMs: round(charByCharMs),
-    oneChunkMs: round(oneChunkMs),
-    charByCharMinMs: round(Math.min(...charMs)),
-    oneChunkMinMs: round(Math.min(...chunkMs)),
-    ratio: ratio(charByCharMs, oneChunkMs),
-    callFloorMs: round(median(floorMs)),
-    floorRatio: ratio(median(floorMs), oneChunkMs),
-    nsPerCharQuarter: round((median(quarterMs) * 1e6) / quarter.length, 1),
-    nsPerCharFull: round((charByCharMs * 1e6) / chars.length, 1),
+    nsPerCharQuarterMB: round(nsPerCharQuarterMB, 1),
+    nsPerCharMB: round(nsPerCharMB, 1),
+    linearityRatio: ratio(nsPerCharMB, nsPerCharQuarterMB),
+    snapshots: count,
+    snapshotsMs: round(cumulative.bMs),
+    deltasMs: round(cumulative.aMs),
+    snapshotRatio: ratio(cumulative.bMs, cumulative.aMs),
+    charByCharMs: round(char.aMs),
+    oneChunkMs: round(char.bMs),
   };
 }

@@ -2,6 +2,7 @@
 // OpenClaw Gateway (in a cache folder) and Chromium for the browser tests.
 // Run as `node test/setup/ensure-test-deps.ts` (npm `pretest`, CI). Fast when all is there.
 // With `--open-webui` it also installs the pinned real Open WebUI (npm run test:openwebui).
+// `--gateway-only`: just the Gateway (npm `bench`: its real-Gateway figure needs no browser).
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { dirname } from "node:path";
@@ -83,5 +84,5 @@ function ensureOpenWebui(): void {
 
 ensureNode();
 ensureGateway();
-ensureChromium();
+if (!process.argv.includes("--gateway-only")) ensureChromium();
 if (process.argv.includes("--open-webui")) ensureOpenWebui();
