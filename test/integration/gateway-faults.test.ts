@@ -427,8 +427,8 @@ describe("timers (ManualClock through startTestServer)", () => {
     const stopping = server.stop();
     for (let i = 0; i < 20; i++) plugin(chatId);
     await stopping;
-    // Let anything that was still queued settle.
-    await new Promise((resolve) => setImmediate(resolve));
+    // Barrier: once the fake has no connection left, no event can reach the stopped server any more.
+    await expect.poll(() => fake.connectionCount, { timeout: 10_000 }).toBe(0);
     expect(server.broker.activeTimers).toBe(0);
     expect(clock.pendingTimers).toBe(0);
   });

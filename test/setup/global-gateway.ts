@@ -8,7 +8,7 @@
 //   `node test/setup/global-gateway.ts` (prints these exports and runs until Ctrl-C).
 // - OPENCLAW_TEST_GATEWAY=off: start nothing (unit-only runs); injected values are "".
 import type { TestProject } from "vitest/node";
-import { testFileAgents } from "../support/file-agent.ts";
+import { DEFAULT_AGENT, testFileAgents } from "../support/file-agent.ts";
 import { startRealGateway } from "../support/real-gateway.ts";
 import type { RealGateway } from "../support/real-gateway.ts";
 import { startStubModel } from "../support/stub-model.ts";
@@ -29,7 +29,7 @@ export async function startHarness(): Promise<HarnessContext & { gateway: RealGa
   const stub = await startStubModel();
   let gateway: RealGateway;
   try {
-    gateway = await startRealGateway({ stubModelUrl: stub.url, agentId: "dev", moreAgents: testFileAgents() });
+    gateway = await startRealGateway({ stubModelUrl: stub.url, agentId: DEFAULT_AGENT, moreAgents: testFileAgents() });
   } catch (error) {
     await stub.stop();
     throw error;

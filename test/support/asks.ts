@@ -5,7 +5,7 @@
 import { randomUUID } from "node:crypto";
 import { afterEach, expect, inject } from "vitest";
 import type { Clock } from "../../lib/clock.ts";
-import { agentOfTestFile } from "./file-agent.ts";
+import { agentOfRunningFile } from "./file-agent.ts";
 import { connectOperator, type OperatorConnection, type Payload } from "./gateway-client.ts";
 import { startFakeGateway, type FakeGateway, type FakeGatewayOptions } from "./fake-gateway.ts";
 import { TEST_OWNER, openTab, startTestServer, waitConnected, type Tab, type TestServer } from "./tabs.ts";
@@ -17,7 +17,7 @@ export const newChat = (prefix = "chat"): string => `${prefix}-${randomUUID()}`;
  * This test file's agent: the AGENT_ID of the servers it starts and the agent of its session keys.
  * Each file has its own, so files sharing the real Gateway never see each other's asks.
  */
-export const TEST_AGENT = agentOfTestFile(expect.getState().testPath ?? "");
+export const TEST_AGENT = agentOfRunningFile(expect.getState().testPath);
 
 /** The session key of an Open WebUI chat (the server's default SESSION_KEY_PATTERN). */
 export const sessionKeyOf = (chatId: string, agent = TEST_AGENT): string => `agent:${agent}:openwebui:${chatId}`;

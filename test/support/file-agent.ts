@@ -9,12 +9,19 @@ import { fileURLToPath } from "node:url";
 
 const TEST_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const TEST_FILE = /\.test\.ts$/;
+/** The Gateway's default agent (test/setup/global-gateway.ts). */
+export const DEFAULT_AGENT = "dev";
 
 /** The agent id of a test file: its name without `.test.ts` (`test/e2e/a11y.test.ts` → `a11y`). */
 export function agentOfTestFile(file: string): string {
   const id = path.basename(file).replace(TEST_FILE, "").toLowerCase().replace(/[^a-z0-9-]+/g, "-");
   if (!id) throw new Error(`no agent id for test file ${file}`);
   return id;
+}
+
+/** The agent of the file Vitest runs: a test file's own, else (a script run by Vitest) the default agent `dev`. */
+export function agentOfRunningFile(file: string | undefined): string {
+  return file !== undefined && TEST_FILE.test(file) ? agentOfTestFile(file) : DEFAULT_AGENT;
 }
 
 /** One agent per test file under test/ (each name is unique there: checked, a clash would share an agent). */
