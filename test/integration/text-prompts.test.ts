@@ -88,18 +88,23 @@ const chatSendRequests = (h: Harness, sessionKey: string) =>
  * Events of one connection are handled in order, so once it is seen, everything before it was handled.
  */
 async function settle(h: Harness): Promise<void> {
+  await barrierQuestion(h);
+}
+
+/** Creates a question on a session of no chat and waits until the dashboard feed shows it; its id. */
+async function barrierQuestion(h: Harness): Promise<string> {
   const { id } = h.fake.createQuestion({ sessionKey: `agent:${TEST_AGENT}:barrier:${randomUUID()}`, timeoutMs: 600_000 });
   await h.watcher.waitFor(() => h.watcher.changed.find((a) => a.id === id), "the barrier question on the dashboard feed", 10_000);
+  return id;
 }
 
 /**
- * Waits until every Gateway call the server started so far has reached the fake: the watcher
- * answers a barrier question, so the server calls `question.resolve` after everything it sent
- * before on that connection, and the answer is acked only after the fake replied.
+ * `settle`, and then waits until every Gateway call the server started so far has reached the
+ * fake: the watcher answers the barrier question, so the server calls `question.resolve` after
+ * everything it sent before on that connection, and the answer is acked only after the fake replied.
  */
 async function flushGatewayCalls(h: Harness): Promise<void> {
-  const { id } = h.fake.createQuestion({ sessionKey: `agent:${TEST_AGENT}:barrier:${randomUUID()}`, timeoutMs: 600_000 });
-  await h.watcher.waitFor(() => h.watcher.changed.find((a) => a.id === id), "the barrier question on the dashboard feed", 10_000);
+  const id = await barrierQuestion(h);
   expect(await h.watcher.send("ask:answer", { askId: id, answer: { type: "questions", answers: { db: ["SQLite"] } } })).toEqual({ ok: true, status: "answered" });
   expect(h.fake.requests.filter((r) => r.method === "question.resolve" && (r.params as { id?: string }).id === id)).toHaveLength(1);
 }
@@ -629,7 +634,6 @@ describe("text prompts: no tab and timeouts", () => {
     await waitUntil(() => sentTo(h, sessionKey).length > 0, "the not-received notice", 3_000);
     // A replayed final must not tell the agent again.
     h.fake.emitChat(sessionKey, runId, { state: "final" });
-    await settle(h);
     await flushGatewayCalls(h);
     const notices = chatSendRequests(h, sessionKey);
     expect(notices).toHaveLength(1);
@@ -667,7 +671,6 @@ describe("text prompts: no tab and timeouts", () => {
     expect(await tab.waitForClose(dialog.id)).toMatchObject({ askId: dialog.id, reason: "ended-as-text" });
     await waitUntil(() => sentTo(h, sessionKey).length > 0, "the not-received notice", 3_000);
     clock.advance(DEFAULT_TIMEOUT_MS);
-    await settle(h);
     await flushGatewayCalls(h);
     expect(chatSendRequests(h, sessionKey)).toHaveLength(1);
     expect(sentTo(h, sessionKey)[0]!.message).toMatch(/not received|no secret/i);
