@@ -8,7 +8,7 @@
 //
 // Sessions that must not be asked, as far as the Gateway can produce them live:
 // - channel thread: no channel account can run here, but a live run on a thread-shaped session key
-//   (`agent:dev:slack:channel:<id>:thread:<ts>`) is accepted by `chat.send`, and the Gateway treats it
+//   (`agent:<agent>:slack:channel:<id>:thread:<ts>`) is accepted by `chat.send`, and the Gateway treats it
 //   as a thread (`turnSourceThreadId` set); its approval is denied at once by this service.
 // - sub-agent: the Gateway (2026.9.6) cannot produce a sub-agent's approval. A sub-agent spawned with
 //   `sessions_spawn` asks through a Gateway client without `operator.approvals`, so neither a plugin
@@ -21,7 +21,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { ApprovalAsk, ApprovalScope, Ask } from "../../lib/ask.ts";
-import { newChat, sessionKeyOf, startOnGateway, stopOnGateway, useTabs } from "../support/asks.ts";
+import { TEST_AGENT, newChat, sessionKeyOf, startOnGateway, stopOnGateway, useTabs } from "../support/asks.ts";
 import type { OperatorConnection } from "../support/gateway-client.ts";
 import { fetchStubRequests, messageText, stubScript, type StubTool } from "../support/stub-model.ts";
 import type { Tab, TestServer } from "../support/tabs.ts";
@@ -125,7 +125,7 @@ describe("plugin approvals from a real plugin's before_tool_call, in live runs",
       const runId = await userRuns(sessionKey, tag, [first, second]);
 
       const card = await nextCard(viewer, sessionKey);
-      expect(card).toMatchObject({ source: "gateway.plugin-approval", chatId, sessionKey, agentId: "dev", runId, status: "pending" });
+      expect(card).toMatchObject({ source: "gateway.plugin-approval", chatId, sessionKey, agentId: TEST_AGENT, runId, status: "pending" });
       expect(card.id).toMatch(/^plugin:/);
       expect(card.approval).toEqual({
         title: "Write a marker file",
@@ -260,7 +260,7 @@ describe("exec approvals from a real exec policy (tools.exec mode ask, host gate
       const runId = await userRuns(sessionKey, tag, [exec(`echo ${word}`)]);
 
       const card = await nextCard(viewer, sessionKey);
-      expect(card).toMatchObject({ source: "gateway.exec-approval", chatId, sessionKey, agentId: "dev", runId, status: "pending" });
+      expect(card).toMatchObject({ source: "gateway.exec-approval", chatId, sessionKey, agentId: TEST_AGENT, runId, status: "pending" });
       expect(card.approval).toMatchObject({ title: "Run a command", command: `echo ${word}`, severity: "info" });
       expect(card.approval.description).toMatch(/^The agent wants to run a command on gateway in \//);
       // `ask: "always"` makes Always allow unavailable: the Gateway would keep asking anyway.
@@ -301,7 +301,7 @@ describe("sessions that must not be asked, from live runs", () => {
       const viewer = await tab(chatId);
       const dashboard = await tab(null);
       expect(await dashboard.send("asks:watch", {})).toEqual({ ok: true });
-      const threadKey = `agent:dev:slack:channel:${chatId}:thread:1717171717.000100`;
+      const threadKey = `agent:${TEST_AGENT}:slack:channel:${chatId}:thread:1717171717.000100`;
       const call = touch();
       await userRuns(threadKey, tag, [call]);
 
@@ -338,8 +338,8 @@ describe("sessions that must not be asked, from live runs", () => {
       expect(await modelIsTold(`${tag}-sub`, "Exec approval registration failed")).toBeTruthy();
       expect(existsSync(execMarker)).toBe(false);
       const spawned = await modelIsTold(tag, "childSessionKey");
-      const childSessionKey = /agent:dev:subagent:[0-9a-f-]+/.exec(spawned)?.[0];
-      expect(childSessionKey).toMatch(/^agent:dev:subagent:/);
+      const childSessionKey = new RegExp(`agent:${TEST_AGENT}:subagent:[0-9a-f-]+`).exec(spawned)?.[0];
+      expect(childSessionKey).toMatch(new RegExp(`^agent:${TEST_AGENT}:subagent:`));
 
       expect(existsSync(call.marker)).toBe(false);
       expect(user.events.filter((event) => /^(plugin|exec)\.approval\.requested$/.test(event.event) && event.payload.request?.sessionKey === childSessionKey)).toEqual([]);
