@@ -17,7 +17,15 @@ export const newChat = (prefix = "chat"): string => `${prefix}-${randomUUID()}`;
  * This test file's agent: the AGENT_ID of the servers it starts and the agent of its session keys.
  * Each file has its own, so files sharing the real Gateway never see each other's asks.
  */
-export const TEST_AGENT = agentOfRunningFile(expect.getState().testPath);
+export const TEST_AGENT = agentOfRunningFile(runningTestFile());
+
+function runningTestFile(): string | undefined {
+  try {
+    return expect.getState().testPath;
+  } catch {
+    return undefined; // not under Vitest: a script run by node (`npm run screenshots`) uses the default agent
+  }
+}
 
 /** The session key of an Open WebUI chat (the server's default SESSION_KEY_PATTERN). */
 export const sessionKeyOf = (chatId: string, agent = TEST_AGENT): string => `agent:${agent}:openwebui:${chatId}`;
