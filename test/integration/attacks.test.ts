@@ -6,7 +6,7 @@ import { DatabaseSync } from "node:sqlite";
 import { io } from "socket.io-client";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { Ask } from "../../lib/ask.ts";
-import { newChat, requestApproval, requestQuestion, sessionKeyOf as chatKey, startOnGateway, stopOnGateway, useTabs } from "../support/asks.ts";
+import { TEST_AGENT, newChat, requestApproval, requestQuestion, sessionKeyOf as chatKey, startOnGateway, stopOnGateway, useTabs } from "../support/asks.ts";
 import type { OperatorConnection } from "../support/gateway-client.ts";
 import { openTab, startTestServer, waitConnected, type Tab, type TestServer } from "../support/tabs.ts";
 
@@ -27,7 +27,7 @@ afterAll(() => stopOnGateway({ server, requester, elsewhere }));
 
 /** A server of its own with extra configuration, stopped when `use` ends. */
 async function withServer(env: Record<string, string>, use: (target: TestServer) => Promise<void>): Promise<void> {
-  const target = await startTestServer({ gatewayUrl, gatewayToken, env });
+  const target = await startTestServer({ gatewayUrl, gatewayToken, env: { AGENT_ID: TEST_AGENT, ...env } });
   try {
     await waitConnected(target);
     await use(target);

@@ -6,7 +6,7 @@
 import { spawn } from "node:child_process";
 import { SignJWT, decodeJwt, decodeProtectedHeader } from "jose";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { newChat, useTabs } from "../support/asks.ts";
+import { TEST_AGENT, newChat, useTabs } from "../support/asks.ts";
 import { PROJECT_ROOT } from "../support/app-server.ts";
 import { TEST_AUTH_SECRET, openTab, startTestServer, waitConnected, type TestServer } from "../support/tabs.ts";
 
@@ -14,7 +14,7 @@ const { openOn, tabs } = useTabs();
 let server: TestServer;
 
 beforeAll(async () => {
-  server = await startTestServer({ gatewayUrl: inject("gatewayUrl"), gatewayToken: inject("gatewayToken") });
+  server = await startTestServer({ gatewayUrl: inject("gatewayUrl"), gatewayToken: inject("gatewayToken"), env: { AGENT_ID: TEST_AGENT } });
   await waitConnected(server);
 });
 

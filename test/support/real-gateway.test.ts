@@ -1,6 +1,7 @@
 // Proves the harness against the real OpenClaw Gateway started by test/setup/global-gateway.ts.
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { TEST_AGENT } from "./asks.ts";
 import { connectOperator } from "./gateway-client.ts";
 import type { OperatorConnection, Payload } from "./gateway-client.ts";
 import { STUB_DEFAULT_REPLY, fetchStubRequests, lastUserMessageIndex, messageText, stubScript } from "./stub-model.ts";
@@ -9,7 +10,7 @@ const url = inject("gatewayUrl");
 const token = inject("gatewayToken");
 const stubModelUrl = inject("stubModelUrl");
 
-const chatKey = () => `agent:dev:openwebui:${randomUUID()}`;
+const chatKey = () => `agent:${TEST_AGENT}:openwebui:${randomUUID()}`;
 
 describe.skipIf(!url)("real OpenClaw Gateway harness", () => {
   let requester: OperatorConnection;
@@ -39,7 +40,7 @@ describe.skipIf(!url)("real OpenClaw Gateway harness", () => {
     expect(created.id).toEqual(expect.any(String));
 
     const requested = await elsewhere.waitForEvent("question.requested", (p) => p.id === created.id);
-    expect(requested).toMatchObject({ id: created.id, sessionKey, agentId: "dev", status: "pending" });
+    expect(requested).toMatchObject({ id: created.id, sessionKey, agentId: TEST_AGENT, status: "pending" });
     expect(requested.questions[0]).toMatchObject({ questionId: "db", isOther: true });
 
     const waiting = requester.request("question.waitAnswer", { id: created.id }, { timeoutMs: 30_000 });
@@ -113,7 +114,7 @@ describe.skipIf(!url)("real OpenClaw Gateway harness", () => {
     await requester.request("chat.send", { sessionKey, message, idempotencyKey });
 
     const requested = await elsewhere.waitForEvent("question.requested", (p) => p.sessionKey === sessionKey, 45_000);
-    expect(requested).toMatchObject({ runId: idempotencyKey, agentId: "dev", status: "pending" });
+    expect(requested).toMatchObject({ runId: idempotencyKey, agentId: TEST_AGENT, status: "pending" });
     expect(requested.questions[0]).toMatchObject({ questionId: "theme", header: "Theme", isOther: true });
 
     await elsewhere.request("question.resolve", { id: requested.id, answers: { answers: { theme: ["Dark (Recommended)"] } } });
