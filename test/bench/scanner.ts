@@ -91,13 +91,20 @@ export function realisticReply(bytes: number): string {
 
 type Outcome = { shown: number; text: string; prompt: string | null };
 
+/** Ends the reply: its outcome, counting `shown` characters already released. */
+function ended(scanner: PromptScanner, shown: number): Outcome {
+  const end = scanner.end();
+  return { shown: shown + end.text.length, text: end.text, prompt: end.prompt };
+}
+
+// One loop per way of feeding (not one loop with a switch), so each call site stays monomorphic.
+
 /** Feeds `text` one character per `push`, then ends the reply. */
 function feedChars(text: string): Outcome {
   const scanner = new PromptScanner();
   let shown = 0;
   for (let i = 0; i < text.length; i++) shown += scanner.push(text[i]!).length;
-  const end = scanner.end();
-  return { shown: shown + end.text.length, text: end.text, prompt: end.prompt };
+  return ended(scanner, shown);
 }
 
 /** Feeds `deltas` in order, each with `push`, then ends the reply. */
@@ -105,8 +112,7 @@ function feedDeltas(deltas: readonly string[]): Outcome {
   const scanner = new PromptScanner();
   let shown = 0;
   for (let i = 0; i < deltas.length; i++) shown += scanner.push(deltas[i]!).length;
-  const end = scanner.end();
-  return { shown: shown + end.text.length, text: end.text, prompt: end.prompt };
+  return ended(scanner, shown);
 }
 
 /** Feeds growing snapshots of the reply in order, each with `pushSnapshot`, then ends the reply. */
@@ -114,8 +120,7 @@ function feedSnapshots(snapshots: readonly string[]): Outcome {
   const scanner = new PromptScanner();
   let shown = 0;
   for (let i = 0; i < snapshots.length; i++) shown += scanner.pushSnapshot(snapshots[i]!).length;
-  const end = scanner.end();
-  return { shown: shown + end.text.length, text: end.text, prompt: end.prompt };
+  return ended(scanner, shown);
 }
 
 function timed(run: () => Outcome): { ms: number; outcome: Outcome } {
