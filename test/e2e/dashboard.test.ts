@@ -24,7 +24,7 @@ describe.skipIf(!gatewayUrl)("dashboard", () => {
     await page.getByText("Gateway connected").waitFor({ timeout: UI_TIMEOUT });
     expect(page.url()).not.toContain("token=");
 
-    // Other test files share the Gateway: find this test's asks by their chat.
+    // Each ask by its chat and text (the file's own agent sees no other test file's asks).
     const item = (chat: string, text: string) => page.getByRole("listitem").filter({ hasText: chat }).filter({ hasText: text });
     const question = item(chatA, "Which database?");
     await question.waitFor({ timeout: UI_TIMEOUT });
