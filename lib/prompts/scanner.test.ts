@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { PromptScanner } from "./scanner.ts";
 import { cumulative, feedDeltas, feedSnapshots, slices } from "../../test/support/prompt-feeds.ts";
+import type { ScanResult } from "../../test/support/prompt-feeds.ts";
 
 /** One chunk, then one UTF-16 unit at a time: unit tests check both. */
 function scanBothWays(text: string) {
@@ -9,182 +10,134 @@ function scanBothWays(text: string) {
   return whole;
 }
 
+/** One call on a scanner, and what it must return. */
+type Step =
+  | { call: "push" | "pushSnapshot"; input: string; returns: string }
+  | { call: "end"; returns: ReturnType<PromptScanner["end"]> };
+/** Feeds a delta, which must show `shows`. */
+const push = (delta: string, shows: string): Step => ({ call: "push", input: delta, returns: shows });
+/** Feeds the whole reply so far, which must show `shows`. */
+const snapshot = (reply: string, shows: string): Step => ({ call: "pushSnapshot", input: reply, returns: shows });
+/** Ends the reply, which must release `text` and capture `prompt`. */
+const end = (text: string, prompt: string | null): Step => ({ call: "end", returns: { text, prompt } });
+
+/** Plays the steps, in order, on one new scanner. */
+function expectReplay(steps: readonly Step[]) {
+  const scanner = new PromptScanner();
+  for (const [index, step] of steps.entries()) {
+    const returned = step.call === "end" ? scanner.end() : scanner[step.call](step.input);
+    expect(returned, `step ${index + 1}: ${JSON.stringify(step)}`).toEqual(step.returns);
+  }
+}
+
+/** A reply, and what the scanner must show of it and capture as the prompt. */
+type Scan = { reply: string } & ScanResult;
+/** A reply without a trigger: all of it is shown, and there is no prompt. */
+const shownAsIs = (reply: string): Scan => ({ reply, visible: reply, prompt: null });
+/** A reply whose trigger line starts right after `shown`: the rest is the prompt. */
+const triggered = (shown: string, prompt: string): Scan => ({ reply: shown + prompt, visible: shown, prompt });
+
+/** Scans each reply both ways. */
+function expectScans(scans: readonly Scan[]) {
+  for (const { reply, ...expected } of scans) expect(scanBothWays(reply), JSON.stringify(reply)).toEqual(expected);
+}
+
 describe("PromptScanner: what is a trigger", () => {
-  it("shows a reply without a trigger exactly as it came", () => {
-    const text = "Sure, here is the plan.\nStep one.\n";
-    expect(scanBothWays(text)).toEqual({ visible: text, prompt: null });
-  });
-
-  it("captures a prompt that starts the reply", () => {
-    const text = "OpenClaw needs input: Which database?";
-    expect(scanBothWays(text)).toEqual({ visible: "", prompt: text });
-  });
-
-  it("shows the text before the trigger line and captures the rest", () => {
-    expect(scanBothWays("Sure.\nOpenClaw needs input: Which DB?\n1. Postgres\n2. SQLite\n")).toEqual({
-      visible: "Sure.\n",
-      prompt: "OpenClaw needs input: Which DB?\n1. Postgres\n2. SQLite\n",
-    });
-  });
-
-  it("recognises the Codex phrase too", () => {
-    expect(scanBothWays("Done.\nCodex needs input: Continue?")).toEqual({
-      visible: "Done.\n",
-      prompt: "Codex needs input: Continue?",
-    });
-  });
-
-  it("is case-sensitive", () => {
-    const text = "openclaw needs input: x\nOPENCLAW NEEDS INPUT: y\nOpenClaw Needs Input: z";
-    expect(scanBothWays(text)).toEqual({ visible: text, prompt: null });
-  });
-
-  it("accepts up to 3 spaces before the phrase, and keeps them in the prompt", () => {
-    for (const indent of ["", " ", "  ", "   "]) {
-      expect(scanBothWays(`Hi\n${indent}OpenClaw needs input: Go?`)).toEqual({
-        visible: "Hi\n",
-        prompt: `${indent}OpenClaw needs input: Go?`,
-      });
-    }
-  });
-
-  it("treats 4 spaces or a tab before the phrase as indented code", () => {
-    for (const text of ["    OpenClaw needs input: Go?", "\tOpenClaw needs input: Go?", "Hi\n     Codex needs input: x"]) {
-      expect(scanBothWays(text)).toEqual({ visible: text, prompt: null });
-    }
-  });
-
-  it("treats a mid-line mention as text", () => {
-    const text = 'Write "OpenClaw needs input: ..." when you need me.\n- Codex needs input: is the other one';
-    expect(scanBothWays(text)).toEqual({ visible: text, prompt: null });
-  });
-
-  it("needs the whole phrase, colon included", () => {
-    const text = "OpenClaw needs input\nCodex needs\nOpenClaw needs input;";
-    expect(scanBothWays(text)).toEqual({ visible: text, prompt: null });
-  });
-
-  it("handles CRLF line endings", () => {
-    expect(scanBothWays("Sure.\r\n```\r\nOpenClaw needs input: no\r\n```\r\nOpenClaw needs input: Yes?\r\n")).toEqual({
-      visible: "Sure.\r\n```\r\nOpenClaw needs input: no\r\n```\r\n",
-      prompt: "OpenClaw needs input: Yes?\r\n",
-    });
-  });
+  it.each<[string, ...Scan[]]>([
+    ["shows a reply without a trigger exactly as it came", shownAsIs("Sure, here is the plan.\nStep one.\n")],
+    ["captures a prompt that starts the reply", triggered("", "OpenClaw needs input: Which database?")],
+    [
+      "shows the text before the trigger line and captures the rest",
+      triggered("Sure.\n", "OpenClaw needs input: Which DB?\n1. Postgres\n2. SQLite\n"),
+    ],
+    ["recognises the Codex phrase too", triggered("Done.\n", "Codex needs input: Continue?")],
+    ["is case-sensitive", shownAsIs("openclaw needs input: x\nOPENCLAW NEEDS INPUT: y\nOpenClaw Needs Input: z")],
+    [
+      "accepts up to 3 spaces before the phrase, and keeps them in the prompt",
+      ...["", " ", "  ", "   "].map((indent) => triggered("Hi\n", `${indent}OpenClaw needs input: Go?`)),
+    ],
+    [
+      "treats 4 spaces or a tab before the phrase as indented code",
+      ...["    OpenClaw needs input: Go?", "\tOpenClaw needs input: Go?", "Hi\n     Codex needs input: x"].map(shownAsIs),
+    ],
+    [
+      "treats a mid-line mention as text",
+      shownAsIs('Write "OpenClaw needs input: ..." when you need me.\n- Codex needs input: is the other one'),
+    ],
+    ["needs the whole phrase, colon included", shownAsIs("OpenClaw needs input\nCodex needs\nOpenClaw needs input;")],
+    [
+      "handles CRLF line endings",
+      triggered("Sure.\r\n```\r\nOpenClaw needs input: no\r\n```\r\n", "OpenClaw needs input: Yes?\r\n"),
+    ],
+  ])("%s", (_name, ...scans) => expectScans(scans));
 });
 
 describe("PromptScanner: code is a quote, not a trigger", () => {
-  it("ignores a trigger inside a closed ``` fence, and finds one after it", () => {
-    const text = "Example:\n```text\nOpenClaw needs input: Which DB?\n```\nOpenClaw needs input: Real?";
-    expect(scanBothWays(text)).toEqual({
-      visible: "Example:\n```text\nOpenClaw needs input: Which DB?\n```\n",
-      prompt: "OpenClaw needs input: Real?",
-    });
-  });
-
-  it("ignores triggers inside a ~~~ fence", () => {
-    const text = "~~~\nCodex needs input: quoted\n~~~\nafter";
-    expect(scanBothWays(text)).toEqual({ visible: text, prompt: null });
-  });
-
-  it("ignores triggers inside an unclosed fence, to the end of the reply", () => {
-    for (const fence of ["```", "~~~", "```json", "   ```"]) {
-      const text = `Look:\n${fence}\nOpenClaw needs input: quoted\n\nCodex needs input: still quoted`;
-      expect(scanBothWays(text)).toEqual({ visible: text, prompt: null });
-    }
-  });
-
-  it("closes a fence only with the same character", () => {
-    const text = "```\n~~~\nOpenClaw needs input: still code";
-    expect(scanBothWays(text)).toEqual({ visible: text, prompt: null });
-  });
-
-  it("closes a fence only with a run at least as long", () => {
-    const inside = "````\n```\nOpenClaw needs input: still code";
-    expect(scanBothWays(inside)).toEqual({ visible: inside, prompt: null });
-    const closed = "````\n`````\nOpenClaw needs input: Q";
-    expect(scanBothWays(closed)).toEqual({ visible: "````\n`````\n", prompt: "OpenClaw needs input: Q" });
-  });
-
-  it("does not close a fence with a line that has an info string", () => {
-    const text = "```\n```js\nOpenClaw needs input: still code";
-    expect(scanBothWays(text)).toEqual({ visible: text, prompt: null });
-  });
-
-  it("does not open a fence with a backtick run followed by a backtick in the info string", () => {
-    const text = "```inline``` code\nOpenClaw needs input: Q";
-    expect(scanBothWays(text)).toEqual({ visible: "```inline``` code\n", prompt: "OpenClaw needs input: Q" });
-  });
-
-  it("does not open a fence indented by 4 spaces (that is indented code)", () => {
-    const text = "    ```\nOpenClaw needs input: Q";
-    expect(scanBothWays(text)).toEqual({ visible: "    ```\n", prompt: "OpenClaw needs input: Q" });
-  });
-
-  it("needs at least three fence characters", () => {
-    const text = "``\nOpenClaw needs input: Q";
-    expect(scanBothWays(text)).toEqual({ visible: "``\n", prompt: "OpenClaw needs input: Q" });
-  });
+  it.each<[string, ...Scan[]]>([
+    [
+      "ignores a trigger inside a closed ``` fence, and finds one after it",
+      triggered("Example:\n```text\nOpenClaw needs input: Which DB?\n```\n", "OpenClaw needs input: Real?"),
+    ],
+    ["ignores triggers inside a ~~~ fence", shownAsIs("~~~\nCodex needs input: quoted\n~~~\nafter")],
+    [
+      "ignores triggers inside an unclosed fence, to the end of the reply",
+      ...["```", "~~~", "```json", "   ```"].map((fence) =>
+        shownAsIs(`Look:\n${fence}\nOpenClaw needs input: quoted\n\nCodex needs input: still quoted`),
+      ),
+    ],
+    ["closes a fence only with the same character", shownAsIs("```\n~~~\nOpenClaw needs input: still code")],
+    [
+      "closes a fence only with a run at least as long",
+      shownAsIs("````\n```\nOpenClaw needs input: still code"),
+      triggered("````\n`````\n", "OpenClaw needs input: Q"),
+    ],
+    ["does not close a fence with a line that has an info string", shownAsIs("```\n```js\nOpenClaw needs input: still code")],
+    [
+      "does not open a fence with a backtick run followed by a backtick in the info string",
+      triggered("```inline``` code\n", "OpenClaw needs input: Q"),
+    ],
+    ["does not open a fence indented by 4 spaces (that is indented code)", triggered("    ```\n", "OpenClaw needs input: Q")],
+    ["needs at least three fence characters", triggered("``\n", "OpenClaw needs input: Q")],
+  ])("%s", (_name, ...scans) => expectScans(scans));
 });
 
 describe("PromptScanner: holding back only what could still be a trigger", () => {
-  it("holds a line start that could still become a trigger", () => {
-    const scanner = new PromptScanner();
-    expect(scanner.push("Hello\nOpen")).toBe("Hello\n");
-    expect(scanner.push("Claw needs")).toBe("");
-    expect(scanner.push(" input: Which?")).toBe("");
-    expect(scanner.end()).toEqual({ text: "", prompt: "OpenClaw needs input: Which?" });
-  });
-
-  it("releases held text the moment it cannot be a trigger", () => {
-    const scanner = new PromptScanner();
-    expect(scanner.push("Open")).toBe("");
-    expect(scanner.push("x")).toBe("Openx");
-    expect(scanner.push(" more")).toBe(" more");
-  });
-
-  it("holds indentation and a partial Codex phrase", () => {
-    const scanner = new PromptScanner();
-    expect(scanner.push("  Codex need")).toBe("");
-    expect(scanner.push("ed")).toBe("  Codex needed");
-  });
-
-  it("releases a line start at its 4th space", () => {
-    const scanner = new PromptScanner();
-    expect(scanner.push("   ")).toBe("");
-    expect(scanner.push(" ")).toBe("    ");
-  });
-
-  it("releases mid-line text at once, without waiting for the newline", () => {
-    const scanner = new PromptScanner();
-    expect(scanner.push("Hel")).toBe("Hel");
-    expect(scanner.push("lo")).toBe("lo");
-    expect(scanner.push(" OpenClaw needs input:")).toBe(" OpenClaw needs input:");
-  });
-
-  it("releases a line that starts with a fence character at once", () => {
-    const scanner = new PromptScanner();
-    expect(scanner.push("``")).toBe("``");
-  });
-
-  it("releases nothing held back inside a fence", () => {
-    const scanner = new PromptScanner();
-    expect(scanner.push("```\n")).toBe("```\n");
-    expect(scanner.push("Open")).toBe("Open");
-  });
-
-  it("releases a held line prefix when the reply ends", () => {
-    const scanner = new PromptScanner();
-    expect(scanner.push("Sure.\nOpenClaw needs input")).toBe("Sure.\n");
-    expect(scanner.end()).toEqual({ text: "OpenClaw needs input", prompt: null });
-  });
-
-  it("shows nothing after the trigger until the reply ends", () => {
-    const scanner = new PromptScanner();
-    expect(scanner.push("OK\nCodex needs input: Pick\n")).toBe("OK\n");
-    expect(scanner.push("1. A\n2. B\n")).toBe("");
-    expect(scanner.push("Thanks!")).toBe("");
-    expect(scanner.end()).toEqual({ text: "", prompt: "Codex needs input: Pick\n1. A\n2. B\nThanks!" });
-  });
+  it.each<[string, Step[]]>([
+    [
+      "holds a line start that could still become a trigger",
+      [
+        push("Hello\nOpen", "Hello\n"),
+        push("Claw needs", ""),
+        push(" input: Which?", ""),
+        end("", "OpenClaw needs input: Which?"),
+      ],
+    ],
+    [
+      "releases held text the moment it cannot be a trigger",
+      [push("Open", ""), push("x", "Openx"), push(" more", " more")],
+    ],
+    ["holds indentation and a partial Codex phrase", [push("  Codex need", ""), push("ed", "  Codex needed")]],
+    ["releases a line start at its 4th space", [push("   ", ""), push(" ", "    ")]],
+    [
+      "releases mid-line text at once, without waiting for the newline",
+      [push("Hel", "Hel"), push("lo", "lo"), push(" OpenClaw needs input:", " OpenClaw needs input:")],
+    ],
+    ["releases a line that starts with a fence character at once", [push("``", "``")]],
+    ["releases nothing held back inside a fence", [push("```\n", "```\n"), push("Open", "Open")]],
+    [
+      "releases a held line prefix when the reply ends",
+      [push("Sure.\nOpenClaw needs input", "Sure.\n"), end("OpenClaw needs input", null)],
+    ],
+    [
+      "shows nothing after the trigger until the reply ends",
+      [
+        push("OK\nCodex needs input: Pick\n", "OK\n"),
+        push("1. A\n2. B\n", ""),
+        push("Thanks!", ""),
+        end("", "Codex needs input: Pick\n1. A\n2. B\nThanks!"),
+      ],
+    ],
+  ])("%s", (_name, steps) => expectReplay(steps));
 });
 
 describe("PromptScanner: repeats and second questions", () => {
@@ -238,81 +191,77 @@ describe("PromptScanner: snapshots", () => {
     expect(feedSnapshots(cumulative(slices(text, 7)))).toEqual(feedDeltas([text]));
   });
 
-  it("ignores a replayed snapshot: the same one again, or an older one", () => {
-    const scanner = new PromptScanner();
-    expect(scanner.pushSnapshot("Hello wor")).toBe("Hello wor");
-    expect(scanner.pushSnapshot("Hello wor")).toBe("");
-    expect(scanner.pushSnapshot("Hello")).toBe("");
-    expect(scanner.pushSnapshot("Hello world")).toBe("ld");
-    expect(scanner.end()).toEqual({ text: "", prompt: null });
-  });
-
-  it("mixes push and pushSnapshot", () => {
-    const scanner = new PromptScanner();
-    expect(scanner.push("Hi\n")).toBe("Hi\n");
-    expect(scanner.pushSnapshot("Hi\nOpen")).toBe("");
-    expect(scanner.push("Claw needs input: Q")).toBe("");
-    expect(scanner.pushSnapshot("Hi\nOpenClaw needs input: Q?")).toBe("");
-    expect(scanner.end()).toEqual({ text: "", prompt: "OpenClaw needs input: Q?" });
-  });
-
-  it("never takes back shown text when a replace diverges inside it, and shows the new text from there", () => {
-    const scanner = new PromptScanner();
-    expect(scanner.pushSnapshot("Hello world\n")).toBe("Hello world\n");
-    // Diverges at 6 ("world" → "there"): shown text stays; the new text from there on follows.
-    expect(scanner.pushSnapshot("Hello there\nOpenClaw needs input: Which?")).toBe("there\n");
-    expect(scanner.end()).toEqual({ text: "", prompt: "OpenClaw needs input: Which?" });
-  });
+  it.each<[string, Step[]]>([
+    [
+      "ignores a replayed snapshot: the same one again, or an older one",
+      [
+        snapshot("Hello wor", "Hello wor"),
+        snapshot("Hello wor", ""),
+        snapshot("Hello", ""),
+        snapshot("Hello world", "ld"),
+        end("", null),
+      ],
+    ],
+    [
+      "mixes push and pushSnapshot",
+      [
+        push("Hi\n", "Hi\n"),
+        snapshot("Hi\nOpen", ""),
+        push("Claw needs input: Q", ""),
+        snapshot("Hi\nOpenClaw needs input: Q?", ""),
+        end("", "OpenClaw needs input: Q?"),
+      ],
+    ],
+    [
+      "never takes back shown text when a replace diverges inside it, and shows the new text from there",
+      [
+        snapshot("Hello world\n", "Hello world\n"),
+        // Diverges at 6 ("world" → "there"): shown text stays; the new text from there on follows.
+        snapshot("Hello there\nOpenClaw needs input: Which?", "there\n"),
+        end("", "OpenClaw needs input: Which?"),
+      ],
+    ],
+    [
+      "rescans the prompt when a replace diverges inside it",
+      [
+        snapshot("Ok\nOpenClaw needs input: Pick\n1. A", "Ok\n"),
+        snapshot("Ok\nOpenClaw needs input: Choose\n1. X\n2. Y", ""),
+        end("", "OpenClaw needs input: Choose\n1. X\n2. Y"),
+      ],
+    ],
+    [
+      "shows the text when a replace removes the trigger",
+      [snapshot("Ok\nOpenClaw needs input: Pick", "Ok\n"), snapshot("Ok\nNever mind.", "Never mind."), end("", null)],
+    ],
+    [
+      "rescans fence state when a replace diverges before a fence",
+      [
+        snapshot("x\n```\n", "x\n```\n"),
+        // "```" became "~~": no fence any more, so the trigger line counts.
+        snapshot("x\n~~\nOpenClaw needs input: Q", "~~\n"),
+        end("", "OpenClaw needs input: Q"),
+      ],
+    ],
+    [
+      "handles a replace by a shorter, different snapshot",
+      [snapshot("Hello world", "Hello world"), snapshot("Help", "p"), end("", null)],
+    ],
+  ])("%s", (_name, steps) => expectReplay(steps));
 
   it("rescans held-back text when a replace diverges inside it", () => {
-    const scanner = new PromptScanner();
-    expect(scanner.pushSnapshot("Sure.\nOpen")).toBe("Sure.\n");
-    expect(scanner.pushSnapshot("Sure.\nOk, done")).toBe("Ok, done");
-    expect(scanner.end()).toEqual({ text: "", prompt: null });
-
-    const again = new PromptScanner();
-    expect(again.pushSnapshot("Sure.\nOpen the")).toBe("Sure.\nOpen the");
-    expect(again.pushSnapshot("Sure.\nOpenClaw needs input: Go?")).toBe("");
-    // "Open the" was shown before the replace and stays shown; the prompt is the new text's.
-    expect(again.end()).toEqual({ text: "", prompt: "OpenClaw needs input: Go?" });
-  });
-
-  it("rescans the prompt when a replace diverges inside it", () => {
-    const scanner = new PromptScanner();
-    expect(scanner.pushSnapshot("Ok\nOpenClaw needs input: Pick\n1. A")).toBe("Ok\n");
-    expect(scanner.pushSnapshot("Ok\nOpenClaw needs input: Choose\n1. X\n2. Y")).toBe("");
-    expect(scanner.end()).toEqual({ text: "", prompt: "OpenClaw needs input: Choose\n1. X\n2. Y" });
-  });
-
-  it("shows the text when a replace removes the trigger", () => {
-    const scanner = new PromptScanner();
-    expect(scanner.pushSnapshot("Ok\nOpenClaw needs input: Pick")).toBe("Ok\n");
-    expect(scanner.pushSnapshot("Ok\nNever mind.")).toBe("Never mind.");
-    expect(scanner.end()).toEqual({ text: "", prompt: null });
-  });
-
-  it("rescans fence state when a replace diverges before a fence", () => {
-    const scanner = new PromptScanner();
-    expect(scanner.pushSnapshot("x\n```\n")).toBe("x\n```\n");
-    // "```" became "~~": no fence any more, so the trigger line counts.
-    expect(scanner.pushSnapshot("x\n~~\nOpenClaw needs input: Q")).toBe("~~\n");
-    expect(scanner.end()).toEqual({ text: "", prompt: "OpenClaw needs input: Q" });
-  });
-
-  it("handles a replace by a shorter, different snapshot", () => {
-    const scanner = new PromptScanner();
-    expect(scanner.pushSnapshot("Hello world")).toBe("Hello world");
-    expect(scanner.pushSnapshot("Help")).toBe("p");
-    expect(scanner.end()).toEqual({ text: "", prompt: null });
+    expectReplay([snapshot("Sure.\nOpen", "Sure.\n"), snapshot("Sure.\nOk, done", "Ok, done"), end("", null)]);
+    expectReplay([
+      snapshot("Sure.\nOpen the", "Sure.\nOpen the"),
+      snapshot("Sure.\nOpenClaw needs input: Go?", ""),
+      // "Open the" was shown before the replace and stays shown; the prompt is the new text's.
+      end("", "OpenClaw needs input: Go?"),
+    ]);
   });
 });
 
 describe("PromptScanner: lifecycle and cost", () => {
   it("returns nothing for an empty delta", () => {
-    const scanner = new PromptScanner();
-    expect(scanner.push("")).toBe("");
-    expect(scanner.pushSnapshot("")).toBe("");
-    expect(scanner.end()).toEqual({ text: "", prompt: null });
+    expectReplay([push("", ""), snapshot("", ""), end("", null)]);
   });
 
   it("refuses input after the reply ended", () => {
@@ -332,7 +281,7 @@ describe("PromptScanner: lifecycle and cost", () => {
       for (const delta of deltas) scanner.push(delta);
       expect(scanner.charactersScanned).toBeLessThanOrEqual(text.length);
       const snapshots = new PromptScanner();
-      for (const snapshot of cumulative(deltas)) snapshots.pushSnapshot(snapshot);
+      for (const reply of cumulative(deltas)) snapshots.pushSnapshot(reply);
       expect(snapshots.charactersScanned).toBeLessThanOrEqual(text.length);
     }
   });
