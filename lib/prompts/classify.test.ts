@@ -1,7 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { classifyPrompt } from "./classify.ts";
+import type { PromptSpec } from "./types.ts";
 
 const ask = (body: string) => classifyPrompt(`OpenClaw needs input: ${body}`);
+
+/** Each prompt body must be classified as `kind`. */
+function expectKinds(kind: PromptSpec["kind"], ...bodies: string[]) {
+  for (const body of bodies) expect(ask(body).kind, body).toBe(kind);
+}
 
 describe("classifyPrompt rule 1: JSON form", () => {
   const form = {
@@ -53,65 +59,72 @@ describe("classifyPrompt rule 1: JSON form", () => {
 
   it("accepts three questions but not four or none", () => {
     const q = { question: "Q?", options: ["A", "B"] };
-    expect(ask(JSON.stringify({ questions: [q, q, q] })).kind).toBe("form");
-    expect(ask(JSON.stringify({ questions: [q, q, q, q] })).kind).toBe("text");
-    expect(ask(JSON.stringify({ questions: [] })).kind).toBe("text");
+    expectKinds("form", JSON.stringify({ questions: [q, q, q] }));
+    expectKinds("text", JSON.stringify({ questions: [q, q, q, q] }), JSON.stringify({ questions: [] }));
   });
 
   it("falls back to the other rules for invalid JSON or an invalid question", () => {
-    expect(ask('{"questions": [{"question": "Q?"}').kind).toBe("text");
-    expect(ask('{"questions": [{"header": "No question"}]}').kind).toBe("text");
-    expect(ask('{"questions": [{"question": "Q?", "multiSelect": "yes"}]}').kind).toBe("text");
-    expect(ask('{"questions": [{"question": "Q?", "options": [{"description": "no label"}]}]}').kind).toBe("text");
-    expect(ask('{"questions": [{"question": "Q?", "options": [""]}]}').kind).toBe("text");
-    expect(ask('{"questions": "Q?"}').kind).toBe("text");
+    expectKinds(
+      "text",
+      '{"questions": [{"question": "Q?"}',
+      '{"questions": [{"header": "No question"}]}',
+      '{"questions": [{"question": "Q?", "multiSelect": "yes"}]}',
+      '{"questions": [{"question": "Q?", "options": [{"description": "no label"}]}]}',
+      '{"questions": [{"question": "Q?", "options": [""]}]}',
+      '{"questions": "Q?"}',
+    );
     // The rules that follow still apply to such a body.
-    expect(ask('{"questions": []}\nPaste your API key').kind).toBe("secret");
+    expectKinds("secret", '{"questions": []}\nPaste your API key');
   });
 });
 
 describe("classifyPrompt rule 2: secret", () => {
   it("asks for a credential", () => {
     expect(ask("Please paste your API key")).toEqual({ kind: "secret", header: "", question: "Please paste your API key" });
-    expect(ask("Enter the password for the db").kind).toBe("secret");
-    expect(ask("Provide the passphrase for the signing key").kind).toBe("secret");
-    expect(ask("Send me a token with repo scope").kind).toBe("secret");
-    expect(ask("Paste your private key here").kind).toBe("secret");
-    expect(ask("I need the deploy credential").kind).toBe("secret");
-    expect(ask("What is the client secret?").kind).toBe("secret");
+    expectKinds(
+      "secret",
+      "Enter the password for the db",
+      "Provide the passphrase for the signing key",
+      "Send me a token with repo scope",
+      "Paste your private key here",
+      "I need the deploy credential",
+      "What is the client secret?",
+    );
   });
 
   it("matches credential words in any case and in identifiers", () => {
-    expect(ask("Enter your PASSWORD").kind).toBe("secret");
-    expect(ask("Set GITHUB_TOKEN for me").kind).toBe("secret");
-    expect(ask("I need OPENAI_API_KEY").kind).toBe("secret");
-    expect(ask("Paste the api-key").kind).toBe("secret");
+    expectKinds(
+      "secret",
+      "Enter your PASSWORD",
+      "Set GITHUB_TOKEN for me",
+      "I need OPENAI_API_KEY",
+      "Paste the api-key",
+    );
   });
 
   it("does not count plurals or longer words", () => {
-    expect(ask("How many tokens may the summary use?").kind).toBe("text");
-    expect(ask("Should I email your secretary").kind).toBe("text");
-    expect(ask("Which passwords should I rotate").kind).toBe("text");
-    expect(ask("Where are the credentials stored").kind).toBe("text");
-    expect(ask("Is the tokenizer fine").kind).toBe("text");
+    expectKinds(
+      "text",
+      "How many tokens may the summary use?",
+      "Should I email your secretary",
+      "Which passwords should I rotate",
+      "Where are the credentials stored",
+      "Is the tokenizer fine",
+    );
   });
 
   it("is not a secret with a yes/no marker, a confirm question, or two numbered options", () => {
-    expect(ask("Store the token in the keychain? (y/n)").kind).toBe("confirm");
-    expect(ask("Do you want me to rotate the API key?").kind).toBe("confirm");
-    expect(ask("Which token should I use?\n1. Work\n2. Personal").kind).toBe("choice");
+    expectKinds("confirm", "Store the token in the keychain? (y/n)", "Do you want me to rotate the API key?");
+    expectKinds("choice", "Which token should I use?\n1. Work\n2. Personal");
   });
 
   it("is still a secret with one numbered line", () => {
-    expect(ask("Paste your API key\n1. It is under Settings").kind).toBe("secret");
+    expectKinds("secret", "Paste your API key\n1. It is under Settings");
   });
 
   it("splits header and question like any prompt", () => {
-    expect(ask("GitHub access\nPaste a token with repo scope.")).toEqual({
-      kind: "secret",
-      header: "GitHub access",
-      question: "Paste a token with repo scope.",
-    });
+    const body = "GitHub access\nPaste a token with repo scope.";
+    expect(ask(body)).toEqual({ kind: "secret", header: "GitHub access", question: "Paste a token with repo scope." });
   });
 });
 
@@ -147,16 +160,15 @@ describe("classifyPrompt rule 3: numbered options", () => {
   it("collapses duplicate options (case-insensitive, trimmed) before counting them", () => {
     const spec = ask("Which?\n1. Postgres\n2.  postgres \n3. SQLite");
     expect(spec.kind === "choice" && spec.options).toEqual([{ label: "Postgres" }, { label: "SQLite" }]);
-    expect(ask("Which?\n1. Postgres\n2. POSTGRES").kind).toBe("text");
+    expectKinds("text", "Which?\n1. Postgres\n2. POSTGRES");
   });
 
   it("needs two options, and a space after the number", () => {
-    expect(ask("Which?\n1. Postgres").kind).toBe("text");
-    expect(ask("Size?\n1.5 GB\n2.5 GB").kind).toBe("text");
+    expectKinds("text", "Which?\n1. Postgres", "Size?\n1.5 GB\n2.5 GB");
   });
 
   it("wins over a confirm question", () => {
-    expect(ask("Do you want to proceed?\n1. Yes\n2. No").kind).toBe("choice");
+    expectKinds("choice", "Do you want to proceed?\n1. Yes\n2. No");
   });
 
   it.each([
@@ -201,7 +213,7 @@ describe("classifyPrompt rule 4: yes/no", () => {
   it.each(["Deploy now? (y/n)", "Deploy now [y/n]", "Deploy now (Y/N)", "Deploy now (yes/no)", "Deploy now [Yes / No]", "לפרוס עכשיו (כן/לא)", "النشر الآن (نعم/لا)"])(
     "is a confirm with the marker in %j",
     (line) => {
-      expect(ask(line).kind).toBe("confirm");
+      expectKinds("confirm", line);
     },
   );
 
@@ -219,16 +231,15 @@ describe("classifyPrompt rule 4: yes/no", () => {
     "هل تريد المتابعة؟",
     "هل نبدأ?",
   ])("is a confirm for the confirm question %j", (line) => {
-    expect(ask(line).kind).toBe("confirm");
+    expectKinds("confirm", line);
   });
 
   it("needs the verb and the question mark on the same line", () => {
-    expect(ask("I will proceed with the plan.\nWhat should it be called?").kind).toBe("text");
+    expectKinds("text", "I will proceed with the plan.\nWhat should it be called?");
   });
 
   it("matches confirm verbs as whole words only", () => {
-    expect(ask("Was that confirmed?").kind).toBe("text");
-    expect(ask("Which proceeds go where?").kind).toBe("text");
+    expectKinds("text", "Was that confirmed?", "Which proceeds go where?");
   });
 
   it("removes the marker from what is shown", () => {
@@ -244,27 +255,18 @@ describe("classifyPrompt rule 4: yes/no", () => {
 
 describe("classifyPrompt rule 5 and header/question split", () => {
   it("is a typed answer for anything else, a single line shown once as the question", () => {
-    expect(ask("What should the project be called?")).toEqual({
-      kind: "text",
-      header: "",
-      question: "What should the project be called?",
-    });
+    const question = "What should the project be called?";
+    expect(ask(question)).toEqual({ kind: "text", header: "", question });
   });
 
   it("uses the first line as the header when more text follows", () => {
-    expect(ask("Naming\nWhat should the project be called?\nKeep it short.")).toEqual({
-      kind: "text",
-      header: "Naming",
-      question: "What should the project be called?\nKeep it short.",
-    });
+    const body = "Naming\nWhat should the project be called?\nKeep it short.";
+    expect(ask(body)).toEqual({ kind: "text", header: "Naming", question: "What should the project be called?\nKeep it short." });
   });
 
   it("takes the question from the lines after an empty trigger line", () => {
-    expect(classifyPrompt("OpenClaw needs input:\n\nNaming\n  What should it be called?\n")).toEqual({
-      kind: "text",
-      header: "Naming",
-      question: "What should it be called?",
-    });
+    const prompt = "OpenClaw needs input:\n\nNaming\n  What should it be called?\n";
+    expect(classifyPrompt(prompt)).toEqual({ kind: "text", header: "Naming", question: "What should it be called?" });
   });
 
   it("has no header when the first line is longer than 80 characters", () => {
