@@ -52,6 +52,17 @@ describe("Gateway records to asks", () => {
     expect(ask.approval).toMatchObject({ command: "rm -rf build", decisions: ["deny", "allow-once"] });
   });
 
+  it("titles an exec approval with the command's first words, and a destructive command is critical", () => {
+    const command = "rm -rf ./build && npm run deploy -- --prod --region eu-west-1";
+    const ask = askFromExecApproval({ id: "e2", createdAtMs: 1, expiresAtMs: 2, request: { command, host: "gateway", cwd: "/srv" } }, context);
+    expect(ask.approval).toMatchObject({
+      title: "Run rm -rf ./build && npm run deploy -- --prod…",
+      description: "The agent wants to run a command on gateway in /srv. It deletes files or data and deploys.",
+      severity: "critical",
+      command,
+    });
+  });
+
   it("never offers a decision the Gateway marks unavailable, even when it is listed as allowed", () => {
     expect(orderDecisions(["allow-once", "allow-always", "deny"], ["allow-always"])).toEqual(["deny", "allow-once"]);
   });

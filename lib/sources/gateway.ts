@@ -1,5 +1,6 @@
 import type { QuestionRecord } from "@openclaw/gateway-protocol";
 import type { ApprovalAsk, ApprovalScope, Ask, AskQuestion, Decision, Severity } from "../ask.ts";
+import { COMMAND_RISK_WORDS, assessCommand, commandHeadline } from "../command-risk.ts";
 
 /**
  * Pure converters from Gateway records to Asks. The Gateway adapter (server/gateway) validates every
@@ -142,15 +143,18 @@ export function askFromExecApproval(event: ExecApprovalRecord, context: AskConte
   const where = [request.host && `on ${request.host}`, request.cwd && `in ${request.cwd}`].filter(Boolean).join(" ");
   // Live records carry `warningText: null` and put the Gateway's own findings in `commandAnalysis`.
   const warnings = request.warningText || (request.commandAnalysis?.warningLines ?? []).join("\n");
-  const risky = Boolean(warnings) || (request.commandAnalysis?.riskKinds ?? []).length > 0;
+  // The Gateway sends no severity for a command: read it from the command itself.
+  const assessed = assessCommand(request.command);
+  const risks = assessed.risks.map((risk) => COMMAND_RISK_WORDS[risk]);
+  const consequence = risks.length > 0 ? ` It ${risks.length > 1 ? `${risks.slice(0, -1).join(", ")} and ${risks.at(-1)}` : risks[0]}.` : "";
   return approvalAsk(
     event,
     "gateway.exec-approval",
     {
-      title: "Run a command",
-      description: where ? `The agent wants to run a command ${where}.` : "The agent wants to run a command.",
+      title: `Run ${commandHeadline(request.command)}`,
+      description: `${where ? `The agent wants to run a command ${where}.` : "The agent wants to run a command."}${consequence}`,
       detail: clip(warnings, APPROVAL_DETAIL_LIMIT),
-      severity: risky ? "warning" : "info",
+      severity: assessed.severity,
       command: request.command,
       scope: request.scope ?? undefined,
       decisions: orderDecisions(request.allowedDecisions, request.unavailableDecisions ?? []),

@@ -102,9 +102,9 @@ describe("approval records from live runs", () => {
     expect(askFromPluginApproval(plugin(record), context).approval.scope).toBeUndefined();
   });
 
-  it("reads a live exec approval: the command, no Always allow under ask=always, info without findings", () => {
+  it("reads a live exec approval: the command in its title, no Always allow under ask=always, a warning by default", () => {
     const ask = askFromExecApproval(exec(liveExec), context);
-    expect(ask.approval).toMatchObject({ command: "touch /tmp/m/e1", severity: "info", decisions: ["deny", "allow-once"] });
+    expect(ask.approval).toMatchObject({ title: "Run touch /tmp/m/e1", command: "touch /tmp/m/e1", severity: "warning", decisions: ["deny", "allow-once"] });
     expect(ask.approval.detail).toBeUndefined();
     expect(ask.expiresAt! - ask.createdAt).toBe(30 * 60_000);
   });

@@ -261,7 +261,7 @@ describe("exec approvals from a real exec policy (tools.exec mode ask, host gate
 
       const card = await nextCard(viewer, sessionKey);
       expect(card).toMatchObject({ source: "gateway.exec-approval", chatId, sessionKey, agentId: TEST_AGENT, runId, status: "pending" });
-      expect(card.approval).toMatchObject({ title: "Run a command", command: `echo ${word}`, severity: "info" });
+      expect(card.approval).toMatchObject({ title: `Run echo ${word}`, command: `echo ${word}`, severity: "warning" });
       expect(card.approval.description).toMatch(/^The agent wants to run a command on gateway in \//);
       // `ask: "always"` makes Always allow unavailable: the Gateway would keep asking anyway.
       expect(card.approval.decisions).toEqual(["deny", "allow-once"]);
