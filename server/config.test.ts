@@ -19,6 +19,13 @@ describe("config", () => {
     expect(() => parseConfig({ MAX_TOKEN_DAYS: "1", OWNER_LINK_HOURS: "48" })).toThrow(/OWNER_LINK_HOURS \(48\) is longer than MAX_TOKEN_DAYS \(1\) allows/);
     expect(() => parseConfig({ MAX_CONNECTIONS_PER_ADDRESS: "many" })).toThrow(/MAX_CONNECTIONS_PER_ADDRESS/);
     expect(() => parseConfig({ TRUSTED_PROXIES: "proxy.local" })).toThrow(/TRUSTED_PROXIES must be a comma-separated list of IP addresses or CIDR subnets/);
+    expect(() => parseConfig({ OPENWEBUI_URL: "chat.example.com" })).toThrow(/^Invalid configuration: OPENWEBUI_URL /);
+    expect(() => parseConfig({ OPENWEBUI_URL: "javascript:alert(1)" })).toThrow(/OPENWEBUI_URL must be an http/);
+  });
+
+  it("takes Open WebUI's address without a trailing slash, and leaves it unset by default", () => {
+    expect(parseConfig({}).OPENWEBUI_URL).toBeUndefined();
+    expect(parseConfig({ OPENWEBUI_URL: "https://chat.example.com/owui/" }).OPENWEBUI_URL).toBe("https://chat.example.com/owui");
   });
 
   it("parses lists", () => {

@@ -62,6 +62,12 @@ const EnvSchema = z.object({
   OWNER_USERS: commaList.transform((users) => (users.length > 0 ? users : ["owner"])),
   DATA_DIR: z.string().min(1).default("data"),
   OPENWEBUI_ORIGINS: commaList.pipe(z.array(z.url("must be a comma-separated list of origins"))),
+  /** Open WebUI's own address: the dashboard links each chat to `<OPENWEBUI_URL>/c/<chatId>`. */
+  OPENWEBUI_URL: z
+    .url()
+    .refine((url) => /^https?:\/\//.test(url), "must be an http:// or https:// URL")
+    .transform((url) => url.replace(/\/+$/, ""))
+    .optional(),
   TEXT_PROMPT_TIMEOUT_SECONDS: z.coerce.number().int().min(5).max(86_400).default(240),
   /** Finished asks, and chats nobody viewed, are deleted after this many days. */
   HISTORY_DAYS: z.coerce.number().int().min(1).max(36_500).default(90),

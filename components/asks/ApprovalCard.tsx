@@ -38,7 +38,7 @@ function previewOf(detail: string): string {
  * The approval card (DESIGN §11): title, what it would do (the declared scope), description, detail (the
  * Gateway's first 600 characters, expandable), tool and plugin or the command, severity (critical framed
  * in red), one button per allowed decision in the ask's order (Deny first, Recommended), and a live
- * countdown to expiry. Esc cancels, which denies.
+ * countdown to expiry. Number keys pick a decision (focus it; Enter makes it), Esc cancels, which denies.
  */
 export function ApprovalCard({ ask, onAnswer, autoFocus = false, headingLevel = 2 }: Props) {
   const { approval } = ask;
@@ -58,9 +58,18 @@ export function ApprovalCard({ ask, onAnswer, autoFocus = false, headingLevel = 
 
 
   const onKeyDown = (event: KeyboardEvent<HTMLElement>) => {
-    if (event.key === "Escape" && !busy) {
+    if (busy || event.altKey || event.ctrlKey || event.metaKey) return;
+    if (event.key === "Escape") {
       event.preventDefault();
       void send({ type: "cancel" });
+      return;
+    }
+    // A number picks a decision without making it: Enter (or a click) decides.
+    if (/^[1-9]$/.test(event.key)) {
+      const button = rootRef.current?.querySelectorAll<HTMLButtonElement>("[data-decision]")[Number(event.key) - 1];
+      if (!button) return;
+      event.preventDefault();
+      button.focus();
     }
   };
 
@@ -160,6 +169,7 @@ export function ApprovalCard({ ask, onAnswer, autoFocus = false, headingLevel = 
           <span key={decision} className="inline-flex items-center gap-2">
             <button
               type="button"
+              data-decision={decision}
               disabled={busy}
               aria-describedby={i === 0 ? `${baseId}-recommended` : undefined}
               onClick={() => void send({ type: "decision", decision })}

@@ -1,28 +1,44 @@
 "use client";
 
-import { useCallback, useEffect, useId, useMemo, useReducer, useRef, useState, type KeyboardEvent } from "react";
+import { useCallback, useEffect, useId, useLayoutEffect, useMemo, useReducer, useRef, useState, type KeyboardEvent } from "react";
+import type { TabAnswer } from "../../lib/protocol.ts";
 import { request, type TabClientSocket } from "../../client/socket.ts";
 import { useTabSession } from "../../client/use-tab-session.ts";
 import { askTitle, cx, secretOutcomeToast } from "../asks/format.ts";
 import { dangerButton, muted } from "../asks/styles.ts";
 import { useToast } from "../common/use-toast.ts";
 import { StatusPill, describeStatus } from "../common/ConnectionStatus.tsx";
-import { EMPTY_DASHBOARD, dashboardReducer, finishedAsks, pendingAsks } from "./dashboard-state.ts";
+import { EMPTY_DASHBOARD, dashboardReducer, finishedAsks, pendingAsks, type DashboardAction } from "./dashboard-state.ts";
+import { HistoryFilters } from "./HistoryFilters.tsx";
 import { HistoryTable } from "./HistoryTable.tsx";
-import { PendingAskItem } from "./PendingAskItem.tsx";
+import { InboxRow } from "./InboxRow.tsx";
+import { NO_FILTER, historyChats, matchesHistoryFilter, type HistoryFilter } from "./inbox-model.ts";
+import { KeyboardHelp } from "./KeyboardHelp.tsx";
 import { useDesktopNotifications } from "./use-desktop-notifications.ts";
+import { useInboxKeys } from "./use-inbox-keys.ts";
+import { useKeptFocus } from "./use-kept-focus.ts";
 
 const TOKEN_KEY = "openclaw-asks:token";
 
 type View = "pending" | "history";
 
 /**
- * The owners' dashboard (DESIGN §11): every pending ask across chats, answered inline with the same
- * cards, bulk deny/cancel, the history of finished asks, the Gateway's status, and opt-in desktop
- * notifications for asks that arrive while the tab is hidden.
+ * The owners' dashboard (DESIGN §11): an inbox of every pending ask across chats, most urgent first,
+ * as compact rows that open in place to the same cards the widget shows, with keyboard triage and
+ * bulk deny/cancel; the history of finished asks with its filters; the Gateway's status; and opt-in
+ * desktop notifications for asks that arrive while the tab is hidden.
  */
-export function Dashboard() {
-  const [state, dispatch] = useReducer(dashboardReducer, EMPTY_DASHBOARD);
+export function Dashboard({ openWebUiUrl }: { openWebUiUrl: string | null }) {
+  const [state, dispatchNow] = useReducer(dashboardReducer, EMPTY_DASHBOARD);
+  const kept = useKeptFocus();
+  // Every change of the list keeps the focused row where it is on screen (new asks may sort above it).
+  const dispatch = useCallback(
+    (action: DashboardAction) => {
+      kept.measure();
+      dispatchNow(action);
+    },
+    [kept],
+  );
   const [view, setView] = useState<View>("pending");
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
   const [accessError, setAccessError] = useState<string | null>(null);
@@ -30,6 +46,10 @@ export function Dashboard() {
   const [bulkBusy, setBulkBusy] = useState(false);
   const [toast, setToast] = useToast();
   const [modalOpen, setModalOpen] = useState(false);
+  const [helpOpen, setHelpOpen] = useState(false);
+  const [expanded, setExpanded] = useState<ReadonlySet<string>>(new Set());
+  const [historyFilter, setHistoryFilter] = useState<HistoryFilter>(NO_FILTER);
+  const pendingPick = useRef<{ id: string; digit: string } | null>(null);
   const notifications = useDesktopNotifications();
   const notifyRef = useRef(notifications.notify);
   notifyRef.current = notifications.notify;
@@ -63,7 +83,7 @@ export function Dashboard() {
       }
       dispatch({ type: "changed", ask });
     });
-  }, []);
+  }, [dispatch]);
 
   const { socket, connection, gateway, answer, tokenProblem } = useTabSession({
     sessionStorageKey: TOKEN_KEY,
@@ -73,14 +93,68 @@ export function Dashboard() {
 
   const pending = useMemo(() => pendingAsks(state), [state]);
   const finished = useMemo(() => finishedAsks(state), [state]);
+  const shownHistory = useMemo(() => finished.filter((ask) => matchesHistoryFilter(ask, historyFilter)), [finished, historyFilter]);
+  const chats = useMemo(() => historyChats(finished), [finished]);
 
-  // Selection only ever holds pending asks.
+  // Selection and open rows only ever hold pending asks.
   useEffect(() => {
-    setSelected((current) => {
-      const live = new Set([...current].filter((id) => state.asks[id]?.status === "pending"));
-      return live.size === current.size ? current : live;
-    });
+    const live = (current: ReadonlySet<string>) => {
+      const still = new Set([...current].filter((id) => state.asks[id]?.status === "pending"));
+      return still.size === current.size ? current : still;
+    };
+    setSelected(live);
+    setExpanded(live);
   }, [state]);
+
+  useLayoutEffect(() => kept.restore(pending.map((ask) => ask.id)), [kept, pending]);
+
+  // A number pressed on a closed row opens it, then goes to its card, which picks the option.
+  useEffect(() => {
+    const pick = pendingPick.current;
+    if (!pick || !expanded.has(pick.id)) return;
+    pendingPick.current = null;
+    const cardRoot = document.querySelector<HTMLElement>(`[data-inbox-row="${CSS.escape(pick.id)}"] [data-row-panel] [data-ask-id]`);
+    if (!cardRoot) return;
+    cardRoot.focus();
+    cardRoot.dispatchEvent(new KeyboardEvent("keydown", { key: pick.digit, bubbles: true, cancelable: true }));
+  }, [expanded]);
+
+  const setRowExpanded = (id: string, open: boolean) =>
+    setExpanded((current) => {
+      const next = new Set(current);
+      if (open) next.add(id);
+      else next.delete(id);
+      return next;
+    });
+
+  const triage = async (id: string, tabAnswer: TabAnswer, done: string) => {
+    const ask = state.asks[id];
+    const result = await answer(id, tabAnswer);
+    const title = ask ? askTitle(ask) : "The ask";
+    setBulkMessage(result.ok ? `${done}: ${title}` : `${title}: ${result.error.message}`);
+  };
+
+  useInboxKeys(view === "pending" && !modalOpen && !helpOpen, {
+    help: () => setHelpOpen(true),
+    move: (row, step) => {
+      const index = row === null ? -1 : pending.findIndex((ask) => ask.id === row);
+      const next = pending[index < 0 ? (step === 1 ? 0 : pending.length - 1) : Math.min(Math.max(index + step, 0), pending.length - 1)];
+      if (next) kept.focusRow(next.id);
+    },
+    deny: (row) => void triage(row, { type: "cancel" }, state.asks[row]?.kind === "approval" ? "Denied" : "Cancelled"),
+    allow: (row) => {
+      const ask = state.asks[row];
+      if (ask?.kind !== "approval" || !ask.approval.decisions.includes("allow-once")) {
+        setBulkMessage("Only an approval that offers Allow once can be allowed with a.");
+        return;
+      }
+      void triage(row, { type: "decision", decision: "allow-once" }, "Allowed once");
+    },
+    pick: (row, digit) => {
+      pendingPick.current = { id: row, digit };
+      setExpanded((current) => new Set(current).add(row));
+    },
+  });
 
   const refreshHistory = useCallback(() => {
     if (!socket) return;
@@ -149,16 +223,27 @@ export function Dashboard() {
             <span role="status" className="min-w-0">
               <StatusPill view={status} />
             </span>
-            {notifications.supported && (
+            <div className="ms-auto flex items-center gap-1">
+              {notifications.supported && (
+                <button
+                  type="button"
+                  aria-pressed={notifications.enabled}
+                  onClick={() => void notifications.toggle()}
+                  className="min-h-11 rounded-lg px-2.5 py-1.5 text-sm font-medium text-sky-800 hover:bg-sky-50 dark:text-sky-300 dark:hover:bg-sky-950/60"
+                >
+                  {notifications.enabled ? "Desktop notifications on" : "Enable desktop notifications"}
+                </button>
+              )}
               <button
                 type="button"
-                aria-pressed={notifications.enabled}
-                onClick={() => void notifications.toggle()}
-                className="ms-auto rounded-lg px-2.5 py-1.5 text-sm font-medium text-sky-800 hover:bg-sky-50 dark:text-sky-300 dark:hover:bg-sky-950/60"
+                aria-label="Keyboard shortcuts"
+                aria-haspopup="dialog"
+                onClick={() => setHelpOpen(true)}
+                className="inline-flex size-11 items-center justify-center rounded-lg font-mono text-base font-semibold text-sky-800 hover:bg-sky-50 dark:text-sky-300 dark:hover:bg-sky-950/60"
               >
-                {notifications.enabled ? "Desktop notifications on" : "Enable desktop notifications"}
+                ?
               </button>
-            )}
+            </div>
           </div>
         </header>
 
@@ -190,7 +275,7 @@ export function Dashboard() {
                   if (tab.id === "history") refreshHistory();
                 }}
                 className={cx(
-                  "-mb-px inline-flex items-center gap-2 border-b-2 px-3 py-2 text-sm font-medium",
+                  "-mb-px inline-flex min-h-11 items-center gap-2 border-b-2 px-3 py-2 text-sm font-medium",
                   view === tab.id
                     ? "border-sky-700 text-sky-900 dark:border-sky-400 dark:text-sky-100"
                     : "border-transparent text-zinc-600 hover:text-zinc-900 dark:text-zinc-400 dark:hover:text-zinc-100",
@@ -208,7 +293,7 @@ export function Dashboard() {
             <h2 className="sr-only">Pending asks</h2>
             {pending.length > 0 && (
               <div className="mb-3 flex flex-wrap items-center gap-x-4 gap-y-2 rounded-xl border border-zinc-200 bg-white px-3 py-2 dark:border-zinc-800 dark:bg-zinc-900">
-                <label className="inline-flex items-center gap-2 text-sm">
+                <label className="inline-flex min-h-11 items-center gap-2 text-sm">
                   <input
                     type="checkbox"
                     checked={allSelected}
@@ -216,7 +301,7 @@ export function Dashboard() {
                       if (element) element.indeterminate = someSelected;
                     }}
                     onChange={(event) => setSelected(event.target.checked ? new Set(pending.map((ask) => ask.id)) : new Set())}
-                    className="size-4 accent-sky-700 dark:accent-sky-400"
+                    className="size-5 accent-sky-700 dark:accent-sky-400"
                   />
                   Select all
                 </label>
@@ -235,32 +320,45 @@ export function Dashboard() {
               {bulkMessage}
             </p>
             {pending.length === 0 ? (
-              <p className={cx("rounded-xl border border-dashed border-zinc-300 px-4 py-8 text-center text-sm dark:border-zinc-700", muted)}>
+              <p
+                ref={kept.emptyRef}
+                tabIndex={-1}
+                className={cx("rounded-xl border border-dashed border-zinc-300 px-4 py-8 text-center text-sm dark:border-zinc-700", muted)}
+              >
                 {connection.phase === "connected" && !problem ? "Nothing pending" : "—"}
               </p>
             ) : (
-              <ul aria-label="Pending asks" className="grid items-start gap-x-4 gap-y-5 lg:grid-cols-2">
+              <ul aria-label="Pending asks" onFocus={kept.onFocus} className="flex flex-col gap-2 [overflow-anchor:none]">
                 {pending.map((ask) => (
-                  <PendingAskItem
+                  <InboxRow
                     key={ask.id}
                     ask={ask}
+                    expanded={expanded.has(ask.id)}
+                    onExpand={(open) => setRowExpanded(ask.id, open)}
                     selected={selected.has(ask.id)}
                     onSelect={(on) => toggle(ask.id, on)}
                     onAnswer={(tabAnswer) => answer(ask.id, tabAnswer)}
+                    openWebUiUrl={openWebUiUrl}
                     onModal={setModalOpen}
                     onSecretOutcome={(outcome) => setToast(secretOutcomeToast(outcome))}
                   />
                 ))}
               </ul>
             )}
+            <p className={cx("mt-3 hidden text-xs sm:block", muted)}>
+              Press <kbd className="font-mono">?</kbd> for keyboard shortcuts.
+            </p>
           </section>
 
           <section id={`${baseId}-panel-history`} role="tabpanel" aria-labelledby={`${baseId}-tab-history`} hidden={view !== "history"}>
             <h2 className="sr-only">History</h2>
-            <HistoryTable asks={finished} />
+            <HistoryFilters filter={historyFilter} chats={chats} onChange={setHistoryFilter} shown={shownHistory.length} total={finished.length} />
+            <HistoryTable asks={shownHistory} filtered={shownHistory.length !== finished.length} />
           </section>
         </main>
       </div>
+
+      <KeyboardHelp open={helpOpen} onClose={() => setHelpOpen(false)} />
 
       {toast && (
         <p

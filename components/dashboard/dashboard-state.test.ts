@@ -46,4 +46,31 @@ describe("dashboard state", () => {
     expect(pendingAsks(state).map((item) => item.id)).toEqual(["older-soon", "soon", "later", "never"]);
     expect(finishedAsks(state).map((item) => item.id)).toEqual(["new", "old"]);
   });
+
+  it("puts critical approvals first, whatever their deadline, then the rest by time left and age", () => {
+    const critical = (id: string, over: Partial<Ask> = {}) =>
+      ask(id, { approval: { title: id, description: "", severity: "critical", decisions: ["deny", "allow-once"] }, ...over } as Partial<Ask>);
+    const question = { kind: "question", source: "gateway.question", questions: [{ id: "q", header: "", question: "?", options: [], multiSelect: false, allowOther: true }] } as Partial<Ask>;
+    const state = dashboardReducer(EMPTY_DASHBOARD, {
+      type: "all-list",
+      asks: [
+        ask("warning-soon", { expiresAt: 50 }),
+        critical("critical-late", { expiresAt: 900 }),
+        ask("question-soonest", { ...question, expiresAt: 10 }),
+        critical("critical-soon", { expiresAt: 400 }),
+        critical("critical-none"),
+        ask("old-none", { createdAt: 0 }),
+        ask("new-none", { createdAt: 5 }),
+      ],
+    });
+    expect(pendingAsks(state).map((item) => item.id)).toEqual([
+      "critical-soon",
+      "critical-late",
+      "critical-none",
+      "question-soonest",
+      "warning-soon",
+      "old-none",
+      "new-none",
+    ]);
+  });
 });

@@ -45,12 +45,21 @@ export function dashboardReducer(state: DashboardState, action: DashboardAction)
   }
 }
 
-/** Most urgent first: the soonest expiry, then the oldest; asks without a deadline last. */
+const isCritical = (ask: Ask) => ask.kind === "approval" && ask.approval.severity === "critical";
+const deadline = (ask: Ask) => ask.expiresAt ?? Number.POSITIVE_INFINITY;
+
+/**
+ * The inbox order, most urgent first: critical approvals, then the soonest expiry (asks without a
+ * deadline last), then the oldest. The id breaks ties so the order never flickers.
+ */
+export function byUrgency(a: Ask, b: Ask): number {
+  return Number(isCritical(b)) - Number(isCritical(a)) || deadline(a) - deadline(b) || a.createdAt - b.createdAt || a.id.localeCompare(b.id);
+}
+
 export function pendingAsks(state: DashboardState): Ask[] {
-  const deadline = (ask: Ask) => ask.expiresAt ?? Number.POSITIVE_INFINITY;
   return Object.values(state.asks)
     .filter((ask) => ask.status === "pending")
-    .sort((a, b) => deadline(a) - deadline(b) || a.createdAt - b.createdAt || a.id.localeCompare(b.id));
+    .sort(byUrgency);
 }
 
 export function finishedAsks(state: DashboardState): Ask[] {

@@ -45,9 +45,11 @@ export type E2e = {
  * after. With `hostPage`, a stand-in Open WebUI page is started first and allowed to frame the widget.
  * The fields are set once the describe's tests run.
  */
-export function useE2e(options: { hostPage: true }): E2e & { host: HostPage };
-export function useE2e(options?: { hostPage?: false }): E2e;
-export function useE2e(options: { hostPage?: boolean } = {}): E2e & { host?: HostPage } {
+export type E2eOptions = { hostPage?: boolean; /** More environment for the app server (e.g. OPENWEBUI_URL, AGENT_ID). */ env?: Record<string, string> };
+
+export function useE2e(options: E2eOptions & { hostPage: true }): E2e & { host: HostPage };
+export function useE2e(options?: E2eOptions & { hostPage?: false }): E2e;
+export function useE2e(options: E2eOptions = {}): E2e & { host?: HostPage } {
   const e2e = {
     embedUrl: async (chat: string) => `${e2e.app.url}/embed/chat/${chat}?token=${await e2e.app.mintToken("owner", chat)}`,
     dashboardUrl: async () => `${e2e.app.url}/?token=${await e2e.app.mintToken("owner")}`,
@@ -57,7 +59,7 @@ export function useE2e(options: { hostPage?: boolean } = {}): E2e & { host?: Hos
     const gatewayToken = inject("gatewayToken");
     if (options.hostPage) e2e.host = await startHostPage();
     // The file's own agent on the shared Gateway: it sees no other test file's asks.
-    const env = { AGENT_ID: TEST_AGENT, ...(e2e.host ? { OPENWEBUI_ORIGINS: e2e.host.origin } : {}) };
+    const env = { AGENT_ID: TEST_AGENT, ...(e2e.host ? { OPENWEBUI_ORIGINS: e2e.host.origin } : {}), ...options.env };
     e2e.app = await startAppServer({ gatewayUrl, gatewayToken, env });
     e2e.browser = await launchBrowser();
     e2e.requester = await gatewayOperator("requester");
