@@ -65,12 +65,13 @@ export function InboxRow({ ask, expanded, onExpand, selected, onSelect, onAnswer
             aria-expanded={expanded}
             aria-controls={panelId}
             onClick={() => onExpand(!expanded)}
-            className="flex min-h-11 min-w-0 flex-[1_1_16rem] items-center gap-2 rounded-lg py-1.5 text-start"
+            className="flex min-h-11 min-w-0 flex-[1_1_16rem] flex-wrap items-center gap-x-2 gap-y-1 rounded-lg py-1.5 text-start"
           >
             <span className={cx("shrink-0 rounded-full px-2 py-0.5 text-xs font-semibold", critical ? "bg-rose-700 text-white dark:bg-rose-400 dark:text-zinc-950" : KIND_TONE[ask.kind])}>
               {critical ? "Critical approval" : KIND_LABELS[ask.kind]}
             </span>
-            <span className="min-w-0 flex-1 font-medium break-words" dir="auto">
+            {/* On a phone the title gets a line of its own, under the kind and the time left. */}
+            <span className="min-w-0 flex-1 font-medium break-words max-sm:order-last max-sm:basis-full" dir="auto">
               {title}
             </span>
             <TimeLeft expiresAt={ask.expiresAt} />
@@ -97,10 +98,10 @@ export function InboxRow({ ask, expanded, onExpand, selected, onSelect, onAnswer
 /** Time left, in words; only this part re-renders every second. */
 function TimeLeft({ expiresAt }: { expiresAt: number | null }) {
   const now = useNow(1000);
-  if (expiresAt === null) return <span className={cx("shrink-0 text-xs", muted)}>no limit</span>;
+  if (expiresAt === null) return <span className={cx("shrink-0 text-xs max-sm:ms-auto", muted)}>no limit</span>;
   const left = expiresAt - now;
   return (
-    <span className={cx("shrink-0 text-xs tabular-nums", left < 60_000 ? "font-semibold text-rose-700 dark:text-rose-300" : muted)}>
+    <span className={cx("shrink-0 text-xs tabular-nums max-sm:ms-auto", left < 60_000 ? "font-semibold text-rose-700 dark:text-rose-300" : muted)}>
       {left > 0 ? `${formatSpan(left)} left` : "expiring"}
     </span>
   );

@@ -55,7 +55,11 @@ describe.skipIf(!gatewayUrl)("accessibility (axe-core)", () => {
   const dashboardPage = async (colorScheme: "light" | "dark", width: number): Promise<Page> => {
     const { page } = await openPage(e2e.browser, { colorScheme, viewport: { width, height: 900 } });
     await page.goto(await e2e.dashboardUrl());
-    await page.getByRole("listitem").filter({ hasText: chat }).first().waitFor({ timeout: UI_TIMEOUT });
+    const rows = page.locator("[data-inbox-row]").filter({ hasText: chat });
+    await rows.first().waitFor({ timeout: UI_TIMEOUT });
+    // Open every row of this file's chat, so the cards inside are checked too.
+    for (const row of await rows.all()) await row.locator('[data-row-toggle][aria-expanded="false"]').click();
+    await page.getByRole("radio", { name: /^Postgres/ }).first().waitFor({ timeout: UI_TIMEOUT });
     return page;
   };
 

@@ -1,5 +1,6 @@
-// The owners' dashboard against the real Gateway: pending asks of two chats, one answered inline, two
-// plugin approvals denied in one bulk action (their requesters get "deny"), and the history.
+// The owners' dashboard against the real Gateway: pending asks of two chats, one answered inline in its
+// opened row, two plugin approvals denied in one bulk action (their requesters get "deny"), and the
+// history. The inbox's order, triage keys and filters are in inbox.test.ts.
 import { describe, expect, inject, it } from "vitest";
 import { openPage } from "../support/browser.ts";
 import { UI_TIMEOUT, createQuestion, requestApproval, uniqueChat, useE2e, waitAnswer } from "./fixtures.ts";
@@ -31,7 +32,8 @@ describe.skipIf(!gatewayUrl)("dashboard", () => {
     await item(chatA, titleA).waitFor({ timeout: UI_TIMEOUT });
     await item(chatB, titleB).waitFor({ timeout: UI_TIMEOUT });
 
-    // Answer the question inline, with the same card the widget uses.
+    // Open its row and answer the question inline, with the same card the widget uses.
+    await question.locator("[data-row-toggle]").click();
     await question.getByRole("radio", { name: /^Postgres/ }).click();
     await question.getByRole("button", { name: "Submit" }).click();
     expect(await answered).toMatchObject({ status: "answered", answers: { answers: { db: ["Postgres"] } } });

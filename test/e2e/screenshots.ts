@@ -1,5 +1,5 @@
 // `npm run screenshots`: pictures of the widget and the dashboard (light, dark, phone width, Hebrew,
-// the secret dialog, the history) for people to look at, written to test-results/screenshots/*.png.
+// the secret dialog, the history, the inbox on a desktop and a phone, its keyboard help and filters) for people to look at, written to test-results/screenshots/*.png.
 // Not a test: what they show is asserted by the e2e tests. Starts a real Gateway on the stub model
 // (or reuses OPENCLAW_GATEWAY_REUSE_URL / _TOKEN / OPENCLAW_STUB_MODEL_REUSE_URL), the production
 // build (built first when stale), Chromium, and a stand-in Open WebUI host page.
@@ -138,11 +138,13 @@ async function dashboard(shots: Shots): Promise<void> {
   const ofChat = (chat: string) => page.getByRole("listitem").filter({ hasText: chat });
   await ofChat(chatA).first().waitFor({ timeout: UI_TIMEOUT });
   await ofChat(chatB).filter({ hasText: "Send an email" }).waitFor({ timeout: UI_TIMEOUT });
+  await ofChat(chatB).filter({ hasText: "Formal or casual?" }).locator("[data-row-toggle]").click();
   await ofChat(chatB).filter({ hasText: "Formal or casual?" }).getByRole("radio", { name: /^Casual/ }).click();
   await ofChat(chatB).filter({ hasText: "Formal or casual?" }).getByRole("button", { name: "Submit" }).click();
   await finishedAnswer;
   await ofChat(chatB).filter({ hasText: "Send an email" }).getByRole("checkbox", { name: "Select: Send an email to the team" }).check();
   await page.screenshot({ path: screenshotPath("dashboard-light-top") });
+  await ofChat(chatA).first().locator("[data-row-toggle]").click();
   await ofChat(chatA).first().scrollIntoViewIfNeeded();
   await page.screenshot({ path: screenshotPath("dashboard-light") });
 
@@ -160,6 +162,51 @@ async function dashboard(shots: Shots): Promise<void> {
   await phone.context().close();
 }
 
+/**
+ * The inbox with a question, a critical plugin approval, a routine one and a destructive exec command
+ * pending at once: on a desktop (the exec row open in place), on a phone (390 px), the keyboard help,
+ * and the history's filters.
+ */
+async function inbox(shots: Shots): Promise<void> {
+  const chat = uniqueChat("shot-inbox");
+  const key = sessionKeyFor(chat);
+  await createQuestion(shots.requester, chat, [
+    { questionId: "db", header: "Database", question: "Which database should the new service use?", options: [{ label: "Postgres", description: "needs a server" }, { label: "SQLite" }] },
+  ]);
+  // Left pending: the script's Gateway goes away with them.
+  void requestApproval(shots.requester, chat, { title: "Pay invoice INV-2291", description: "Pay 49.99 EUR to Stripe for the staging cluster.", severity: "critical", toolName: "payments.pay", pluginId: "billing" });
+  void requestApproval(shots.requester, chat, { title: "Post the release notes", description: "Publish v2.4 notes to the team channel.", severity: "warning", toolName: "chat.post", pluginId: "announcer" });
+  const exec = shots.requester.request("exec.approval.request", { command: "rm -rf ./build && npm run deploy -- --prod", host: "gateway", cwd: "/srv/app", agentId: "dev", sessionKey: key, timeoutMs: 1_800_000 }, { timeoutMs: 1_830_000 });
+  exec.catch(() => {});
+
+  const rowsOf = (page: Page) => page.locator("[data-inbox-row]").filter({ hasText: chat });
+  const { page } = await openPage(shots.browser, { viewport: { width: 1280, height: 900 } });
+  await page.goto(await dashboardUrl(shots));
+  await rowsOf(page).filter({ hasText: "Run rm -rf" }).waitFor({ timeout: UI_TIMEOUT });
+  await rowsOf(page).nth(3).waitFor({ timeout: UI_TIMEOUT });
+  await rowsOf(page).filter({ hasText: "Run rm -rf" }).locator("[data-row-toggle]").click();
+  await rowsOf(page).first().scrollIntoViewIfNeeded();
+  await page.screenshot({ path: screenshotPath("inbox-desktop-1280") });
+  await page.locator("body").press("?");
+  await page.getByRole("dialog", { name: "Keyboard shortcuts" }).waitFor({ timeout: UI_TIMEOUT });
+  await page.screenshot({ path: screenshotPath("inbox-keyboard-help") });
+  await page.keyboard.press("Escape");
+  await page.getByRole("tab", { name: /History/ }).click();
+  await page.getByLabel("Kind").selectOption("question");
+  await page.screenshot({ path: screenshotPath("history-filtered") });
+  await page.context().close();
+
+  const { page: phone } = await openPage(shots.browser, { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+  await phone.goto(await dashboardUrl(shots));
+  await rowsOf(phone).nth(3).waitFor({ timeout: UI_TIMEOUT });
+  await rowsOf(phone).first().scrollIntoViewIfNeeded();
+  await phone.screenshot({ path: screenshotPath("inbox-phone-390") });
+  await rowsOf(phone).filter({ hasText: "Which database" }).locator("[data-row-toggle]").click();
+  await rowsOf(phone).filter({ hasText: "Which database" }).getByRole("radio", { name: /^Postgres/ }).scrollIntoViewIfNeeded();
+  await phone.screenshot({ path: screenshotPath("inbox-phone-390-open") });
+  await phone.context().close();
+}
+
 async function main(): Promise<void> {
   const reuse = process.env.OPENCLAW_GATEWAY_REUSE_URL;
   const harness = reuse ? null : await startHarness();
@@ -169,7 +216,7 @@ async function main(): Promise<void> {
   const host = await startHostPage();
   const stops: (() => Promise<unknown>)[] = [() => host.stop(), async () => harness?.stop()];
   try {
-    const app = await startAppServer({ gatewayUrl, gatewayToken, env: { OPENWEBUI_ORIGINS: host.origin } });
+    const app = await startAppServer({ gatewayUrl, gatewayToken, env: { OPENWEBUI_ORIGINS: host.origin, OPENWEBUI_URL: host.origin } });
     stops.unshift(() => app.stop());
     const browser = await launchBrowser();
     stops.unshift(() => browser.close());
@@ -181,6 +228,7 @@ async function main(): Promise<void> {
     if (stubModelUrl) await widgetSecret(shots);
     else console.log("no stub model: skipping the secret dialog");
     await dashboard(shots);
+    await inbox(shots);
     console.log(`screenshots written to ${SCREENSHOT_DIR}`);
   } finally {
     for (const stop of stops) await stop().catch((error: unknown) => console.error(`stopping: ${String(error)}`));
