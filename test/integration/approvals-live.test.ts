@@ -22,6 +22,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { ApprovalAsk, ApprovalScope, Ask } from "../../lib/ask.ts";
 import { TEST_AGENT, newChat, sessionKeyOf, startOnGateway, stopOnGateway, useTabs } from "../support/asks.ts";
+import { commandHeadline } from "../../lib/command-risk.ts";
 import type { OperatorConnection } from "../support/gateway-client.ts";
 import { fetchStubRequests, messageText, stubScript, type StubTool } from "../support/stub-model.ts";
 import type { Tab, TestServer } from "../support/tabs.ts";
@@ -261,7 +262,7 @@ describe("exec approvals from a real exec policy (tools.exec mode ask, host gate
 
       const card = await nextCard(viewer, sessionKey);
       expect(card).toMatchObject({ source: "gateway.exec-approval", chatId, sessionKey, agentId: TEST_AGENT, runId, status: "pending" });
-      expect(card.approval).toMatchObject({ title: `Run echo ${word}`, command: `echo ${word}`, severity: "warning" });
+      expect(card.approval).toMatchObject({ title: `Run ${commandHeadline(`echo ${word}`)}`, command: `echo ${word}`, severity: "warning" });
       expect(card.approval.description).toMatch(/^The agent wants to run a command on gateway in \//);
       // `ask: "always"` makes Always allow unavailable: the Gateway would keep asking anyway.
       expect(card.approval.decisions).toEqual(["deny", "allow-once"]);
