@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { Agent } from "node:https";
 import type { AddressInfo } from "node:net";
 import type { Clock } from "../lib/clock.ts";
 import { AskBroker } from "./broker/broker.ts";
@@ -13,12 +14,13 @@ import type { ServiceStore } from "./store/store.ts";
 import { secretKey, verifyTabToken } from "./tabs/auth.ts";
 import { createTabServer } from "./tabs/io.ts";
 import { isCurrentOwnerLinkKid } from "./tabs/owner-links.ts";
+import { createPush } from "./push/index.ts";
 
 /**
  * The wiring, in one place and in one direction (socket.io CRUD example style): the Gateway adapter
  * and the store come in built; the broker listens to the Gateway; the chat watcher to the Gateway's
- * runs and the broker's endings; the tabs to the broker and the Gateway's status. Nothing is set
- * after construction. Tests start it in-process on port 0 without the UI.
+ * runs and the broker's endings; the tabs and the push notifier to the broker (and the tabs to the
+ * Gateway's status). Nothing is set after construction. Tests start it in-process on port 0 without the UI.
  */
 
 export type HttpHandler = (request: IncomingMessage, response: ServerResponse) => void;
@@ -34,6 +36,8 @@ export type ApplicationOptions = {
   presence?: Presence;
   /** Serves pages; without it (tests) only Socket.IO and /healthz answer. */
   pages?: HttpHandler;
+  /** The HTTPS agent push notifications are sent with (one trusting a private CA). */
+  pushAgent?: Agent;
 };
 
 export type Application = {
@@ -43,6 +47,7 @@ export type Application = {
   gateway: Gateway;
   presence: Presence;
   store: ServiceStore;
+  push: ReturnType<typeof createPush>;
   stop(): Promise<void>;
 };
 
@@ -51,6 +56,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
   const presence = options.presence ?? new MemoryPresence();
   const key = secretKey(options.authSecret);
   const isKnownKid = isCurrentOwnerLinkKid(store);
+  let port = config.PORT;
 
   const broker = new AskBroker({ store, presence, source: gateway, clock, owners: config.owners, instanceId: randomUUID(), log });
   const chatWatcher = new ChatWatcher({
@@ -63,15 +69,31 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     log,
   });
 
+  /** The owner a request's `Authorization: Bearer` dashboard token names, or null. */
+  async function ownerOf(request: IncomingMessage): Promise<string | null> {
+    const bearer = /^Bearer (\S+)$/.exec(request.headers.authorization ?? "")?.[1];
+    const identity = bearer ? await verifyTabToken(bearer, key, { maxTokenDays: config.MAX_TOKEN_DAYS, isKnownKid }).catch(() => null) : null;
+    return identity && identity.chat === null && config.owners.has(identity.userId) ? identity.userId : null;
+  }
+
   /** Anyone may learn ok or degraded; the details (Gateway status, set-aside rows) are for an owner's token. */
   async function health(request: IncomingMessage): Promise<Record<string, unknown>> {
     const setAsideRows = store.setAsideRows();
     const status = gateway.status.connected && setAsideRows === 0 ? "ok" : "degraded";
-    const bearer = /^Bearer (\S+)$/.exec(request.headers.authorization ?? "")?.[1];
-    const identity = bearer ? await verifyTabToken(bearer, key, { maxTokenDays: config.MAX_TOKEN_DAYS, isKnownKid }).catch(() => null) : null;
-    if (!identity || identity.chat !== null || !config.owners.has(identity.userId)) return { status };
+    if ((await ownerOf(request)) === null) return { status };
     return { status, gateway: gateway.status, setAsideRows };
   }
+
+  const push = createPush({
+    config,
+    authSecret: options.authSecret,
+    broker,
+    clock,
+    log,
+    dashboardUrl: () => config.PUBLIC_URL ?? `http://${config.HOST}:${port}`,
+    ownerOf,
+    agent: options.pushAgent,
+  });
 
   const http = createServer((request, response) => {
     if (request.url === "/healthz") {
@@ -84,6 +106,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
       );
       return;
     }
+    if (push.routes.handles(request)) return push.routes.handle(request, response);
     if (options.pages) return options.pages(request, response);
     response.writeHead(404).end();
   });
@@ -107,7 +130,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     http.once("error", reject);
     http.listen(config.PORT, config.HOST, () => resolve());
   });
-  const port = (http.address() as AddressInfo).port;
+  port = (http.address() as AddressInfo).port;
   gateway.start();
   retention.start();
 
@@ -119,6 +142,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     gateway,
     presence,
     store,
+    push,
     stop() {
       stopped ??= (async () => {
         retention.stop();
@@ -127,6 +151,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
         await gateway.stop();
         http.closeAllConnections();
         await tabs.close();
+        await push.close();
         store.close();
       })();
       return stopped;

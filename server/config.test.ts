@@ -21,6 +21,8 @@ describe("config", () => {
     expect(() => parseConfig({ TRUSTED_PROXIES: "proxy.local" })).toThrow(/TRUSTED_PROXIES must be a comma-separated list of IP addresses or CIDR subnets/);
     expect(() => parseConfig({ OPENWEBUI_URL: "chat.example.com" })).toThrow(/^Invalid configuration: OPENWEBUI_URL /);
     expect(() => parseConfig({ OPENWEBUI_URL: "javascript:alert(1)" })).toThrow(/OPENWEBUI_URL must be an http/);
+    expect(() => parseConfig({ VAPID_PUBLIC_KEY: "B".repeat(87) })).toThrow(/VAPID_PRIVATE_KEY must be set together with its pair/);
+    expect(() => parseConfig({ VAPID_SUBJECT: "owner@example.com" })).toThrow(/VAPID_SUBJECT must be a mailto: address or an https:\/\/ URL/);
   });
 
   it("takes Open WebUI's address without a trailing slash, and leaves it unset by default", () => {

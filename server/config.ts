@@ -68,6 +68,13 @@ const EnvSchema = z.object({
     .refine((url) => /^https?:\/\//.test(url), "must be an http:// or https:// URL")
     .transform((url) => url.replace(/\/+$/, ""))
     .optional(),
+  /** Web Push (RFC 8292): both keys, or neither (then generated into DATA_DIR/vapid.json). */
+  VAPID_PUBLIC_KEY: z.string().regex(/^[A-Za-z0-9_-]{80,100}$/, "must be a base64url P-256 public key").optional(),
+  VAPID_PRIVATE_KEY: z.string().regex(/^[A-Za-z0-9_-]{40,50}$/, "must be a base64url P-256 private key").optional(),
+  VAPID_SUBJECT: z
+    .string()
+    .refine((subject) => /^(mailto:\S+@\S+|https:\/\/\S+)$/.test(subject), "must be a mailto: address or an https:// URL")
+    .default("mailto:openclaw-asks@localhost"),
   TEXT_PROMPT_TIMEOUT_SECONDS: z.coerce.number().int().min(5).max(86_400).default(240),
   /** Finished asks, and chats nobody viewed, are deleted after this many days. */
   HISTORY_DAYS: z.coerce.number().int().min(1).max(36_500).default(90),
@@ -84,6 +91,9 @@ const EnvSchema = z.object({
 }).superRefine((env, context) => {
   if (env.OWNER_LINK_HOURS > env.MAX_TOKEN_DAYS * 24) {
     context.addIssue({ code: "custom", path: ["OWNER_LINK_HOURS"], message: `(${env.OWNER_LINK_HOURS}) is longer than MAX_TOKEN_DAYS (${env.MAX_TOKEN_DAYS}) allows: the printed link would be refused` });
+  }
+  if ((env.VAPID_PUBLIC_KEY === undefined) !== (env.VAPID_PRIVATE_KEY === undefined)) {
+    context.addIssue({ code: "custom", path: [env.VAPID_PUBLIC_KEY === undefined ? "VAPID_PUBLIC_KEY" : "VAPID_PRIVATE_KEY"], message: "must be set together with its pair, or neither (then a pair is generated into DATA_DIR)" });
   }
   if (env.DEBUG !== undefined && env.ALLOW_UNSAFE_DEBUG === undefined && debugShowsFrames(env.DEBUG)) {
     context.addIssue({

@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { SECRET_ENTERED_SUMMARY, type Ask } from "../../lib/ask.ts";
+import type { Ask } from "../../lib/ask.ts";
+import { SECRET_ENTERED_SUMMARY } from "../../lib/outcomes.ts";
 import { NO_FILTER, historyChats, matchesHistoryFilter, outcomeOf, rowTitle } from "./inbox-model.ts";
 
-const base = { source: "gateway.question", sessionKey: "k", agentId: "dev", runId: null, createdAt: 1, expiresAt: null, shownTo: null } as const;
+const base = { source: "gateway.question", sessionKey: "k", agentId: "dev", runId: null, createdAt: 1, expiresAt: null } as const;
 const question: Ask = {
   ...base,
   id: "q",

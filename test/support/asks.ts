@@ -3,6 +3,7 @@
 // against the real Gateway (the integration globalSetup's) or a fake one. Vitest only: it uses
 // `inject`, `expect` and `afterEach` (test/bench must not import it).
 import { randomUUID } from "node:crypto";
+import type { Agent } from "node:https";
 import { afterEach, expect, inject } from "vitest";
 import type { Clock } from "../../lib/clock.ts";
 import { agentOfRunningFile } from "./file-agent.ts";
@@ -163,14 +164,15 @@ export type OnGateway = {
  * Connects the requester (named `requesterName`, default "requester") and, if asked, the client
  * answering elsewhere to the real Gateway, then starts the server on it and waits until it is connected.
  */
-export async function startOnGateway(options: { requesterName?: string; elsewhere: true }): Promise<Required<OnGateway>>;
-export async function startOnGateway(options?: { requesterName?: string; elsewhere?: false }): Promise<Omit<OnGateway, "elsewhere">>;
-export async function startOnGateway(options: { requesterName?: string; elsewhere?: boolean } = {}): Promise<OnGateway> {
+type OnGatewayOptions = { requesterName?: string; /** Trusts a push service stand-in's certificate. */ pushAgent?: Agent };
+export async function startOnGateway(options: OnGatewayOptions & { elsewhere: true }): Promise<Required<OnGateway>>;
+export async function startOnGateway(options?: OnGatewayOptions & { elsewhere?: false }): Promise<Omit<OnGateway, "elsewhere">>;
+export async function startOnGateway(options: OnGatewayOptions & { elsewhere?: boolean } = {}): Promise<OnGateway> {
   const started: Partial<OnGateway> = {};
   try {
     started.requester = await gatewayOperator(options.requesterName ?? "requester");
     if (options.elsewhere) started.elsewhere = await gatewayOperator("control-ui");
-    started.server = await startTestServer({ gatewayUrl: inject("gatewayUrl"), gatewayToken: inject("gatewayToken"), env: { AGENT_ID: TEST_AGENT } });
+    started.server = await startTestServer({ gatewayUrl: inject("gatewayUrl"), gatewayToken: inject("gatewayToken"), env: { AGENT_ID: TEST_AGENT }, pushAgent: options.pushAgent });
     await waitConnected(started.server);
     return started as OnGateway;
   } catch (error) {

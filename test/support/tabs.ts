@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from "node:fs";
+import type { Agent } from "node:https";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { io } from "socket.io-client";
@@ -45,7 +46,12 @@ export function testConfig(gatewayUrl: string, gatewayToken: string, dataDir: st
 }
 
 /** The application as production wires it (SQLite under DATA_DIR, the configured Gateway), without the UI. */
-export function startApplication(config: Config, authSecret: string, log: (line: string) => void, parts: { clock?: Clock; presence?: Presence } = {}): Promise<Application> {
+export function startApplication(
+  config: Config,
+  authSecret: string,
+  log: (line: string) => void,
+  parts: { clock?: Clock; presence?: Presence; pushAgent?: Agent } = {},
+): Promise<Application> {
   const clock = parts.clock ?? systemClock();
   return createApplication({
     config,
@@ -55,14 +61,15 @@ export function startApplication(config: Config, authSecret: string, log: (line:
     presence: parts.presence,
     store: new SqliteAskStore(path.join(config.DATA_DIR, "asks.sqlite"), { log }),
     gateway: gatewayFromConfig(config, { clock, log }),
+    pushAgent: parts.pushAgent,
   });
 }
 
-export async function startTestServer(options: { gatewayUrl: string; gatewayToken: string; env?: Record<string, string>; dataDir?: string; clock?: Clock }): Promise<TestServer> {
+export async function startTestServer(options: { gatewayUrl: string; gatewayToken: string; env?: Record<string, string>; dataDir?: string; clock?: Clock; pushAgent?: Agent }): Promise<TestServer> {
   const dataDir = options.dataDir ?? mkdtempSync(path.join(tmpdir(), "asks-test-"));
   const config = testConfig(options.gatewayUrl, options.gatewayToken, dataDir, options.env);
   const logs: string[] = [];
-  const server = await startApplication(config, TEST_AUTH_SECRET, (line) => logs.push(line), { clock: options.clock });
+  const server = await startApplication(config, TEST_AUTH_SECRET, (line) => logs.push(line), { clock: options.clock, pushAgent: options.pushAgent });
   const key = secretKey(TEST_AUTH_SECRET);
   return {
     ...server,

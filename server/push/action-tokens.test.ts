@@ -1,0 +1,33 @@
+import { describe, expect, it } from "vitest";
+import { mintTabToken } from "../tabs/auth.ts";
+import { actionTokenKey, mintActionToken, verifyActionToken } from "./action-tokens.ts";
+import { PushStore } from "./push-store.ts";
+
+const key = actionTokenKey("a".repeat(32));
+const expiresAt = 1_800_000_000_000;
+
+describe("action tokens", () => {
+  it("carry the ask, the decision and the owner, until the ask's expiry", async () => {
+    const token = await mintActionToken(key, { askId: "a1", decision: "deny", owner: "owner", expiresAt });
+    expect(await verifyActionToken(key, token, expiresAt - 1000)).toMatchObject({ askId: "a1", decision: "deny", owner: "owner", expiresAt, jti: expect.any(String) });
+    await expect(verifyActionToken(key, token, expiresAt)).rejects.toMatchObject({ code: "EXPIRED" });
+  });
+
+  it("refuse another key, a tab token, and a decision a push never offers", async () => {
+    const token = await mintActionToken(key, { askId: "a1", decision: "allow-once", owner: "owner", expiresAt });
+    await expect(verifyActionToken(actionTokenKey("b".repeat(32)), token, 0)).rejects.toMatchObject({ code: "INVALID" });
+    // A tab token signed with AUTH_SECRET itself is not an action token, and the other way round.
+    const tab = await mintTabToken(new TextEncoder().encode("a".repeat(32)), { userId: "owner", ttlSeconds: 60 });
+    await expect(verifyActionToken(key, tab, Date.now())).rejects.toMatchObject({ code: "INVALID" });
+    const always = await mintActionToken(key, { askId: "a1", decision: "allow-always", owner: "owner", expiresAt });
+    await expect(verifyActionToken(key, always, 0)).rejects.toMatchObject({ code: "INVALID" });
+  });
+
+  it("are redeemed once each", () => {
+    const store = new PushStore(":memory:");
+    expect(store.redeem("j1", expiresAt, 0)).toBe(true);
+    expect(store.redeem("j1", expiresAt, 0)).toBe(false);
+    expect(store.redeem("j2", expiresAt, 0)).toBe(true);
+    store.close();
+  });
+});

@@ -1,0 +1,129 @@
+import type { Agent } from "node:https";
+import webpush, { WebPushError } from "web-push";
+import type { Ask, Decision } from "../../lib/ask.ts";
+import type { Clock } from "../../lib/clock.ts";
+import { PUSH_DECISIONS, askPush, outcomePush, type PushPayload } from "./payload.ts";
+import type { PushStore, PushSubscriptionRecord } from "./push-store.ts";
+import type { VapidKeys } from "./vapid.ts";
+
+/**
+ * Sends Web Push notifications to the owners' subscriptions:
+ * - a new ask that no tab shows: one push per subscription (approvals with one action token per
+ *   offered decision, minted for that subscription's owner);
+ * - when an ask that was pushed ends (answered anywhere, expired): a second push with the same tag and
+ *   a one-line outcome, which replaces the first notification.
+ * A subscription the push service calls gone (404, 410) is removed. Sends run in the background; each
+ * is caught and logged, and `idle()` waits for the ones in flight.
+ */
+
+export type PushNotifierOptions = {
+  store: PushStore;
+  vapid: VapidKeys;
+  /** `mailto:` or `https:`: who the push services may contact about this sender. */
+  subject: string;
+  owners: ReadonlySet<string>;
+  clock: Clock;
+  dashboardUrl: () => string;
+  mintToken(claims: { askId: string; decision: Decision; owner: string; expiresAt: number }): Promise<string>;
+  /** Whether a tab shows the ask now (its chat's newest viewer). */
+  isShown(askId: string): Promise<boolean>;
+  log: (message: string) => void;
+  /** The HTTPS agent for push services (one that trusts a private CA: a self-hosted push service, the tests' stand-in). */
+  agent?: Agent;
+};
+
+const GONE = new Set([404, 410]);
+const DEFAULT_TTL_SECONDS = 3600;
+const SEND_TIMEOUT_MS = 15_000;
+
+export class PushNotifier {
+  private readonly seen = new Set<string>();
+  /** Asks that were pushed, so their ending is pushed too. */
+  private readonly pushed = new Set<string>();
+  private readonly inFlight = new Set<Promise<void>>();
+
+  private readonly options: PushNotifierOptions;
+
+  constructor(options: PushNotifierOptions) {
+    this.options = options;
+  }
+
+  /** Every change of every ask (the broker's dashboard feed): a new pending ask is announced once. */
+  changed(ask: Ask): void {
+    if (ask.status !== "pending" || this.seen.has(ask.id)) return;
+    this.seen.add(ask.id);
+    this.track(this.announceUnlessShown(ask));
+  }
+
+  /** The ask ended: a pushed one gets its outcome push, under the same tag. */
+  ended(ask: Ask): void {
+    this.seen.delete(ask.id);
+    if (!this.pushed.delete(ask.id)) return;
+    this.track(this.deliver(ask, () => Promise.resolve(outcomePush(ask, this.options.dashboardUrl())), DEFAULT_TTL_SECONDS));
+  }
+
+  /** Resolves once every push started so far has been sent or has failed. */
+  async idle(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.all([...this.inFlight]);
+  }
+
+  private track(work: Promise<void>): void {
+    const tracked = work.catch((error: unknown) => this.options.log(`push failed: ${error instanceof Error ? error.message : String(error)}`));
+    this.inFlight.add(tracked);
+    void tracked.finally(() => this.inFlight.delete(tracked));
+  }
+
+  private async announceUnlessShown(ask: Ask): Promise<void> {
+    // The broker announces a new ask after routing it: a tab that shows it is known by now.
+    if (await this.options.isShown(ask.id)) return;
+    // Ended meanwhile: nothing to announce.
+    if (!this.seen.has(ask.id)) return;
+    const subscriptions = this.options.store.subscriptions(this.options.owners);
+    if (subscriptions.length === 0) return;
+    this.pushed.add(ask.id);
+    const now = this.options.clock.now();
+    const ttl = ask.expiresAt === null ? DEFAULT_TTL_SECONDS : Math.max(1, Math.floor((ask.expiresAt - now) / 1000));
+    await this.deliver(ask, async (subscription) => askPush(ask, { now, dashboardUrl: this.options.dashboardUrl(), tokens: await this.tokensFor(ask, subscription.owner) }), ttl, subscriptions);
+  }
+
+  private async tokensFor(ask: Ask, owner: string): Promise<Partial<Record<Decision, string>>> {
+    if (ask.kind !== "approval" || ask.expiresAt === null) return {};
+    const tokens: Partial<Record<Decision, string>> = {};
+    for (const decision of PUSH_DECISIONS) {
+      if (ask.approval.decisions.includes(decision)) tokens[decision] = await this.options.mintToken({ askId: ask.id, decision, owner, expiresAt: ask.expiresAt });
+    }
+    return tokens;
+  }
+
+  private async deliver(
+    ask: Ask,
+    payloadFor: (subscription: PushSubscriptionRecord) => Promise<PushPayload>,
+    ttl: number,
+    subscriptions = this.options.store.subscriptions(this.options.owners),
+  ): Promise<void> {
+    const vapidDetails = { subject: this.options.subject, publicKey: this.options.vapid.publicKey, privateKey: this.options.vapid.privateKey };
+    const urgency = ask.kind === "approval" || ask.status !== "pending" ? "high" : "normal";
+    await Promise.all(
+      subscriptions.map(async (subscription) => {
+        const payload = JSON.stringify(await payloadFor(subscription));
+        try {
+          await webpush.sendNotification({ endpoint: subscription.endpoint, keys: { p256dh: subscription.p256dh, auth: subscription.auth } }, payload, {
+            vapidDetails,
+            TTL: ttl,
+            urgency,
+            contentEncoding: "aes128gcm",
+            timeout: SEND_TIMEOUT_MS,
+            ...(this.options.agent ? { agent: this.options.agent } : {}),
+          });
+        } catch (error) {
+          if (error instanceof WebPushError && GONE.has(error.statusCode)) {
+            this.options.store.forget(subscription.endpoint);
+            this.options.log(`push subscription gone (${error.statusCode}), removed: ${new URL(subscription.endpoint).origin}`);
+            return;
+          }
+          throw error;
+        }
+      }),
+    );
+  }
+}

@@ -1,0 +1,64 @@
+import { describe, expect, it } from "vitest";
+import type { Ask } from "../../lib/ask.ts";
+import { SECRET_ENTERED_SUMMARY } from "../../lib/outcomes.ts";
+import { askPush, outcomePush, shorten } from "./payload.ts";
+
+const base = { chatId: "c1", sessionKey: "k", agentId: "dev", runId: null, createdAt: 0, expiresAt: 600_000, status: "pending", resolution: null } as const;
+const secret: Ask = {
+  ...base,
+  id: "s1",
+  kind: "secret",
+  source: "gateway.secret",
+  secret: { name: "GITHUB_TOKEN", reason: "To open the pull request", allowedHostsEditable: false, prompt: "Enter GITHUB_TOKEN" },
+};
+const payment: Ask = {
+  ...base,
+  id: "plugin:1",
+  kind: "approval",
+  source: "gateway.plugin-approval",
+  approval: {
+    title: "Pay invoice",
+    description: "Monthly hosting",
+    severity: "critical",
+    scope: { kind: "payment", amount: "49.99", currency: "EUR", target: "Stripe" },
+    decisions: ["deny", "allow-once", "allow-always"],
+  },
+};
+const options = { now: 60_000, dashboardUrl: "https://asks.example.com/", tokens: { deny: "t-deny", "allow-once": "t-once", "allow-always": "t-always" } };
+
+describe("push payloads", () => {
+  it("a plugin approval: its scope and description, severity, chat, time left; Deny then Allow once, never Always allow", () => {
+    expect(askPush(payment, options)).toEqual({
+      type: "ask",
+      tag: "ask:plugin:1",
+      askId: "plugin:1",
+      title: "Critical approval: Pay invoice",
+      body: "Pay 49.99 EUR to Stripe\nMonthly hosting\nChat c1 · 9 min left",
+      url: "https://asks.example.com/#ask=plugin%3A1",
+      severity: "critical",
+      actions: [
+        { action: "deny", title: "Deny", token: "t-deny" },
+        { action: "allow-once", title: "Allow once", token: "t-once" },
+      ],
+    });
+  });
+
+  it("a secret request: its name and reason, no actions; the ending says it was entered, never the value", () => {
+    const pushed = askPush(secret, options);
+    expect(pushed).toMatchObject({ title: "Secret requested: GITHUB_TOKEN", body: "To open the pull request\nChat c1 · 9 min left", actions: [] });
+    const ended: Ask = { ...secret, status: "answered", resolution: { by: "owner", at: 1, summary: SECRET_ENTERED_SUMMARY, tabId: null } };
+    expect(outcomePush(ended, "https://asks.example.com")).toEqual({
+      type: "outcome",
+      tag: "ask:s1",
+      askId: "s1",
+      title: "Secret requested: GITHUB_TOKEN",
+      body: `Answered: ${SECRET_ENTERED_SUMMARY}`,
+      url: "https://asks.example.com/#ask=s1",
+    });
+  });
+
+  it("shortens with an ellipsis, never silently", () => {
+    expect(shorten("a  b\nc", 10)).toBe("a b c");
+    expect(shorten("x".repeat(30), 10)).toBe(`${"x".repeat(9)}…`);
+  });
+});

@@ -1,0 +1,114 @@
+import type { Ask, Decision } from "../../lib/ask.ts";
+import { DECISION_LABELS, STATUS_LABELS } from "../../lib/labels.ts";
+
+/**
+ * What a push carries (encrypted end to end by Web Push): what the owner decides on, never a secret
+ * value. The service worker shows `title` and `body` under `tag`; the outcome push of the same ask uses
+ * the same tag, so it replaces the first notification instead of adding one.
+ */
+
+export type PushAction = { action: Decision; title: string; token: string };
+
+export type AskPush = {
+  type: "ask";
+  tag: string;
+  askId: string;
+  title: string;
+  body: string;
+  /** Where a tap opens the dashboard: at this ask. */
+  url: string;
+  severity: "info" | "warning" | "critical" | null;
+  /** Approvals only: Deny first, then Allow once (never Always allow), each with its own token. */
+  actions: PushAction[];
+};
+
+export type OutcomePush = { type: "outcome"; tag: string; askId: string; title: string; body: string; url: string };
+
+export type PushPayload = AskPush | OutcomePush;
+
+/** The decisions a notification offers, in this order. */
+export const PUSH_DECISIONS: readonly Decision[] = ["deny", "allow-once"];
+
+export const COMMAND_LIMIT = 120;
+
+/** Shortened with an ellipsis, never silently cut. */
+export function shorten(text: string, limit: number): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length <= limit ? flat : `${flat.slice(0, limit - 1).trimEnd()}…`;
+}
+
+export const tagOf = (askId: string) => `ask:${askId}`;
+
+/** The dashboard, opened at the ask (the page reads `#ask=`). */
+const askUrl = (dashboardUrl: string, askId: string) => `${dashboardUrl.replace(/\/+$/, "")}/#ask=${encodeURIComponent(askId)}`;
+
+function timeLeft(ask: Ask, now: number): string | null {
+  if (ask.expiresAt === null) return null;
+  const minutes = Math.max(0, Math.round((ask.expiresAt - now) / 60_000));
+  return minutes >= 1 ? `${minutes} min left` : "less than a minute left";
+}
+
+function describe(ask: Ask): { title: string; lines: string[] } {
+  switch (ask.kind) {
+    case "approval": {
+      const { approval } = ask;
+      const label = approval.severity === "critical" ? "Critical approval" : "Approval";
+      if (approval.command) return { title: `${label}: run a command`, lines: [shorten(approval.command, COMMAND_LIMIT)] };
+      const scope = approval.scope ? [scopeLine(approval.scope)] : [];
+      return { title: `${label}: ${shorten(approval.title, 80)}`, lines: [...scope, shorten(approval.description, 160)].filter(Boolean) };
+    }
+    case "question": {
+      const first = ask.questions[0]!;
+      const more = ask.questions.length > 1 ? ` (+${ask.questions.length - 1} more)` : "";
+      return { title: `Question${more}`, lines: [shorten(first.question || first.header, 160)] };
+    }
+    case "secret":
+      // The name and reason only: a secret is entered on the dashboard, never in a notification.
+      return { title: `Secret requested: ${shorten(ask.secret.name ?? "a secret", 60)}`, lines: [shorten(ask.secret.reason ?? ask.secret.prompt, 160)] };
+  }
+}
+
+function scopeLine(scope: NonNullable<Extract<Ask, { kind: "approval" }>["approval"]["scope"]>): string {
+  switch (scope.kind) {
+    case "payment":
+      return `Pay ${scope.amount} ${scope.currency} to ${scope.target}`;
+    case "message-send":
+      return `Message to ${scope.recipientCount} ${scope.audience ?? ""} recipient${scope.recipientCount === 1 ? "" : "s"} via ${scope.target}`.replace(/\s+/g, " ");
+    case "external-post":
+      return `${scope.visibility === "public" ? "Public" : "Restricted"} post on ${scope.target}`;
+    case "standing-grant":
+      return `Standing grant for ${scope.automation}: ${shorten(scope.command, 80)}`;
+  }
+}
+
+export function askPush(ask: Ask, options: { now: number; dashboardUrl: string; tokens: Partial<Record<Decision, string>> }): AskPush {
+  const { title, lines } = describe(ask);
+  const where = [ask.chatId ? `Chat ${ask.chatId}` : "No chat", timeLeft(ask, options.now)].filter(Boolean).join(" · ");
+  const actions =
+    ask.kind === "approval"
+      ? PUSH_DECISIONS.filter((decision) => ask.approval.decisions.includes(decision) && options.tokens[decision]).map((decision) => ({
+          action: decision,
+          title: DECISION_LABELS[decision],
+          token: options.tokens[decision]!,
+        }))
+      : [];
+  return {
+    type: "ask",
+    tag: tagOf(ask.id),
+    askId: ask.id,
+    title,
+    body: [...lines, where].join("\n"),
+    url: askUrl(options.dashboardUrl, ask.id),
+    severity: ask.kind === "approval" ? ask.approval.severity : null,
+    actions,
+  };
+}
+
+/** The one-line outcome that replaces the ask's notification when it ends, wherever that happened. */
+export function outcomePush(ask: Ask, dashboardUrl: string): OutcomePush {
+  const { title } = describe(ask);
+  // A secret's summary is already the masked "•••• (secret entered)": its value is never stored.
+  const summary = ask.resolution?.summary ?? STATUS_LABELS[ask.status];
+  const body = ask.status === "answered" ? `${ask.kind === "approval" ? "Decided" : "Answered"}: ${shorten(summary, 100)}` : shorten(summary, 100);
+  return { type: "outcome", tag: tagOf(ask.id), askId: ask.id, title, body, url: askUrl(dashboardUrl, ask.id) };
+}

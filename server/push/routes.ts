@@ -1,0 +1,128 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { z } from "zod";
+import { Decision } from "../../lib/ask.ts";
+import type { Tab } from "../broker/ports.ts";
+import type { AnswerAck, TabAnswer } from "../../lib/protocol.ts";
+import { ActionTokenError, verifyActionToken, type ActionClaims } from "./action-tokens.ts";
+import type { PushStore } from "./push-store.ts";
+
+/**
+ * The push endpoints (docs/PROTOCOL.md, "Push"):
+ * - `GET /push/key`: the VAPID public key a browser subscribes with;
+ * - `POST /push/subscriptions`, `DELETE /push/subscriptions` (an owner's token as `Authorization:
+ *   Bearer`): opt in or out with a PushSubscription;
+ * - `POST /push/actions`: a notification's button, sent by the service worker with the action token it
+ *   got in the push. The token is checked (signature, expiry, bound to this ask and this decision),
+ *   claimed once, and the decision goes through the broker like every answer (one winner).
+ * Bodies are JSON, at most 8 KiB, validated with zod; a bad one changes nothing.
+ */
+
+const BODY_LIMIT = 8 * 1024;
+
+/** Push services are HTTPS (RFC 8030), and web-push speaks nothing else. */
+const PushEndpoint = z
+  .url()
+  .max(2048)
+  .refine((url) => url.startsWith("https://"), "must be an https:// push service URL");
+const Base64Url = z.string().regex(/^[A-Za-z0-9_-]+=*$/, "must be base64url").max(200);
+
+export const SubscribeBody = z.object({ endpoint: PushEndpoint, keys: z.object({ p256dh: Base64Url, auth: Base64Url }) });
+export const UnsubscribeBody = z.object({ endpoint: PushEndpoint });
+export const ActionBody = z.object({ askId: z.string().min(1).max(300), decision: Decision, token: z.string().min(1).max(4096) });
+
+type Reply = { status: number; body: object };
+
+export type PushRoutesOptions = {
+  store: PushStore;
+  publicKey: string;
+  tokenKey: Uint8Array;
+  now: () => number;
+  /** The owner a request's bearer token names, or null when it is not a valid owner's dashboard token. */
+  ownerOf(request: IncomingMessage): Promise<string | null>;
+  owners: ReadonlySet<string>;
+  answer(tab: Tab, askId: string, answer: TabAnswer): Promise<AnswerAck>;
+  log: (message: string) => void;
+};
+
+const fail = (status: number, code: string, message: string): Reply => ({ status, body: { ok: false, error: { code, message } } });
+
+const ACK_STATUS: Record<string, number> = { INVALID: 400, FORBIDDEN: 403, NOT_FOUND: 404, ALREADY_RESOLVED: 409, EXPIRED: 410, GATEWAY_ERROR: 502, RATE_LIMITED: 429 };
+
+async function readJson(request: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request) {
+    size += (chunk as Buffer).length;
+    if (size > BODY_LIMIT) throw new RangeError("body too large");
+    chunks.push(chunk as Buffer);
+  }
+  return JSON.parse(Buffer.concat(chunks).toString("utf8"));
+}
+
+export function createPushRoutes(options: PushRoutesOptions) {
+  async function parse<S extends z.ZodType>(schema: S, request: IncomingMessage): Promise<{ ok: true; value: z.infer<S> } | { ok: false; reply: Reply }> {
+    let raw: unknown;
+    try {
+      raw = await readJson(request);
+    } catch (error) {
+      return { ok: false, reply: error instanceof RangeError ? fail(413, "INVALID", "body too large") : fail(400, "INVALID", "body is not JSON") };
+    }
+    const parsed = schema.safeParse(raw);
+    if (!parsed.success) return { ok: false, reply: fail(400, "INVALID", parsed.error.issues.map((issue) => `${issue.path.join(".") || "body"}: ${issue.message}`).join("; ")) };
+    return { ok: true, value: parsed.data };
+  }
+
+  async function act(request: IncomingMessage): Promise<Reply> {
+    const parsed = await parse(ActionBody, request);
+    if (!parsed.ok) return parsed.reply;
+    const { askId, decision, token } = parsed.value;
+    let claims: ActionClaims;
+    try {
+      claims = await verifyActionToken(options.tokenKey, token, options.now());
+    } catch (error) {
+      if (error instanceof ActionTokenError) return fail(error.code === "EXPIRED" ? 410 : 403, error.code === "EXPIRED" ? "EXPIRED" : "FORBIDDEN", error.message);
+      throw error;
+    }
+    if (claims.askId !== askId || claims.decision !== decision) return fail(403, "FORBIDDEN", "this action token is for another ask or decision");
+    if (!options.owners.has(claims.owner)) return fail(403, "FORBIDDEN", "the owner this action was sent to is no longer an owner");
+    if (!options.store.redeem(claims.jti, claims.expiresAt, options.now())) return fail(409, "ALREADY_RESOLVED", "this action was already used");
+    const tab: Tab = { id: `push:${claims.jti.slice(0, 8)}`, userId: claims.owner, isOwner: true, chatClaim: null };
+    const ack = await options.answer(tab, askId, { type: "decision", decision });
+    if (!ack.ok) return { status: ACK_STATUS[ack.error.code] ?? 400, body: ack };
+    return { status: 200, body: ack };
+  }
+
+  async function route(request: IncomingMessage, pathname: string): Promise<Reply> {
+    const method = request.method ?? "GET";
+    if (pathname === "/push/key" && method === "GET") return { status: 200, body: { ok: true, publicKey: options.publicKey } };
+    if (pathname === "/push/actions" && method === "POST") return act(request);
+    if (pathname === "/push/subscriptions" && (method === "POST" || method === "DELETE")) {
+      const owner = await options.ownerOf(request);
+      if (!owner) return fail(403, "FORBIDDEN", "an owner's dashboard token is needed (Authorization: Bearer)");
+      if (method === "POST") {
+        const parsed = await parse(SubscribeBody, request);
+        if (!parsed.ok) return parsed.reply;
+        options.store.subscribe({ owner, endpoint: parsed.value.endpoint, p256dh: parsed.value.keys.p256dh, auth: parsed.value.keys.auth }, options.now());
+        return { status: 201, body: { ok: true } };
+      }
+      const parsed = await parse(UnsubscribeBody, request);
+      if (!parsed.ok) return parsed.reply;
+      return { status: 200, body: { ok: true, removed: options.store.unsubscribe(parsed.value.endpoint, owner) } };
+    }
+    return fail(405, "INVALID", `${method} ${pathname} is not a push endpoint`);
+  }
+
+  return {
+    handles: (request: IncomingMessage) => new URL(request.url ?? "/", "http://x").pathname.startsWith("/push/"),
+    handle(request: IncomingMessage, response: ServerResponse): void {
+      const { pathname } = new URL(request.url ?? "/", "http://x");
+      route(request, pathname).then(
+        ({ status, body }) => response.writeHead(status, { "content-type": "application/json", "cache-control": "no-store" }).end(JSON.stringify(body)),
+        (error: unknown) => {
+          options.log(`push endpoint ${pathname} failed: ${error instanceof Error ? error.message : String(error)}`);
+          if (!response.headersSent) response.writeHead(500, { "content-type": "application/json" }).end(JSON.stringify({ ok: false, error: { code: "INTERNAL", message: "internal error" } }));
+        },
+      );
+    },
+  };
+}
