@@ -43,5 +43,5 @@ export function useTabSession({ sessionStorageKey, relink, setup }: TabSessionOp
         ? `Not connected: ${connection.error}. ${relink}`
         : null;
 
-  return { socket, connection, gateway, answer, tokenProblem };
+  return { socket, connection, gateway, answer, tokenProblem, token };
 }

@@ -16,6 +16,7 @@ import { NO_FILTER, historyChats, matchesHistoryFilter, type HistoryFilter } fro
 import { KeyboardHelp } from "./KeyboardHelp.tsx";
 import { useDesktopNotifications } from "./use-desktop-notifications.ts";
 import { useInboxKeys } from "./use-inbox-keys.ts";
+import { usePushOptIn } from "../../client/use-push-opt-in.ts";
 import { useKeptFocus } from "./use-kept-focus.ts";
 
 const TOKEN_KEY = "openclaw-asks:token";
@@ -85,11 +86,26 @@ export function Dashboard({ openWebUiUrl }: { openWebUiUrl: string | null }) {
     });
   }, [dispatch]);
 
-  const { socket, connection, gateway, answer, tokenProblem } = useTabSession({
+  const { socket, connection, gateway, answer, tokenProblem, token } = useTabSession({
     sessionStorageKey: TOKEN_KEY,
     relink: "Open the dashboard with a fresh link from the server (npm start prints one).",
     setup,
   });
+
+  const push = usePushOptIn(token);
+
+  // A notification opens the dashboard at its ask (`/#ask=<id>`): that row opens and takes the focus
+  // once the ask is listed.
+  const openAt = useRef<string | null>(null);
+  useEffect(() => {
+    const read = () => {
+      const match = /^#ask=(.+)$/.exec(window.location.hash);
+      if (match?.[1]) openAt.current = decodeURIComponent(match[1]);
+    };
+    read();
+    window.addEventListener("hashchange", read);
+    return () => window.removeEventListener("hashchange", read);
+  }, []);
 
   const pending = useMemo(() => pendingAsks(state), [state]);
   const finished = useMemo(() => finishedAsks(state), [state]);
@@ -107,6 +123,15 @@ export function Dashboard({ openWebUiUrl }: { openWebUiUrl: string | null }) {
   }, [state]);
 
   useLayoutEffect(() => kept.restore(pending.map((ask) => ask.id)), [kept, pending]);
+
+  useEffect(() => {
+    const id = openAt.current;
+    if (!id || !pending.some((ask) => ask.id === id)) return;
+    openAt.current = null;
+    setView("pending");
+    setExpanded((current) => new Set(current).add(id));
+    kept.focusRow(id);
+  }, [pending, kept]);
 
   // A number pressed on a closed row opens it, then goes to its card, which picks the option.
   useEffect(() => {
@@ -224,7 +249,18 @@ export function Dashboard({ openWebUiUrl }: { openWebUiUrl: string | null }) {
               <StatusPill view={status} />
             </span>
             <div className="ms-auto flex items-center gap-1">
-              {notifications.supported && (
+              {push.supported && (
+                <button
+                  type="button"
+                  aria-pressed={push.enabled}
+                  disabled={push.busy}
+                  onClick={() => void push.toggle()}
+                  className="min-h-11 rounded-lg px-2.5 py-1.5 text-sm font-medium text-sky-800 hover:bg-sky-50 disabled:opacity-60 dark:text-sky-300 dark:hover:bg-sky-950/60"
+                >
+                  {push.enabled ? "Push to this device on" : "Push to this device"}
+                </button>
+              )}
+              {notifications.supported && !push.supported && (
                 <button
                   type="button"
                   aria-pressed={notifications.enabled}
@@ -251,6 +287,11 @@ export function Dashboard({ openWebUiUrl }: { openWebUiUrl: string | null }) {
           {problem && (
             <p role="alert" className="mb-4 rounded-xl border border-rose-300 bg-rose-50 px-4 py-3 text-sm font-medium text-rose-800 dark:border-rose-700 dark:bg-rose-950/60 dark:text-rose-200">
               {problem}
+            </p>
+          )}
+          {push.error && (
+            <p role="status" className={cx("mb-3 text-sm", muted)}>
+              {push.error}
             </p>
           )}
           {notifications.error && (

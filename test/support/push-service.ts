@@ -5,7 +5,7 @@
 // shares no code with the sender. Paths under /gone/ answer 410 Gone, as for an expired subscription.
 import { execFileSync } from "node:child_process";
 import { createDecipheriv, createECDH, hkdfSync, randomBytes, type ECDH } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:https";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -34,6 +34,8 @@ export type PushServiceStandIn = {
   url: string;
   /** The stand-in's certificate (PEM): the sender's HTTPS agent must trust it. */
   ca: string;
+  /** The same, as a file (for NODE_EXTRA_CA_CERTS of a server in another process); removed by stop(). */
+  caFile: string;
   received: ReceivedPush[];
   /** Resolves with the first push (already received or still to come) that `match` accepts. */
   next(match: (push: ReceivedPush) => boolean, timeoutMs?: number): Promise<ReceivedPush>;
@@ -87,6 +89,9 @@ function selfSignedCertificate(): { key: string; cert: string } {
 
 export async function startPushService(): Promise<PushServiceStandIn> {
   const tls = selfSignedCertificate();
+  const caDir = mkdtempSync(path.join(tmpdir(), "push-service-ca-"));
+  const caFile = path.join(caDir, "ca.pem");
+  writeFileSync(caFile, tls.cert);
   const received: ReceivedPush[] = [];
   const waiters: { match: (push: ReceivedPush) => boolean; resolve: (push: ReceivedPush) => void }[] = [];
   let origin = "";
@@ -121,6 +126,7 @@ export async function startPushService(): Promise<PushServiceStandIn> {
   return {
     url: origin,
     ca: tls.cert,
+    caFile,
     received,
     next(match, timeoutMs = 30_000) {
       const already = received.find(match);
@@ -142,6 +148,7 @@ export async function startPushService(): Promise<PushServiceStandIn> {
     },
     stop: () =>
       new Promise<void>((resolve) => {
+        rmSync(caDir, { recursive: true, force: true });
         server.closeAllConnections();
         server.close(() => resolve());
       }),

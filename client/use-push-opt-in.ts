@@ -1,0 +1,87 @@
+import { useCallback, useEffect, useState } from "react";
+
+/**
+ * The dashboard's service worker and Web Push opt-in. The worker (public/sw.js) is registered on every
+ * visit (it makes the dashboard installable and caches its shell); push is on only after the owner
+ * turns it on here: the browser subscribes with the server's VAPID key and the subscription is stored
+ * with the owner (`POST /push/subscriptions`, the owner's token as Bearer). Needs a secure context:
+ * localhost, or HTTPS (README, "Notifications").
+ */
+
+export type PushOptIn = {
+  supported: boolean;
+  enabled: boolean;
+  busy: boolean;
+  error: string | null;
+  toggle(): Promise<void>;
+};
+
+function base64UrlBytes(text: string): Uint8Array<ArrayBuffer> {
+  const base64 = text.replace(/-/g, "+").replace(/_/g, "/").padEnd(Math.ceil(text.length / 4) * 4, "=");
+  return Uint8Array.from(atob(base64), (char) => char.charCodeAt(0));
+}
+
+async function call(path: string, init: RequestInit): Promise<{ ok: boolean; message: string; body: Record<string, unknown> }> {
+  const response = await fetch(path, init);
+  const body = (await response.json().catch(() => ({}))) as { ok?: boolean; error?: { message?: string } } & Record<string, unknown>;
+  return { ok: response.ok && body.ok === true, message: body.error?.message ?? `HTTP ${response.status}`, body };
+}
+
+export function usePushOptIn(token: string | null): PushOptIn {
+  const [registration, setRegistration] = useState<ServiceWorkerRegistration | null>(null);
+  const [enabled, setEnabled] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+
+  useEffect(() => {
+    if (!window.isSecureContext || !("serviceWorker" in navigator)) return;
+    let live = true;
+    navigator.serviceWorker
+      .register("/sw.js", { scope: "/" })
+      .then(async (registered) => {
+        if (!live) return;
+        setRegistration(registered);
+        if ("pushManager" in registered) setEnabled((await registered.pushManager.getSubscription()) !== null);
+      })
+      .catch((failure: unknown) => live && setError(`The app could not be installed here: ${failure instanceof Error ? failure.message : String(failure)}`));
+    return () => {
+      live = false;
+    };
+  }, []);
+
+  const toggle = useCallback(async () => {
+    if (!registration || !token || busy) return;
+    setBusy(true);
+    setError(null);
+    const auth = { "content-type": "application/json", authorization: `Bearer ${token}` };
+    try {
+      const current = await registration.pushManager.getSubscription();
+      if (current) {
+        const removed = await call("/push/subscriptions", { method: "DELETE", headers: auth, body: JSON.stringify({ endpoint: current.endpoint }) });
+        await current.unsubscribe();
+        setEnabled(false);
+        if (!removed.ok) setError(`Push turned off here; the server said: ${removed.message}`);
+        return;
+      }
+      if ((await Notification.requestPermission()) !== "granted") {
+        setError("Notifications are blocked for this site; allow them in the browser's site settings.");
+        return;
+      }
+      const key = await call("/push/key", { method: "GET" });
+      if (!key.ok || typeof key.body.publicKey !== "string") throw new Error(key.message);
+      const subscription = await registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: base64UrlBytes(key.body.publicKey) });
+      const saved = await call("/push/subscriptions", { method: "POST", headers: auth, body: JSON.stringify(subscription.toJSON()) });
+      if (!saved.ok) {
+        await subscription.unsubscribe();
+        throw new Error(saved.message);
+      }
+      setEnabled(true);
+    } catch (failure) {
+      setError(`Push could not be turned on: ${failure instanceof Error ? failure.message : String(failure)}`);
+    } finally {
+      setBusy(false);
+    }
+  }, [registration, token, busy]);
+
+  return { supported: registration !== null && "pushManager" in registration, enabled, busy, error, toggle };
+}

@@ -1,0 +1,108 @@
+// The dashboard's service worker in Chromium, on the real Gateway: the app registers it and is an
+// installable PWA (manifest, icons); a real push (the app server sends it with web-push to the push
+// service stand-in, which decrypts it) is delivered to the worker with the DevTools protocol
+// (`ServiceWorker.deliverPushMessage`) and shows a notification with the ask's title and Deny /
+// Allow once; the worker's click handler, called with Allow once (no DevTools command clicks a
+// notification), sends the action token and the Gateway receives allow-once; a second click is refused.
+import { beforeAll, afterAll, describe, expect, inject, it } from "vitest";
+import type { Worker } from "playwright-core";
+import { openPage } from "../support/browser.ts";
+import { sessionKeyOf, silence } from "../support/asks.ts";
+import type { Payload } from "../support/gateway-client.ts";
+import { browserKeys, decryptPush, startPushService, type PushServiceStandIn } from "../support/push-service.ts";
+import { UI_TIMEOUT, uniqueChat, useE2e } from "./fixtures.ts";
+
+const gatewayUrl = inject("gatewayUrl");
+
+// The Gateway's second configured agent: this file's pushes are about this file's asks only.
+const AGENT = "other";
+
+type Shown = { title: string; body: string; tag: string; actions: string[]; data: Record<string, unknown> };
+
+describe.skipIf(!gatewayUrl)("service worker and push", () => {
+  let pushService: PushServiceStandIn;
+  const env: Record<string, string> = { AGENT_ID: AGENT };
+  // Registered before useE2e's own: the app server must trust the stand-in's certificate from its start.
+  beforeAll(async () => {
+    pushService = await startPushService();
+    env.NODE_EXTRA_CA_CERTS = pushService.caFile;
+  });
+  const e2e = useE2e({ env });
+  afterAll(async () => pushService?.stop());
+
+  it("shows a pushed approval with Deny and Allow once, and Allow once from the notification reaches the Gateway once", async () => {
+    const keys = browserKeys();
+    const subscribed = await fetch(`${e2e.app.url}/push/subscriptions`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${await e2e.app.mintToken("owner")}` },
+      body: JSON.stringify({ endpoint: `${pushService.url}/sub/chromium`, keys: { p256dh: keys.p256dh, auth: keys.auth } }),
+    });
+    expect(subscribed.status).toBe(201);
+
+    const { page, context, errors } = await openPage(e2e.browser, { viewport: { width: 390, height: 844 } });
+    await context.grantPermissions(["notifications"], { origin: e2e.app.url });
+    const workerReady = context.waitForEvent("serviceworker", { timeout: UI_TIMEOUT });
+    await page.goto(await e2e.dashboardUrl());
+    const worker: Worker = context.serviceWorkers().find((candidate) => candidate.url().endsWith("/sw.js")) ?? (await workerReady);
+    expect(worker.url()).toBe(`${e2e.app.url}/sw.js`);
+    await expect.poll(() => page.evaluate(() => navigator.serviceWorker.ready.then((registration) => registration.active?.state)), { timeout: UI_TIMEOUT }).toBe("activated");
+
+    // Installable: the manifest the page links names the icons, and they are served.
+    const manifestHref = await page.locator('link[rel="manifest"]').getAttribute("href");
+    const manifest = (await (await fetch(new URL(manifestHref!, e2e.app.url))).json()) as { display: string; icons: { src: string; sizes: string }[] };
+    expect(manifest.display).toBe("standalone");
+    expect(manifest.icons.map((icon) => icon.sizes)).toEqual(expect.arrayContaining(["192x192", "512x512"]));
+    for (const icon of manifest.icons) expect((await fetch(new URL(icon.src, e2e.app.url))).status).toBe(200);
+    // The shell is cached, and nothing else: no page.
+    await expect
+      .poll(() => page.evaluate(async () => (await Promise.all((await caches.keys()).map(async (name) => (await (await caches.open(name)).keys()).map((request) => new URL(request.url).pathname)))).flat()))
+      .toEqual(expect.arrayContaining(["/manifest.webmanifest", "/icon-192.png"]));
+    expect(await page.evaluate(async () => (await Promise.all((await caches.keys()).map(async (name) => (await (await caches.open(name)).keys()).map((request) => new URL(request.url).pathname)))).flat().filter((pathname) => pathname === "/" || pathname.startsWith("/push")))).toEqual([]);
+
+    // A real push of a new exec approval, as the server sent it to the push service.
+    const chat = uniqueChat("sw");
+    const decided = silence(
+      e2e.requester.request<Payload>(
+        "exec.approval.request",
+        { command: "git push --force origin main", host: "gateway", cwd: "/srv/app", agentId: AGENT, sessionKey: sessionKeyOf(chat, AGENT), timeoutMs: 600_000 },
+        { timeoutMs: 630_000 },
+      ),
+    );
+    const received = await pushService.next((push) => push.path === "/sub/chromium" && JSON.parse(decryptPush(push.body, keys)).body?.includes(chat));
+    const payload = decryptPush(received.body, keys);
+
+    const cdp = await context.newCDPSession(page);
+    const registrations: { registrationId: string; scopeURL: string }[] = [];
+    cdp.on("ServiceWorker.workerRegistrationUpdated", (event: { registrations: { registrationId: string; scopeURL: string }[] }) => registrations.push(...event.registrations));
+    await cdp.send("ServiceWorker.enable");
+    await expect.poll(() => registrations.find((registration) => registration.scopeURL === `${e2e.app.url}/`)).toBeTruthy();
+    const { registrationId } = registrations.find((registration) => registration.scopeURL === `${e2e.app.url}/`)!;
+    await cdp.send("ServiceWorker.deliverPushMessage", { origin: e2e.app.url, registrationId, data: payload });
+
+    const shown = async (): Promise<Shown[]> =>
+      page.evaluate(async () =>
+        (await (await navigator.serviceWorker.ready).getNotifications()).map((notification) => ({
+          title: notification.title,
+          body: notification.body,
+          tag: notification.tag,
+          actions: ((notification as Notification & { actions?: { action: string }[] }).actions ?? []).map((action) => action.action),
+          data: notification.data as Record<string, unknown>,
+        })),
+      );
+    await expect.poll(async () => (await shown()).length, { timeout: UI_TIMEOUT }).toBeGreaterThan(0);
+    const [notification] = await shown();
+    const askId = JSON.parse(payload).askId as string;
+    expect(notification).toMatchObject({ title: "Critical approval: run a command", tag: `ask:${askId}`, actions: ["deny", "allow-once"] });
+    expect(notification!.body).toMatch(new RegExp(`^git push --force origin main\\nChat ${chat} · (9|10) min left$`));
+
+    // The click handler with Allow once: the worker posts the token; the Gateway gets allow-once.
+    const click = () => worker.evaluate(({ action, data }) => (self as unknown as { handleNotificationClick(action: string, data: unknown): Promise<unknown> }).handleNotificationClick(action, data), { action: "allow-once", data: notification!.data });
+    expect(await click()).toEqual({ ok: true, status: "answered" });
+    expect(await decided).toMatchObject({ decision: "allow-once" });
+    await expect.poll(async () => (await shown()).find((item) => item.tag === `ask:${askId}`)?.body).toMatch(/^(Allow once: sent|Decided: Allow once)$/);
+    // The same token again is refused, and the worker says so.
+    expect(await click()).toMatchObject({ ok: false, error: { code: "ALREADY_RESOLVED" } });
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+});
