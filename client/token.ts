@@ -4,18 +4,24 @@
  * It is kept in memory, plus in the history entry's state so a reload of the same tab still works:
  * Open WebUI's sandboxed iframe has no storage of its own (opaque origin), and history state is
  * per tab, never sent anywhere, and not shown in the address bar. The dashboard also keeps it in
- * sessionStorage when storage is available.
+ * sessionStorage when storage is available, and a device link's token (`?device=1&token=…`, from the
+ * dashboard's QR code) in localStorage: the installed app opens at `/` with no token in its address
+ * and signs in with the one it keeps, until it expires or is revoked.
  */
 
 const STATE_KEY = "openclawAsksToken";
 
-export function takeToken(options: { sessionStorageKey?: string } = {}): string | null {
+export type TokenStorage = { sessionStorageKey?: string; deviceStorageKey?: string };
+
+export function takeToken(options: TokenStorage = {}): string | null {
   const url = new URL(window.location.href);
   const fromUrl = url.searchParams.get("token");
+  const isDeviceLink = url.searchParams.get("device") === "1";
   let token: string | null = fromUrl || null;
 
   if (fromUrl) {
     url.searchParams.delete("token");
+    url.searchParams.delete("device");
     try {
       const previous: unknown = window.history.state;
       const state = previous && typeof previous === "object" ? previous : {};
@@ -37,11 +43,19 @@ export function takeToken(options: { sessionStorageKey?: string } = {}): string 
       // No storage (sandboxed, private mode): memory and history state only.
     }
   }
+  if (options.deviceStorageKey) {
+    try {
+      if (fromUrl && isDeviceLink) window.localStorage.setItem(options.deviceStorageKey, fromUrl);
+      else if (!token) token = window.localStorage.getItem(options.deviceStorageKey);
+    } catch {
+      // No storage: this device link lasts as long as the tab.
+    }
+  }
   return token;
 }
 
-/** Forgets a token the server refused (expired, bad signature), so a reload asks for a new link. */
-export function forgetToken(options: { sessionStorageKey?: string } = {}): void {
+/** Forgets a token the server refused (expired, bad signature, revoked), so a reload asks for a new link. */
+export function forgetToken(refused: string | null, options: TokenStorage = {}): void {
   try {
     const state: unknown = window.history.state;
     if (state && typeof state === "object" && STATE_KEY in state) {
@@ -51,11 +65,13 @@ export function forgetToken(options: { sessionStorageKey?: string } = {}): void 
   } catch {
     // Nothing to forget.
   }
-  if (options.sessionStorageKey) {
-    try {
-      window.sessionStorage.removeItem(options.sessionStorageKey);
-    } catch {
-      // No storage.
+  try {
+    if (options.sessionStorageKey) window.sessionStorage.removeItem(options.sessionStorageKey);
+    // The device's own link is forgotten only when it was the one refused.
+    if (options.deviceStorageKey && refused !== null && window.localStorage.getItem(options.deviceStorageKey) === refused) {
+      window.localStorage.removeItem(options.deviceStorageKey);
     }
+  } catch {
+    // No storage.
   }
 }

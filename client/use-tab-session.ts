@@ -7,6 +7,8 @@ import { useTabSocket } from "./use-tab-socket.ts";
 export type TabSessionOptions = {
   /** Also keep the token in sessionStorage under this key (the dashboard; the widget's sandbox has none). */
   sessionStorageKey?: string;
+  /** Keep a device link's token in localStorage under this key (the dashboard, installed on a phone). */
+  deviceStorageKey?: string;
   /** What to do for a new link, ending the messages about a missing or refused token. */
   relink: string;
   /** The page's listeners (see useTabSocket). */
@@ -18,20 +20,20 @@ export type TabSessionOptions = {
  * bar), connect with it, forget it when the server refuses it, say what is wrong in one sentence,
  * and send answers for the page's cards.
  */
-export function useTabSession({ sessionStorageKey, relink, setup }: TabSessionOptions) {
+export function useTabSession({ sessionStorageKey, deviceStorageKey, relink, setup }: TabSessionOptions) {
   const [token, setToken] = useState<string | null>(null);
   const [tokenRead, setTokenRead] = useState(false);
 
   useEffect(() => {
-    setToken(takeToken({ sessionStorageKey }));
+    setToken(takeToken({ sessionStorageKey, deviceStorageKey }));
     setTokenRead(true);
-  }, [sessionStorageKey]);
+  }, [sessionStorageKey, deviceStorageKey]);
 
   const { socket, state: connection, gateway } = useTabSocket(token, setup);
 
   useEffect(() => {
-    if (connection.phase === "refused") forgetToken({ sessionStorageKey });
-  }, [connection.phase, sessionStorageKey]);
+    if (connection.phase === "refused") forgetToken(token, { sessionStorageKey, deviceStorageKey });
+  }, [connection.phase, token, sessionStorageKey, deviceStorageKey]);
 
   const answer = useCallback((askId: string, tabAnswer: TabAnswer) => answerAsk(socket, askId, tabAnswer), [socket]);
 

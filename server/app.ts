@@ -15,6 +15,8 @@ import { secretKey, verifyTabToken } from "./tabs/auth.ts";
 import { createTabServer } from "./tabs/io.ts";
 import { isCurrentOwnerLinkKid } from "./tabs/owner-links.ts";
 import { createPush } from "./push/index.ts";
+import { DeviceStore } from "./devices/device-store.ts";
+import { createDeviceRoutes } from "./devices/routes.ts";
 
 /**
  * The wiring, in one place and in one direction (socket.io CRUD example style): the Gateway adapter
@@ -55,7 +57,10 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
   const { config, store, gateway, clock, log } = options;
   const presence = options.presence ?? new MemoryPresence();
   const key = secretKey(options.authSecret);
-  const isKnownKid = isCurrentOwnerLinkKid(store);
+  const devices = new DeviceStore(path.join(config.DATA_DIR, "devices.sqlite"));
+  const isOwnerLinkKid = isCurrentOwnerLinkKid(store);
+  // Owner links share one kid; each device link has its own, revoked alone.
+  const isKnownKid = (kid: string) => isOwnerLinkKid(kid) || devices.isActive(kid, clock.now());
   let port = config.PORT;
 
   const broker = new AskBroker({ store, presence, source: gateway, clock, owners: config.owners, instanceId: randomUUID(), log });
@@ -84,6 +89,16 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     return { status, gateway: gateway.status, setAsideRows };
   }
 
+  const deviceRoutes = createDeviceRoutes({
+    store: devices,
+    key,
+    maxTokenDays: config.MAX_TOKEN_DAYS,
+    baseUrl: () => config.PUBLIC_URL ?? `http://${config.HOST}:${port}`,
+    now: () => clock.now(),
+    ownerOf,
+    log,
+  });
+
   const push = createPush({
     config,
     authSecret: options.authSecret,
@@ -107,6 +122,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
       return;
     }
     if (push.routes.handles(request)) return push.routes.handle(request, response);
+    if (deviceRoutes.handles(request)) return deviceRoutes.handle(request, response);
     if (options.pages) return options.pages(request, response);
     response.writeHead(404).end();
   });
@@ -152,6 +168,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
         http.closeAllConnections();
         await tabs.close();
         await push.close();
+        devices.close();
         store.close();
       })();
       return stopped;

@@ -4,29 +4,58 @@ import { parseConfig } from "./config.ts";
 import { SqliteAskStore } from "./store/sqlite.ts";
 import { secretKey } from "./tabs/auth.ts";
 import { describeOwnerLink, mintOwnerLink, revokeOwnerLinks } from "./tabs/owner-links.ts";
+import { renderUnicodeCompact } from "uqr";
+import { mintDeviceLink } from "./devices/device-links.ts";
+import { DeviceStore } from "./devices/device-store.ts";
 
 /**
  * `npm run owner-link`: prints a new dashboard link for the first owner, valid OWNER_LINK_HOURS.
  * `npm run owner-link -- --revoke` first revokes every owner link minted so far (a running server
- * refuses them from its next connect on), then prints a new one. Same environment as `npm start`.
+ * refuses them from its next connect on), then prints a new one. `npm run owner-link -- --device
+ * "Alice's phone"` prints a device link (and its QR code) instead: valid 30 days at most, revocable
+ * alone on the dashboard. Same environment as `npm start`.
  */
 
-const USAGE = "usage: npm run owner-link [-- --revoke]";
+const USAGE = 'usage: npm run owner-link [-- --revoke] | [-- --device "<name>"]';
+
+type Args = { revoke: boolean; device: string | null };
+
+function parseArgs(args: readonly string[]): Args {
+  const parsed: Args = { revoke: false, device: null };
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === "--revoke") parsed.revoke = true;
+    else if (arg === "--device" && args[i + 1]?.trim()) parsed.device = args[++i]!.trim();
+    else throw new Error(`unknown argument ${arg}: ${USAGE}`);
+  }
+  if (parsed.revoke && parsed.device) throw new Error(`--revoke and --device do not go together: ${USAGE}`);
+  return parsed;
+}
 
 async function main(args: readonly string[]): Promise<void> {
-  const revoke = args.includes("--revoke");
-  const unknown = args.filter((arg) => arg !== "--revoke");
-  if (unknown.length > 0) throw new Error(`unknown argument ${unknown[0]}: ${USAGE}`);
+  const { revoke, device } = parseArgs(args);
   const config = parseConfig(process.env);
   const authSecret = loadOrCreateAuthSecret(config);
+  const baseUrl = config.PUBLIC_URL ?? `http://${config.HOST}:${config.PORT}`;
+  const owner = [...config.owners][0] ?? "owner";
+  if (device) {
+    const devices = new DeviceStore(path.join(config.DATA_DIR, "devices.sqlite"));
+    try {
+      const link = await mintDeviceLink({ store: devices, key: secretKey(authSecret), owner, name: device, maxTokenDays: config.MAX_TOKEN_DAYS, baseUrl, now: Date.now() });
+      console.log(renderUnicodeCompact(link.url));
+      console.log(`Device link for "${link.name}" (owner "${owner}", until ${new Date(link.expiresAt).toISOString()}; revoke it on the dashboard): ${link.url}`);
+    } finally {
+      devices.close();
+    }
+    return;
+  }
   const store = new SqliteAskStore(path.join(config.DATA_DIR, "asks.sqlite"));
   try {
     if (revoke) {
       revokeOwnerLinks(store);
       console.log("Every earlier owner link is revoked.");
     }
-    const owner = [...config.owners][0] ?? "owner";
-    const link = await mintOwnerLink({ store, key: secretKey(authSecret), owner, hours: config.OWNER_LINK_HOURS, baseUrl: config.PUBLIC_URL ?? `http://${config.HOST}:${config.PORT}` });
+    const link = await mintOwnerLink({ store, key: secretKey(authSecret), owner, hours: config.OWNER_LINK_HOURS, baseUrl });
     console.log(describeOwnerLink(link));
   } finally {
     store.close();

@@ -9,6 +9,7 @@ import { dangerButton, muted } from "../asks/styles.ts";
 import { useToast } from "../common/use-toast.ts";
 import { StatusPill, describeStatus } from "../common/ConnectionStatus.tsx";
 import { EMPTY_DASHBOARD, dashboardReducer, finishedAsks, pendingAsks, type DashboardAction } from "./dashboard-state.ts";
+import { DevicesPanel } from "./DevicesPanel.tsx";
 import { HistoryFilters } from "./HistoryFilters.tsx";
 import { HistoryTable } from "./HistoryTable.tsx";
 import { InboxRow } from "./InboxRow.tsx";
@@ -20,8 +21,11 @@ import { usePushOptIn } from "../../client/use-push-opt-in.ts";
 import { useKeptFocus } from "./use-kept-focus.ts";
 
 const TOKEN_KEY = "openclaw-asks:token";
+/** A device link's token, kept by the installed app (client/token.ts). */
+const DEVICE_TOKEN_KEY = "openclaw-asks:device-token";
 
-type View = "pending" | "history";
+const VIEWS = ["pending", "history", "devices"] as const;
+type View = (typeof VIEWS)[number];
 
 /**
  * The owners' dashboard (DESIGN §11): an inbox of every pending ask across chats, most urgent first,
@@ -88,6 +92,7 @@ export function Dashboard({ openWebUiUrl }: { openWebUiUrl: string | null }) {
 
   const { socket, connection, gateway, answer, tokenProblem, token } = useTabSession({
     sessionStorageKey: TOKEN_KEY,
+    deviceStorageKey: DEVICE_TOKEN_KEY,
     relink: "Open the dashboard with a fresh link from the server (npm start prints one).",
     setup,
   });
@@ -223,11 +228,14 @@ export function Dashboard({ openWebUiUrl }: { openWebUiUrl: string | null }) {
   const tabs: { id: View; label: string; count?: number }[] = [
     { id: "pending", label: "Pending", count: pending.length },
     { id: "history", label: "History" },
+    { id: "devices", label: "Devices" },
   ];
   const onTabKey = (event: KeyboardEvent<HTMLButtonElement>) => {
     if (event.key !== "ArrowRight" && event.key !== "ArrowLeft" && event.key !== "Home" && event.key !== "End") return;
     event.preventDefault();
-    const next: View = event.key === "Home" ? "pending" : event.key === "End" ? "history" : view === "pending" ? "history" : "pending";
+    const at = VIEWS.indexOf(view);
+    const next: View =
+      event.key === "Home" ? VIEWS[0] : event.key === "End" ? VIEWS[VIEWS.length - 1]! : VIEWS[(at + (event.key === "ArrowRight" ? 1 : VIEWS.length - 1)) % VIEWS.length]!;
     setView(next);
     if (next === "history") refreshHistory();
     document.getElementById(`${baseId}-tab-${next}`)?.focus();
@@ -395,6 +403,11 @@ export function Dashboard({ openWebUiUrl }: { openWebUiUrl: string | null }) {
             <h2 className="sr-only">History</h2>
             <HistoryFilters filter={historyFilter} chats={chats} onChange={setHistoryFilter} shown={shownHistory.length} total={finished.length} />
             <HistoryTable asks={shownHistory} filtered={shownHistory.length !== finished.length} />
+          </section>
+
+          <section id={`${baseId}-panel-devices`} role="tabpanel" aria-labelledby={`${baseId}-tab-devices`} hidden={view !== "devices"}>
+            <h2 className="sr-only">Devices</h2>
+            <DevicesPanel token={token} active={view === "devices"} />
           </section>
         </main>
       </div>

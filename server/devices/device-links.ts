@@ -1,0 +1,36 @@
+import { randomBytes } from "node:crypto";
+import { mintTabToken } from "../tabs/auth.ts";
+import type { DeviceStore } from "./device-store.ts";
+
+/**
+ * Device links: an owner's dashboard link for one device (a phone scanning the QR code), valid at most
+ * 30 days (and never longer than MAX_TOKEN_DAYS allows), carrying the device's own key id so it can be
+ * revoked alone. The installed app keeps the token in localStorage (`device=1` in the link says so).
+ */
+
+export const DEVICE_LINK_MAX_DAYS = 30;
+
+const DAY_MS = 24 * 3600 * 1000;
+
+export type DeviceLink = { url: string; kid: string; name: string; expiresAt: number };
+
+/** Key ids of device links start with this, owner links' never do. */
+export const DEVICE_KID_PREFIX = "device-";
+
+export async function mintDeviceLink(options: {
+  store: DeviceStore;
+  key: Uint8Array;
+  owner: string;
+  name: string;
+  maxTokenDays: number;
+  baseUrl: string;
+  now: number;
+}): Promise<DeviceLink> {
+  const days = Math.min(DEVICE_LINK_MAX_DAYS, options.maxTokenDays);
+  const kid = `${DEVICE_KID_PREFIX}${randomBytes(12).toString("base64url")}`;
+  const ttlSeconds = Math.floor((days * DAY_MS) / 1000);
+  const expiresAt = options.now + ttlSeconds * 1000;
+  options.store.add({ kid, owner: options.owner, name: options.name, createdAt: options.now, expiresAt });
+  const token = await mintTabToken(options.key, { userId: options.owner, ttlSeconds, kid });
+  return { url: `${options.baseUrl.replace(/\/$/, "")}/?device=1&token=${token}`, kid, name: options.name, expiresAt };
+}

@@ -1,0 +1,104 @@
+// Device links (issue 14): an owner mints a link for one device (shown as a QR code on the dashboard,
+// or printed by `npm run owner-link -- --device`), valid 30 days at most and carrying its own key id;
+// the owner lists their devices and revokes one, whose link is then refused at connect while every
+// other link keeps working. Only an owner's dashboard token may do any of it.
+import { spawn } from "node:child_process";
+import { decodeJwt, decodeProtectedHeader } from "jose";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { newChat, useTabs } from "../support/asks.ts";
+import { PROJECT_ROOT } from "../support/app-server.ts";
+import type { Payload } from "../support/gateway-client.ts";
+import { TEST_AUTH_SECRET, openTab, startTestServer, waitConnected, type TestServer } from "../support/tabs.ts";
+
+const { tabs } = useTabs();
+let server: TestServer;
+
+beforeAll(async () => {
+  server = await startTestServer({ gatewayUrl: inject("gatewayUrl"), gatewayToken: inject("gatewayToken") });
+  await waitConnected(server);
+});
+
+afterAll(() => server.dispose());
+
+async function devices(method: string, path: string, token: string | null, body?: unknown): Promise<{ status: number; body: Payload }> {
+  const response = await fetch(`${server.url}${path}`, {
+    method,
+    headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: response.status, body: (await response.json()) as Payload };
+}
+
+async function connects(token: string): Promise<string> {
+  try {
+    const tab = await openTab(server.url, token);
+    tabs.push(tab);
+    const watch = await tab.send("asks:watch", {});
+    return watch.ok ? "owner" : watch.error.code;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+}
+
+const tokenOf = (url: string) => new URL(url).searchParams.get("token")!;
+
+describe("device links", () => {
+  it("signs one device in as the owner for 30 days, with its own key id; listed, then revoked alone", async () => {
+    const owner = await server.token("owner");
+    const created = await devices("POST", "/devices", owner, { name: "  Alice's phone " });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ ok: true, name: "Alice's phone", kid: expect.stringMatching(/^device-/) });
+    const url = new URL(created.body.url as string);
+    expect(url.searchParams.get("device")).toBe("1");
+    const token = tokenOf(created.body.url as string);
+    const claims = decodeJwt(token);
+    expect(claims.sub).toBe("owner");
+    expect(claims.exp! - claims.iat!).toBe(30 * 24 * 3600);
+    expect(decodeProtectedHeader(token).kid).toBe(created.body.kid);
+    expect(await connects(token)).toBe("owner");
+
+    const other = await devices("POST", "/devices", owner, { name: "Tablet" });
+    const listed = await devices("GET", "/devices", owner);
+    expect((listed.body.devices as { name: string }[]).map((device) => device.name)).toEqual(["Tablet", "Alice's phone"]);
+
+    expect(await devices("DELETE", `/devices/${created.body.kid}`, owner)).toEqual({ status: 200, body: { ok: true } });
+    expect(await connects(token)).toMatch(/revoked/);
+    expect(await connects(tokenOf(other.body.url as string))).toBe("owner");
+    expect(await connects(owner)).toBe("owner");
+    expect((await devices("GET", "/devices", owner)).body.devices).toEqual([expect.objectContaining({ name: "Tablet" })]);
+    expect(await devices("DELETE", `/devices/${created.body.kid}`, owner)).toMatchObject({ status: 404, body: { error: { code: "NOT_FOUND" } } });
+  });
+
+  it("only an owner's dashboard token may mint, list or revoke; a bad name changes nothing", async () => {
+    const owner = await server.token("owner");
+    const before = (await devices("GET", "/devices", owner)).body.devices;
+    expect((await devices("POST", "/devices", null, { name: "x" })).status).toBe(403);
+    expect((await devices("POST", "/devices", await server.token("alice"), { name: "x" })).status).toBe(403);
+    expect((await devices("GET", "/devices", await server.token("owner", newChat()))).status).toBe(403);
+    expect(await devices("POST", "/devices", owner, { name: "   " })).toMatchObject({ status: 400, body: { error: { code: "INVALID", message: "name: must name the device" } } });
+    expect((await devices("POST", "/devices", owner, { name: "x".repeat(61) })).status).toBe(400);
+    expect((await devices("GET", "/devices", owner)).body.devices).toEqual(before);
+    // A device cannot be revoked by someone else's token either.
+    const mine = await devices("POST", "/devices", owner, { name: "Phone" });
+    expect((await devices("DELETE", `/devices/${mine.body.kid}`, await server.token("alice"))).status).toBe(403);
+    expect(await connects(tokenOf(mine.body.url as string))).toBe("owner");
+  });
+
+  it("npm run owner-link -- --device prints a device link and its QR code; the dashboard lists it", async () => {
+    const child = spawn(process.execPath, ["server/owner-link.ts", "--device", "Kitchen tablet"], {
+      cwd: PROJECT_ROOT,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: "production", DATA_DIR: server.dataDir, AUTH_SECRET: TEST_AUTH_SECRET, OWNER_USERS: "owner", PUBLIC_URL: "https://asks.example.com" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
+    child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
+    expect(await new Promise((resolve) => child.once("exit", resolve))).toBe(0);
+    expect(output).toMatch(/[▀▄█]/);
+    const url = /^Device link for "Kitchen tablet" \(owner "owner", until \S+; revoke it on the dashboard\): (https:\/\/asks\.example\.com\/\?device=1&token=\S+)$/m.exec(output)?.[1];
+    expect(url).toBeDefined();
+    expect(await connects(tokenOf(url!))).toBe("owner");
+    const listed = await devices("GET", "/devices", await server.token("owner"));
+    expect((listed.body.devices as { name: string }[]).map((device) => device.name)).toContain("Kitchen tablet");
+  });
+});
