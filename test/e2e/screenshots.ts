@@ -165,7 +165,7 @@ async function dashboard(shots: Shots): Promise<void> {
 /**
  * The inbox with a question, a critical plugin approval, a routine one and a destructive exec command
  * pending at once: on a desktop (the exec row open in place), on a phone (390 px), the keyboard help,
- * and the history's filters.
+ * the history's filters, and a device link's QR code.
  */
 async function inbox(shots: Shots): Promise<void> {
   const chat = uniqueChat("shot-inbox");
@@ -194,6 +194,11 @@ async function inbox(shots: Shots): Promise<void> {
   await page.getByRole("tab", { name: /History/ }).click();
   await page.getByLabel("Kind").selectOption("question");
   await page.screenshot({ path: screenshotPath("history-filtered") });
+  await page.getByRole("tab", { name: "Devices" }).click();
+  await page.getByLabel("Device name").fill("Alice's phone");
+  await page.getByRole("button", { name: "Create device link" }).click();
+  await page.getByRole("img", { name: "QR code: device link for Alice's phone" }).waitFor({ timeout: UI_TIMEOUT });
+  await page.screenshot({ path: screenshotPath("devices-qr") });
   await page.context().close();
 
   const { page: phone } = await openPage(shots.browser, { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
