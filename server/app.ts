@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Agent } from "node:https";
 import type { AddressInfo } from "node:net";
+import path from "node:path";
 import type { Clock } from "../lib/clock.ts";
 import { AskBroker } from "./broker/broker.ts";
 import type { Presence } from "./broker/ports.ts";

@@ -4,26 +4,25 @@
 // sideways scrolling, axe; new asks that do not move the focused row; keyboard triage (j/k, Enter,
 // number keys, a, d, ?), where the focus goes when a row leaves; and the history's filters.
 //
-// The app runs as the Gateway's second configured agent ("other"), so no other test file's asks
-// appear in this inbox and the order seen is the order of this file's asks.
+// The app runs as this file's own agent, so no other test file's asks appear in this inbox and the
+// order seen is the order of this file's asks.
 import type { Locator, Page } from "playwright-core";
 import { describe, expect, inject, it } from "vitest";
 import { openPage } from "../support/browser.ts";
-import { requestQuestion, sessionKeyOf, silence, waitAnswer } from "../support/asks.ts";
+import { TEST_AGENT, requestQuestion, sessionKeyOf, silence, waitAnswer } from "../support/asks.ts";
 import type { OperatorConnection, Payload } from "../support/gateway-client.ts";
 import { UI_TIMEOUT, seriousViolations, uniqueChat, useE2e } from "./fixtures.ts";
 
 const gatewayUrl = inject("gatewayUrl");
 
-const AGENT = "other";
 const OPENWEBUI_URL = "https://chat.example.test";
 const DESTRUCTIVE = "rm -rf ./build && npm run deploy -- --prod";
 
 type Decided = Promise<Payload>;
 
 function question(requester: OperatorConnection, chat: string, text: string, timeoutMs = 600_000): Promise<string> {
-  return requestQuestion(requester, sessionKeyOf(chat, AGENT), {
-    agentId: AGENT,
+  return requestQuestion(requester, sessionKeyOf(chat), {
+    agentId: TEST_AGENT,
     timeoutMs,
     questions: [{ questionId: "db", header: "Database", question: text, options: [{ label: "Postgres" }, { label: "SQLite" }] }],
   }).then((created) => created.id);
@@ -33,7 +32,7 @@ function pluginApproval(requester: OperatorConnection, chat: string, title: stri
   return silence(
     requester.request<Payload>(
       "plugin.approval.request",
-      { pluginId: "inbox-e2e", title, description: "The inbox test wants to run a tool.", severity, toolName: "shell.run", agentId: AGENT, sessionKey: sessionKeyOf(chat, AGENT), timeoutMs },
+      { pluginId: "inbox-e2e", title, description: "The inbox test wants to run a tool.", severity, toolName: "shell.run", agentId: TEST_AGENT, sessionKey: sessionKeyOf(chat), timeoutMs },
       { timeoutMs: timeoutMs + 30_000 },
     ),
   );
@@ -43,7 +42,7 @@ function execApproval(requester: OperatorConnection, chat: string, command: stri
   return silence(
     requester.request<Payload>(
       "exec.approval.request",
-      { command, host: "gateway", cwd: "/srv/app", agentId: AGENT, sessionKey: sessionKeyOf(chat, AGENT), timeoutMs },
+      { command, host: "gateway", cwd: "/srv/app", agentId: TEST_AGENT, sessionKey: sessionKeyOf(chat), timeoutMs },
       { timeoutMs: timeoutMs + 30_000 },
     ),
   );
@@ -63,7 +62,7 @@ function rowIds(page: Page): Promise<string[]> {
 }
 
 describe.skipIf(!gatewayUrl)("inbox", () => {
-  const e2e = useE2e({ env: { AGENT_ID: AGENT, OPENWEBUI_URL } });
+  const e2e = useE2e({ env: { OPENWEBUI_URL } });
 
   for (const width of [1280, 390]) {
     it(`${width} px: most urgent first, compact rows that open in place, links to the chat, touch-sized, axe-clean`, async () => {

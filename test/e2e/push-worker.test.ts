@@ -7,21 +7,19 @@
 import { beforeAll, afterAll, describe, expect, inject, it } from "vitest";
 import type { Worker } from "playwright-core";
 import { openPage } from "../support/browser.ts";
-import { sessionKeyOf, silence } from "../support/asks.ts";
+import { TEST_AGENT, sessionKeyOf, silence } from "../support/asks.ts";
 import type { Payload } from "../support/gateway-client.ts";
 import { browserKeys, decryptPush, startPushService, type PushServiceStandIn } from "../support/push-service.ts";
 import { UI_TIMEOUT, uniqueChat, useE2e } from "./fixtures.ts";
 
 const gatewayUrl = inject("gatewayUrl");
 
-// The Gateway's second configured agent: this file's pushes are about this file's asks only.
-const AGENT = "other";
 
 type Shown = { title: string; body: string; tag: string; actions: string[]; data: Record<string, unknown> };
 
 describe.skipIf(!gatewayUrl)("service worker and push", () => {
   let pushService: PushServiceStandIn;
-  const env: Record<string, string> = { AGENT_ID: AGENT };
+  const env: Record<string, string> = {};
   // Registered before useE2e's own: the app server must trust the stand-in's certificate from its start.
   beforeAll(async () => {
     pushService = await startPushService();
@@ -64,7 +62,7 @@ describe.skipIf(!gatewayUrl)("service worker and push", () => {
     const decided = silence(
       e2e.requester.request<Payload>(
         "exec.approval.request",
-        { command: "git push --force origin main", host: "gateway", cwd: "/srv/app", agentId: AGENT, sessionKey: sessionKeyOf(chat, AGENT), timeoutMs: 600_000 },
+        { command: "git push --force origin main", host: "gateway", cwd: "/srv/app", agentId: TEST_AGENT, sessionKey: sessionKeyOf(chat), timeoutMs: 600_000 },
         { timeoutMs: 630_000 },
       ),
     );

@@ -9,6 +9,7 @@ import { startAppServer, type AppServer } from "../support/app-server.ts";
 import { openPage, launchBrowser } from "../support/browser.ts";
 import { connectOperator, type OperatorConnection } from "../support/gateway-client.ts";
 import { stubScript } from "../support/stub-model.ts";
+import { TEST_AGENT } from "../support/asks.ts";
 import { startHarness } from "../setup/global-gateway.ts";
 import { SCREENSHOT_DIR, UI_TIMEOUT, createQuestion, requestApproval, screenshotPath, sessionKeyFor, startHostPage, uniqueChat, waitAnswer, type HostPage } from "./fixtures.ts";
 
@@ -176,7 +177,7 @@ async function inbox(shots: Shots): Promise<void> {
   // Left pending: the script's Gateway goes away with them.
   void requestApproval(shots.requester, chat, { title: "Pay invoice INV-2291", description: "Pay 49.99 EUR to Stripe for the staging cluster.", severity: "critical", toolName: "payments.pay", pluginId: "billing" });
   void requestApproval(shots.requester, chat, { title: "Post the release notes", description: "Publish v2.4 notes to the team channel.", severity: "warning", toolName: "chat.post", pluginId: "announcer" });
-  const exec = shots.requester.request("exec.approval.request", { command: "rm -rf ./build && npm run deploy -- --prod", host: "gateway", cwd: "/srv/app", agentId: "dev", sessionKey: key, timeoutMs: 1_800_000 }, { timeoutMs: 1_830_000 });
+  const exec = shots.requester.request("exec.approval.request", { command: "rm -rf ./build && npm run deploy -- --prod", host: "gateway", cwd: "/srv/app", agentId: TEST_AGENT, sessionKey: key, timeoutMs: 1_800_000 }, { timeoutMs: 1_830_000 });
   exec.catch(() => {});
 
   const rowsOf = (page: Page) => page.locator("[data-inbox-row]").filter({ hasText: chat });
