@@ -67,10 +67,12 @@ export class PushNotifier {
     while (this.inFlight.size > 0) await Promise.all([...this.inFlight]);
   }
 
+  /** Every send is caught here, logged, and counted in flight until it settles. */
   private track(work: Promise<void>): void {
-    const tracked = work.catch((error: unknown) => this.options.log(`push failed: ${error instanceof Error ? error.message : String(error)}`));
+    const tracked: Promise<void> = work
+      .catch((error: unknown) => this.options.log(`push failed: ${error instanceof Error ? error.message : String(error)}`))
+      .finally(() => this.inFlight.delete(tracked));
     this.inFlight.add(tracked);
-    void tracked.finally(() => this.inFlight.delete(tracked));
   }
 
   private async announceUnlessShown(ask: Ask): Promise<void> {
