@@ -115,10 +115,12 @@ export function DevicesPanel({ token, active }: { token: string | null; active: 
         ) : (
           <ul aria-label="Devices" className="mt-2 divide-y divide-zinc-200 dark:divide-zinc-800">
             {devices.map((device) => (
-              <li key={device.kid} className="flex flex-wrap items-center gap-x-3 gap-y-1 py-2">
-                <span className="min-w-0 flex-1 font-medium break-words">{device.name}</span>
-                <span className={cx("text-xs", muted)}>
-                  added {formatTime(device.createdAt)} · until {formatTime(device.expiresAt)}
+              <li key={device.kid} className="flex items-center gap-3 py-2">
+                <span className="min-w-0 flex-1">
+                  <span className="block font-medium break-words">{device.name}</span>
+                  <span className={cx("block text-xs", muted)}>
+                    added {formatTime(device.createdAt)} · until {formatTime(device.expiresAt)}
+                  </span>
                 </span>
                 <button type="button" className={secondaryButton} aria-label={`Revoke ${device.name}`} onClick={() => void revoke(device)}>
                   Revoke
