@@ -18,6 +18,9 @@ import { isCurrentOwnerLinkKid } from "./tabs/owner-links.ts";
 import { createPush } from "./push/index.ts";
 import { DeviceStore } from "./devices/device-store.ts";
 import { createDeviceRoutes } from "./devices/routes.ts";
+import { DEVICE_KID_PREFIX } from "./devices/device-links.ts";
+import type { OwnerRequest } from "./http/owner-request.ts";
+import { decodeProtectedHeader } from "jose";
 
 /**
  * The wiring, in one place and in one direction (socket.io CRUD example style): the Gateway adapter
@@ -75,11 +78,13 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     log,
   });
 
-  /** The owner a request's `Authorization: Bearer` dashboard token names, or null. */
-  async function ownerOf(request: IncomingMessage): Promise<string | null> {
+  /** The owner a request's `Authorization: Bearer` dashboard token names (and its device, for a device link), or null. */
+  async function ownerOf(request: IncomingMessage): Promise<OwnerRequest | null> {
     const bearer = /^Bearer (\S+)$/.exec(request.headers.authorization ?? "")?.[1];
     const identity = bearer ? await verifyTabToken(bearer, key, { maxTokenDays: config.MAX_TOKEN_DAYS, isKnownKid }).catch(() => null) : null;
-    return identity && identity.chat === null && config.owners.has(identity.userId) ? identity.userId : null;
+    if (!identity || identity.chat !== null || !config.owners.has(identity.userId)) return null;
+    const kid = decodeProtectedHeader(bearer!).kid;
+    return { owner: identity.userId, device: kid?.startsWith(DEVICE_KID_PREFIX) ? kid : null };
   }
 
   /** Anyone may learn ok or degraded; the details (Gateway status, set-aside rows) are for an owner's token. */
@@ -93,6 +98,8 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
   const deviceRoutes = createDeviceRoutes({
     store: devices,
     key,
+    // A revoked device's push subscriptions go with it: its notifications carry action tokens.
+    onRevoke: (kid) => push.store.forgetDevice(kid),
     maxTokenDays: config.MAX_TOKEN_DAYS,
     baseUrl: () => config.PUBLIC_URL ?? `http://${config.HOST}:${port}`,
     now: () => clock.now(),

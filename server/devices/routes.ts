@@ -2,13 +2,15 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { z } from "zod";
 import { mintDeviceLink } from "./device-links.ts";
 import type { DeviceStore } from "./device-store.ts";
+import type { OwnerRequest } from "../http/owner-request.ts";
 
 /**
  * The device endpoints (docs/PROTOCOL.md, "Devices"), each for an owner's dashboard token as
  * `Authorization: Bearer`:
  * - `GET /devices`: the owner's devices that still work;
  * - `POST /devices` `{ name }`: a new device link (shown as a QR code by the dashboard);
- * - `DELETE /devices/<kid>`: revokes that device; its link is refused from its next connect on.
+ * - `DELETE /devices/<kid>`: revokes that device; its link is refused from its next connect on, and
+ *   the push subscriptions made with it are removed.
  */
 
 const BODY_LIMIT = 2 * 1024;
@@ -25,7 +27,9 @@ export type DeviceRoutesOptions = {
   maxTokenDays: number;
   baseUrl: () => string;
   now: () => number;
-  ownerOf(request: IncomingMessage): Promise<string | null>;
+  ownerOf(request: IncomingMessage): Promise<OwnerRequest | null>;
+  /** A device was revoked: what else belongs to it goes too. */
+  onRevoke(kid: string): void;
   log: (message: string) => void;
 };
 
@@ -42,7 +46,7 @@ async function readJson(request: IncomingMessage): Promise<unknown> {
 
 export function createDeviceRoutes(options: DeviceRoutesOptions) {
   async function route(request: IncomingMessage, pathname: string): Promise<Reply> {
-    const owner = await options.ownerOf(request);
+    const owner = (await options.ownerOf(request))?.owner;
     if (!owner) return fail(403, "FORBIDDEN", "an owner's dashboard token is needed (Authorization: Bearer)");
     const method = request.method ?? "GET";
     if (pathname === "/devices" && method === "GET") {
@@ -63,7 +67,9 @@ export function createDeviceRoutes(options: DeviceRoutesOptions) {
     }
     const revoke = /^\/devices\/([A-Za-z0-9_-]{1,80})$/.exec(pathname);
     if (revoke && method === "DELETE") {
-      return options.store.revoke(revoke[1]!, owner, options.now()) ? { status: 200, body: { ok: true } } : fail(404, "NOT_FOUND", "no such device of yours");
+      if (!options.store.revoke(revoke[1]!, owner, options.now())) return fail(404, "NOT_FOUND", "no such device of yours");
+      options.onRevoke(revoke[1]!);
+      return { status: 200, body: { ok: true } };
     }
     return fail(405, "INVALID", `${method} ${pathname} is not a device endpoint`);
   }

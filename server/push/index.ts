@@ -4,6 +4,7 @@ import path from "node:path";
 import type { Clock } from "../../lib/clock.ts";
 import type { AskBroker } from "../broker/broker.ts";
 import type { Config } from "../config.ts";
+import type { OwnerRequest } from "../http/owner-request.ts";
 import { actionTokenKey, mintActionToken } from "./action-tokens.ts";
 import { PushNotifier } from "./notifier.ts";
 import { PushStore } from "./push-store.ts";
@@ -20,7 +21,7 @@ export type PushOptions = {
   broker: AskBroker;
   /** Where the dashboard is, for a notification's tap (the server's own URL unless PUBLIC_URL says otherwise). */
   dashboardUrl: () => string;
-  ownerOf(request: IncomingMessage): Promise<string | null>;
+  ownerOf(request: IncomingMessage): Promise<OwnerRequest | null>;
   agent?: Agent;
 };
 

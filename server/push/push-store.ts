@@ -8,12 +8,20 @@ import { PRIVATE_FILE_MODE, preparePrivateDir, restrictFiles } from "../store/da
  * action tokens already redeemed (kept until their expiry, so a replay is refused).
  */
 
-export type PushSubscriptionRecord = { owner: string; endpoint: string; p256dh: string; auth: string };
+export type PushSubscriptionRecord = {
+  owner: string;
+  /** The device link (its kid) the owner subscribed with, or null for an owner link. */
+  device: string | null;
+  endpoint: string;
+  p256dh: string;
+  auth: string;
+};
 
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS subscriptions (
     endpoint TEXT PRIMARY KEY,
     owner TEXT NOT NULL,
+    device TEXT,
     p256dh TEXT NOT NULL,
     auth TEXT NOT NULL,
     created_at INTEGER NOT NULL
@@ -40,18 +48,19 @@ export class PushStore {
     if (file !== ":memory:") restrictFiles(file, `${file}-wal`, `${file}-shm`);
     this.statements = {
       upsert: this.db.prepare(
-        "INSERT INTO subscriptions (endpoint, owner, p256dh, auth, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT(endpoint) DO UPDATE SET owner = excluded.owner, p256dh = excluded.p256dh, auth = excluded.auth",
+        "INSERT INTO subscriptions (endpoint, owner, device, p256dh, auth, created_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(endpoint) DO UPDATE SET owner = excluded.owner, device = excluded.device, p256dh = excluded.p256dh, auth = excluded.auth",
       ),
       remove: this.db.prepare("DELETE FROM subscriptions WHERE endpoint = ?"),
+      removeDevice: this.db.prepare("DELETE FROM subscriptions WHERE device = ?"),
       removeOwned: this.db.prepare("DELETE FROM subscriptions WHERE endpoint = ? AND owner = ?"),
-      forOwners: this.db.prepare("SELECT owner, endpoint, p256dh, auth FROM subscriptions ORDER BY created_at"),
+      forOwners: this.db.prepare("SELECT owner, device, endpoint, p256dh, auth FROM subscriptions ORDER BY created_at"),
       redeem: this.db.prepare("INSERT INTO redeemed_actions (jti, expires_at) VALUES (?, ?) ON CONFLICT(jti) DO NOTHING"),
       prune: this.db.prepare("DELETE FROM redeemed_actions WHERE expires_at < ?"),
     };
   }
 
   subscribe(record: PushSubscriptionRecord, now: number): void {
-    this.statements.upsert!.run(record.endpoint, record.owner, record.p256dh, record.auth, now);
+    this.statements.upsert!.run(record.endpoint, record.owner, record.device, record.p256dh, record.auth, now);
   }
 
   /** An owner removes one of their own subscriptions; returns whether there was one. */
@@ -62,6 +71,11 @@ export class PushStore {
   /** The push service said the subscription is gone (404, 410). */
   forget(endpoint: string): void {
     this.statements.remove!.run(endpoint);
+  }
+
+  /** A revoked device's subscriptions. */
+  forgetDevice(kid: string): void {
+    this.statements.removeDevice!.run(kid);
   }
 
   subscriptions(owners: ReadonlySet<string>): PushSubscriptionRecord[] {

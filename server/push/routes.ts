@@ -5,6 +5,7 @@ import type { Tab } from "../broker/ports.ts";
 import type { AnswerAck, TabAnswer } from "../../lib/protocol.ts";
 import { ActionTokenError, verifyActionToken, type ActionClaims } from "./action-tokens.ts";
 import type { PushStore } from "./push-store.ts";
+import type { OwnerRequest } from "../http/owner-request.ts";
 
 /**
  * The push endpoints (docs/PROTOCOL.md, "Push"):
@@ -38,7 +39,7 @@ export type PushRoutesOptions = {
   tokenKey: Uint8Array;
   now: () => number;
   /** The owner a request's bearer token names, or null when it is not a valid owner's dashboard token. */
-  ownerOf(request: IncomingMessage): Promise<string | null>;
+  ownerOf(request: IncomingMessage): Promise<OwnerRequest | null>;
   owners: ReadonlySet<string>;
   answer(tab: Tab, askId: string, answer: TabAnswer): Promise<AnswerAck>;
   log: (message: string) => void;
@@ -97,12 +98,13 @@ export function createPushRoutes(options: PushRoutesOptions) {
     if (pathname === "/push/key" && method === "GET") return { status: 200, body: { ok: true, publicKey: options.publicKey } };
     if (pathname === "/push/actions" && method === "POST") return act(request);
     if (pathname === "/push/subscriptions" && (method === "POST" || method === "DELETE")) {
-      const owner = await options.ownerOf(request);
-      if (!owner) return fail(403, "FORBIDDEN", "an owner's dashboard token is needed (Authorization: Bearer)");
+      const sender = await options.ownerOf(request);
+      if (!sender) return fail(403, "FORBIDDEN", "an owner's dashboard token is needed (Authorization: Bearer)");
+      const { owner } = sender;
       if (method === "POST") {
         const parsed = await parse(SubscribeBody, request);
         if (!parsed.ok) return parsed.reply;
-        options.store.subscribe({ owner, endpoint: parsed.value.endpoint, p256dh: parsed.value.keys.p256dh, auth: parsed.value.keys.auth }, options.now());
+        options.store.subscribe({ owner, device: sender.device, endpoint: parsed.value.endpoint, p256dh: parsed.value.keys.p256dh, auth: parsed.value.keys.auth }, options.now());
         return { status: 201, body: { ok: true } };
       }
       const parsed = await parse(UnsubscribeBody, request);

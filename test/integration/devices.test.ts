@@ -69,6 +69,21 @@ describe("device links", () => {
     expect(await devices("DELETE", `/devices/${created.body.kid}`, owner)).toMatchObject({ status: 404, body: { error: { code: "NOT_FOUND" } } });
   });
 
+  it("revoking a device removes the push subscriptions made with it (its notifications carry action tokens); the owner link's stay", async () => {
+    const owner = await server.token("owner");
+    const created = await devices("POST", "/devices", owner, { name: "Lost phone" });
+    const keys = { p256dh: "B".repeat(87), auth: "A".repeat(22) };
+    const subscribe = (token: string, endpoint: string) =>
+      fetch(`${server.url}/push/subscriptions`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${token}` }, body: JSON.stringify({ endpoint, keys }) });
+    expect((await subscribe(tokenOf(created.body.url as string), "https://push.example.test/lost-phone")).status).toBe(201);
+    expect((await subscribe(owner, "https://push.example.test/desk")).status).toBe(201);
+    const endpoints = () => server.push.store.subscriptions(new Set(["owner"])).map((record) => [record.endpoint, record.device]);
+    expect(endpoints()).toEqual(expect.arrayContaining([["https://push.example.test/lost-phone", created.body.kid], ["https://push.example.test/desk", null]]));
+    expect((await devices("DELETE", `/devices/${created.body.kid}`, owner)).status).toBe(200);
+    expect(endpoints()).toContainEqual(["https://push.example.test/desk", null]);
+    expect(endpoints().map(([endpoint]) => endpoint)).not.toContain("https://push.example.test/lost-phone");
+  });
+
   it("only an owner's dashboard token may mint, list or revoke; a bad name changes nothing", async () => {
     const owner = await server.token("owner");
     const before = (await devices("GET", "/devices", owner)).body.devices;
