@@ -22,7 +22,10 @@ export type Outcome = Ending | ((ask: Ask) => Ending);
 
 /** After a (re)connect, the source lists what it still holds. */
 export type SourceListing = {
-  /** Every id still pending, per listed source: a pending ask of one of these sources missing here has ended. */
+  /**
+   * Every id still pending, per listed source, and every id that arrived while the listing was taken
+   * (it may predate them): a pending ask of one of these sources missing here has ended.
+   */
   live: ReadonlyMap<AskSource, ReadonlySet<string>>;
   /** How a missing ask ended, when the source can still tell; null when it cannot (it expired). */
   outcomeOf(ask: Ask): Promise<Outcome | null>;

@@ -39,10 +39,15 @@ export interface GatewayHandler {
   execApproval(event: ExecApprovalRecord): void;
   approvalResolved(kind: "plugin" | "exec", event: ApprovalResolved): void;
   chat(event: ChatEvent): void;
-  /** A full backfill finished: these are every pending id the Gateway still knows. */
-  backfilled(live: { questions: Set<string>; pluginApprovals: Set<string>; execApprovals: Set<string> }): void;
+  /**
+   * A full backfill finished: these are every pending id the Gateway still knows, and every id that
+   * arrived by event after the list calls went out (the lists may predate those).
+   */
+  backfilled(live: LiveIds): void;
   status(status: GatewayStatus): void;
 }
+
+export type LiveIds = { questions: Set<string>; pluginApprovals: Set<string>; execApprovals: Set<string> };
 
 // Scopes and capabilities that make this client both a question answerer and an approval route.
 export const OPERATOR_SCOPES = ["operator.read", "operator.write", "operator.approvals", "operator.questions", "operator.admin"];
@@ -74,6 +79,11 @@ export class GatewayLink {
   private stopped = false;
   /** The last event seq on this connection; the Gateway numbers events from 1 on every connection. */
   private lastSeq = 0;
+  /**
+   * The live ids of the backfill whose list calls are out. Asks that arrive by event meanwhile join it:
+   * the Gateway may have answered a list before it created them, and their absence says nothing.
+   */
+  private arrivingDuringBackfill: LiveIds | null = null;
 
   constructor(options: GatewayLinkOptions) {
     this.options = options;
@@ -166,13 +176,22 @@ export class GatewayLink {
     };
     switch (event) {
       case "question.requested":
-        return deliver(checkQuestionRecord, (record) => handler.question(record));
+        return deliver(checkQuestionRecord, (record) => {
+          this.arrivingDuringBackfill?.questions.add(record.id);
+          handler.question(record);
+        });
       case "question.resolved":
         return deliver(checkQuestionResolved, (resolved) => handler.questionResolved(resolved));
       case "plugin.approval.requested":
-        return deliver(checkPluginApproval, (request) => handler.pluginApproval(request));
+        return deliver(checkPluginApproval, (request) => {
+          this.arrivingDuringBackfill?.pluginApprovals.add(request.id);
+          handler.pluginApproval(request);
+        });
       case "exec.approval.requested":
-        return deliver(checkExecApproval, (request) => handler.execApproval(request));
+        return deliver(checkExecApproval, (request) => {
+          this.arrivingDuringBackfill?.execApprovals.add(request.id);
+          handler.execApproval(request);
+        });
       case "plugin.approval.resolved":
       case "exec.approval.resolved":
         return deliver(checkApprovalResolved, (resolved) => handler.approvalResolved(event.startsWith("plugin") ? "plugin" : "exec", resolved));
@@ -194,6 +213,9 @@ export class GatewayLink {
     const run = ++this.backfillRun;
     this.cancelBackfillRetry();
     const { handler, log } = this.options;
+    // Started before the list calls go out, so no event between sending and answering escapes it.
+    const live: LiveIds = { questions: new Set(), pluginApprovals: new Set(), execApprovals: new Set() };
+    this.arrivingDuringBackfill = live;
     try {
       const [questions, plugin, exec] = await Promise.all([
         this.request("question.list", {}),
@@ -201,7 +223,6 @@ export class GatewayLink {
         this.request("exec.approval.list", {}),
       ]);
       if (run !== this.backfillRun) return;
-      const live = { questions: new Set<string>(), pluginApprovals: new Set<string>(), execApprovals: new Set<string>() };
       const entries = (questions as { questions?: unknown } | null)?.questions;
       if (!Array.isArray(entries)) throw new Error("question.list did not answer {questions: [...]}");
       for (const entry of entries) {
@@ -232,6 +253,8 @@ export class GatewayLink {
         this.backfillRetry = null;
         this.resync();
       }, delay);
+    } finally {
+      if (this.arrivingDuringBackfill === live) this.arrivingDuringBackfill = null;
     }
   }
 

@@ -126,6 +126,43 @@ describe("Gateway faults (fake Gateway)", () => {
       expect(await server.broker.shownTo(stays.id)).toBe(viewer.socket.id);
       expect(viewer.closed.map((c) => c.askId)).not.toContain(stays.id);
     });
+    it("an ask that arrives by event while the backfill's lists are out stays pending and answerable: those lists predate it", async () => {
+      const chatId = newChat();
+      const viewer = await openOn(server, chatId);
+      await disconnect(viewer);
+      // The Gateway takes its plugin list when asked but answers only once released, as under load.
+      let release = () => {};
+      const released = new Promise<void>((resolve) => (release = resolve));
+      fake.setHandler("plugin.approval.list", async () => {
+        const listed = fake.approvals.filter((a) => a.approvalKind === "plugin" && a.status === "pending").map(({ status: _s, decision: _d, resolvedBy: _r, resolvedAtMs: _t, ...entry }) => entry);
+        await released;
+        return listed;
+      });
+      try {
+        const lists = { plugin: countRequests(fake, "plugin.approval.list"), exec: countRequests(fake, "exec.approval.list") };
+        fake.rejectConnects(null);
+        await waitConnected(server);
+        // exec.approval.list is answered at once, plugin.approval.list is held: both predate these two.
+        await expect.poll(() => countRequests(fake, "plugin.approval.list") > lists.plugin && countRequests(fake, "exec.approval.list") > lists.exec, { timeout: 30_000 }).toBe(true);
+        const p = plugin(chatId);
+        const e = exec(chatId);
+        for (const id of [p.id, e.id]) await viewer.waitForShow((a) => a.id === id);
+        release();
+        // Its event comes after the list answers, so the backfill has been reconciled once it shows.
+        const marker = plugin(chatId);
+        await viewer.waitForShow((a) => a.id === marker.id);
+        for (const id of [p.id, e.id]) {
+          expect(server.broker.getPending(id)).toMatchObject({ status: "pending" });
+          expect(viewer.closed.map((c) => c.askId)).not.toContain(id);
+          expect(await viewer.send("ask:answer", { askId: id, answer: { type: "decision", decision: "allow-once" } })).toMatchObject({ ok: true });
+        }
+        expect(fake.approvals.find((a) => a.id === p.id)).toMatchObject({ status: "resolved", decision: "allow-once" });
+        expect(fake.approvals.find((a) => a.id === e.id)).toMatchObject({ status: "resolved", decision: "allow-once" });
+      } finally {
+        release();
+        fake.setHandler("plugin.approval.list", null);
+      }
+    });
   });
 
   describe("event seq gap", () => {
