@@ -1,7 +1,4 @@
-import { closeSync, existsSync, openSync } from "node:fs";
-import path from "node:path";
-import { DatabaseSync, type StatementSync } from "node:sqlite";
-import { PRIVATE_FILE_MODE, preparePrivateDir, restrictFiles } from "../store/data-dir.ts";
+import { PrivateDatabase } from "../store/private-database.ts";
 
 /**
  * Devices an owner signed in from a device link (a phone that scanned the dashboard's QR code). Each
@@ -23,54 +20,47 @@ const SCHEMA = `
   CREATE INDEX IF NOT EXISTS devices_owner ON devices(owner);
 `;
 
+const STATEMENTS = {
+  add: "INSERT INTO devices (kid, owner, name, created_at, expires_at, revoked_at) VALUES (?, ?, ?, ?, ?, NULL)",
+  get: "SELECT * FROM devices WHERE kid = ?",
+  list: "SELECT * FROM devices WHERE owner = ? AND revoked_at IS NULL AND expires_at > ? ORDER BY created_at DESC",
+  revoke: "UPDATE devices SET revoked_at = ? WHERE kid = ? AND owner = ? AND revoked_at IS NULL",
+  prune: "DELETE FROM devices WHERE expires_at < ?",
+};
+
 type Row = { kid: string; owner: string; name: string; created_at: number; expires_at: number; revoked_at: number | null };
 
 const toDevice = (row: Row): Device => ({ kid: row.kid, owner: row.owner, name: row.name, createdAt: row.created_at, expiresAt: row.expires_at, revokedAt: row.revoked_at });
 
 export class DeviceStore {
-  private readonly db: DatabaseSync;
-  private readonly statements: Record<string, StatementSync>;
+  private readonly database: PrivateDatabase<keyof typeof STATEMENTS>;
 
   constructor(file: string) {
-    if (file !== ":memory:") {
-      preparePrivateDir(path.dirname(file));
-      if (!existsSync(file)) closeSync(openSync(file, "a", PRIVATE_FILE_MODE));
-    }
-    this.db = new DatabaseSync(file);
-    this.db.exec("PRAGMA journal_mode = WAL;");
-    this.db.exec(SCHEMA);
-    if (file !== ":memory:") restrictFiles(file, `${file}-wal`, `${file}-shm`);
-    this.statements = {
-      add: this.db.prepare("INSERT INTO devices (kid, owner, name, created_at, expires_at, revoked_at) VALUES (?, ?, ?, ?, ?, NULL)"),
-      get: this.db.prepare("SELECT * FROM devices WHERE kid = ?"),
-      list: this.db.prepare("SELECT * FROM devices WHERE owner = ? AND revoked_at IS NULL AND expires_at > ? ORDER BY created_at DESC"),
-      revoke: this.db.prepare("UPDATE devices SET revoked_at = ? WHERE kid = ? AND owner = ? AND revoked_at IS NULL"),
-      prune: this.db.prepare("DELETE FROM devices WHERE expires_at < ?"),
-    };
+    this.database = new PrivateDatabase(file, SCHEMA, STATEMENTS);
   }
 
   add(device: Omit<Device, "revokedAt">): void {
-    this.statements.add!.run(device.kid, device.owner, device.name, device.createdAt, device.expiresAt);
+    this.database.statements.add.run(device.kid, device.owner, device.name, device.createdAt, device.expiresAt);
   }
 
   /** The owner's devices that still work, newest first (expired ones are forgotten). */
   list(owner: string, now: number): Device[] {
-    this.statements.prune!.run(now);
-    return (this.statements.list!.all(owner, now) as Row[]).map(toDevice);
+    this.database.statements.prune.run(now);
+    return (this.database.statements.list.all(owner, now) as Row[]).map(toDevice);
   }
 
   /** Whether a token with this kid is still good: a known device, neither revoked nor expired. */
   isActive(kid: string, now: number): boolean {
-    const row = this.statements.get!.get(kid) as Row | undefined;
+    const row = this.database.statements.get.get(kid) as Row | undefined;
     return row !== undefined && row.revoked_at === null && row.expires_at > now;
   }
 
   /** Returns whether the owner had such a device to revoke. */
   revoke(kid: string, owner: string, now: number): boolean {
-    return Number(this.statements.revoke!.run(now, kid, owner).changes) > 0;
+    return Number(this.database.statements.revoke.run(now, kid, owner).changes) > 0;
   }
 
   close(): void {
-    this.db.close();
+    this.database.close();
   }
 }
