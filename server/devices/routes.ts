@@ -1,7 +1,8 @@
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { IncomingMessage } from "node:http";
 import { z } from "zod";
 import { mintDeviceLink } from "./device-links.ts";
 import type { DeviceStore } from "./device-store.ts";
+import { fail, parseBody, serveJson, type Reply } from "../http/json-routes.ts";
 import type { OwnerRequest } from "../http/owner-request.ts";
 
 /**
@@ -17,10 +18,6 @@ const BODY_LIMIT = 2 * 1024;
 
 export const NewDeviceBody = z.object({ name: z.string().trim().min(1, "must name the device").max(60) });
 
-type Reply = { status: number; body: object };
-
-const fail = (status: number, code: string, message: string): Reply => ({ status, body: { ok: false, error: { code, message } } });
-
 export type DeviceRoutesOptions = {
   store: DeviceStore;
   key: Uint8Array;
@@ -33,17 +30,6 @@ export type DeviceRoutesOptions = {
   log: (message: string) => void;
 };
 
-async function readJson(request: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request) {
-    size += (chunk as Buffer).length;
-    if (size > BODY_LIMIT) throw new RangeError("body too large");
-    chunks.push(chunk as Buffer);
-  }
-  return JSON.parse(Buffer.concat(chunks).toString("utf8"));
-}
-
 export function createDeviceRoutes(options: DeviceRoutesOptions) {
   async function route(request: IncomingMessage, pathname: string): Promise<Reply> {
     const owner = (await options.ownerOf(request))?.owner;
@@ -54,15 +40,9 @@ export function createDeviceRoutes(options: DeviceRoutesOptions) {
       return { status: 200, body: { ok: true, devices } };
     }
     if (pathname === "/devices" && method === "POST") {
-      let raw: unknown;
-      try {
-        raw = await readJson(request);
-      } catch {
-        return fail(400, "INVALID", "body is not JSON (or is too large)");
-      }
-      const parsed = NewDeviceBody.safeParse(raw);
-      if (!parsed.success) return fail(400, "INVALID", parsed.error.issues.map((issue) => `${issue.path.join(".") || "body"}: ${issue.message}`).join("; "));
-      const link = await mintDeviceLink({ store: options.store, key: options.key, owner, name: parsed.data.name, maxTokenDays: options.maxTokenDays, baseUrl: options.baseUrl(), now: options.now() });
+      const parsed = await parseBody(request, NewDeviceBody, BODY_LIMIT);
+      if (!parsed.ok) return parsed.reply;
+      const link = await mintDeviceLink({ store: options.store, key: options.key, owner, name: parsed.value.name, maxTokenDays: options.maxTokenDays, baseUrl: options.baseUrl(), now: options.now() });
       return { status: 201, body: { ok: true, ...link } };
     }
     const revoke = /^\/devices\/([A-Za-z0-9_-]{1,80})$/.exec(pathname);
@@ -76,15 +56,6 @@ export function createDeviceRoutes(options: DeviceRoutesOptions) {
 
   return {
     handles: (request: IncomingMessage) => /^\/devices(\/|$)/.test(new URL(request.url ?? "/", "http://x").pathname),
-    handle(request: IncomingMessage, response: ServerResponse): void {
-      const { pathname } = new URL(request.url ?? "/", "http://x");
-      route(request, pathname).then(
-        ({ status, body }) => response.writeHead(status, { "content-type": "application/json", "cache-control": "no-store" }).end(JSON.stringify(body)),
-        (error: unknown) => {
-          options.log(`device endpoint ${pathname} failed: ${error instanceof Error ? error.message : String(error)}`);
-          if (!response.headersSent) response.writeHead(500, { "content-type": "application/json" }).end(JSON.stringify({ ok: false, error: { code: "INTERNAL", message: "internal error" } }));
-        },
-      );
-    },
+    handle: serveJson("device endpoint", route, options.log),
   };
 }

@@ -1,10 +1,11 @@
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { IncomingMessage } from "node:http";
 import { z } from "zod";
 import { Decision } from "../../lib/ask.ts";
 import type { Tab } from "../broker/ports.ts";
 import type { AnswerAck, TabAnswer } from "../../lib/protocol.ts";
 import { ActionTokenError, verifyActionToken, type ActionClaims } from "./action-tokens.ts";
 import type { PushStore } from "./push-store.ts";
+import { fail, parseBody, serveJson, type Reply } from "../http/json-routes.ts";
 import type { OwnerRequest } from "../http/owner-request.ts";
 
 /**
@@ -31,8 +32,6 @@ export const SubscribeBody = z.object({ endpoint: PushEndpoint, keys: z.object({
 export const UnsubscribeBody = z.object({ endpoint: PushEndpoint });
 export const ActionBody = z.object({ askId: z.string().min(1).max(300), decision: Decision, token: z.string().min(1).max(4096) });
 
-type Reply = { status: number; body: object };
-
 export type PushRoutesOptions = {
   store: PushStore;
   publicKey: string;
@@ -45,36 +44,11 @@ export type PushRoutesOptions = {
   log: (message: string) => void;
 };
 
-const fail = (status: number, code: string, message: string): Reply => ({ status, body: { ok: false, error: { code, message } } });
-
 const ACK_STATUS: Record<string, number> = { INVALID: 400, FORBIDDEN: 403, NOT_FOUND: 404, ALREADY_RESOLVED: 409, EXPIRED: 410, GATEWAY_ERROR: 502, RATE_LIMITED: 429 };
 
-async function readJson(request: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request) {
-    size += (chunk as Buffer).length;
-    if (size > BODY_LIMIT) throw new RangeError("body too large");
-    chunks.push(chunk as Buffer);
-  }
-  return JSON.parse(Buffer.concat(chunks).toString("utf8"));
-}
-
 export function createPushRoutes(options: PushRoutesOptions) {
-  async function parse<S extends z.ZodType>(schema: S, request: IncomingMessage): Promise<{ ok: true; value: z.infer<S> } | { ok: false; reply: Reply }> {
-    let raw: unknown;
-    try {
-      raw = await readJson(request);
-    } catch (error) {
-      return { ok: false, reply: error instanceof RangeError ? fail(413, "INVALID", "body too large") : fail(400, "INVALID", "body is not JSON") };
-    }
-    const parsed = schema.safeParse(raw);
-    if (!parsed.success) return { ok: false, reply: fail(400, "INVALID", parsed.error.issues.map((issue) => `${issue.path.join(".") || "body"}: ${issue.message}`).join("; ")) };
-    return { ok: true, value: parsed.data };
-  }
-
   async function act(request: IncomingMessage): Promise<Reply> {
-    const parsed = await parse(ActionBody, request);
+    const parsed = await parseBody(request, ActionBody, BODY_LIMIT);
     if (!parsed.ok) return parsed.reply;
     const { askId, decision, token } = parsed.value;
     let claims: ActionClaims;
@@ -102,12 +76,12 @@ export function createPushRoutes(options: PushRoutesOptions) {
       if (!sender) return fail(403, "FORBIDDEN", "an owner's dashboard token is needed (Authorization: Bearer)");
       const { owner } = sender;
       if (method === "POST") {
-        const parsed = await parse(SubscribeBody, request);
+        const parsed = await parseBody(request, SubscribeBody, BODY_LIMIT);
         if (!parsed.ok) return parsed.reply;
         options.store.subscribe({ owner, device: sender.device, endpoint: parsed.value.endpoint, p256dh: parsed.value.keys.p256dh, auth: parsed.value.keys.auth }, options.now());
         return { status: 201, body: { ok: true } };
       }
-      const parsed = await parse(UnsubscribeBody, request);
+      const parsed = await parseBody(request, UnsubscribeBody, BODY_LIMIT);
       if (!parsed.ok) return parsed.reply;
       return { status: 200, body: { ok: true, removed: options.store.unsubscribe(parsed.value.endpoint, owner) } };
     }
@@ -116,15 +90,6 @@ export function createPushRoutes(options: PushRoutesOptions) {
 
   return {
     handles: (request: IncomingMessage) => new URL(request.url ?? "/", "http://x").pathname.startsWith("/push/"),
-    handle(request: IncomingMessage, response: ServerResponse): void {
-      const { pathname } = new URL(request.url ?? "/", "http://x");
-      route(request, pathname).then(
-        ({ status, body }) => response.writeHead(status, { "content-type": "application/json", "cache-control": "no-store" }).end(JSON.stringify(body)),
-        (error: unknown) => {
-          options.log(`push endpoint ${pathname} failed: ${error instanceof Error ? error.message : String(error)}`);
-          if (!response.headersSent) response.writeHead(500, { "content-type": "application/json" }).end(JSON.stringify({ ok: false, error: { code: "INTERNAL", message: "internal error" } }));
-        },
-      );
-    },
+    handle: serveJson("push endpoint", route, options.log),
   };
 }

@@ -20,11 +20,12 @@ beforeAll(async () => {
 
 afterAll(() => server.dispose());
 
+/** Sends `body` as JSON; a string goes as it is (to send what is not JSON). */
 async function devices(method: string, path: string, token: string | null, body?: unknown): Promise<{ status: number; body: Payload }> {
   const response = await fetch(`${server.url}${path}`, {
     method,
     headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
-    body: body === undefined ? undefined : JSON.stringify(body),
+    body: body === undefined || typeof body === "string" ? body : JSON.stringify(body),
   });
   return { status: response.status, body: (await response.json()) as Payload };
 }
@@ -92,6 +93,8 @@ describe("device links", () => {
     expect((await devices("GET", "/devices", await server.token("owner", newChat()))).status).toBe(403);
     expect(await devices("POST", "/devices", owner, { name: "   " })).toMatchObject({ status: 400, body: { error: { code: "INVALID", message: "name: must name the device" } } });
     expect((await devices("POST", "/devices", owner, { name: "x".repeat(61) })).status).toBe(400);
+    expect(await devices("POST", "/devices", owner, "{ name: Phone")).toMatchObject({ status: 400, body: { error: { code: "INVALID", message: "body is not JSON" } } });
+    expect(await devices("POST", "/devices", owner, { name: "x".repeat(3 * 1024) })).toMatchObject({ status: 413, body: { error: { code: "INVALID", message: "body too large" } } });
     expect((await devices("GET", "/devices", owner)).body.devices).toEqual(before);
     // A device cannot be revoked by someone else's token either.
     const mine = await devices("POST", "/devices", owner, { name: "Phone" });
