@@ -140,22 +140,8 @@ export function ApprovalCard({ ask, onAnswer, autoFocus = false, headingLevel = 
             </dd>
           </>
         ) : null}
-        {approval.toolName && (
-          <>
-            <dt className={muted}>Tool</dt>
-            <dd className="min-w-0 font-mono break-all" dir="ltr">
-              {approval.toolName}
-            </dd>
-          </>
-        )}
-        {approval.pluginId && (
-          <>
-            <dt className={muted}>Plugin</dt>
-            <dd className="min-w-0 font-mono break-all" dir="ltr">
-              {approval.pluginId}
-            </dd>
-          </>
-        )}
+        {approval.toolName && <NameFact term="Tool" name={approval.toolName} />}
+        {approval.pluginId && <NameFact term="Plugin" name={approval.pluginId} />}
       </dl>
 
       {error && (
@@ -186,6 +172,18 @@ export function ApprovalCard({ ask, onAnswer, autoFocus = false, headingLevel = 
         ))}
       </div>
     </section>
+  );
+}
+
+/** A fact that is a name (a tool, a plugin): monospaced, left to right whatever the page's direction. */
+function NameFact({ term, name }: { term: string; name: string }) {
+  return (
+    <>
+      <dt className={muted}>{term}</dt>
+      <dd className="min-w-0 font-mono break-all" dir="ltr">
+        {name}
+      </dd>
+    </>
   );
 }
 

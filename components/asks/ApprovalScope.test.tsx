@@ -1,6 +1,7 @@
 import { renderToStaticMarkup } from "react-dom/server";
 import { describe, expect, it } from "vitest";
-import type { ApprovalAsk, ApprovalRequest } from "../../lib/ask.ts";
+import type { ApprovalAsk } from "../../lib/ask.ts";
+import { approvalAsk } from "../../test/support/ask-fixtures.ts";
 import { ApprovalCard } from "./ApprovalCard.tsx";
 import { approvalScopeSummary } from "./ApprovalScope.tsx";
 
@@ -19,23 +20,6 @@ describe("approval scope, in plain words", () => {
     expect(approvalScopeSummary({ kind: "standing-grant", automation: "nightly backup", command: "restic backup /srv", expiresInDays: 30 })).toMatch(/, for 30 days$/);
   });
 });
-
-function approvalAsk(approval: Partial<ApprovalRequest>): ApprovalAsk {
-  return {
-    id: "plugin:1",
-    kind: "approval",
-    source: "gateway.plugin-approval",
-    chatId: "c1",
-    sessionKey: "agent:dev:openwebui:c1",
-    agentId: "dev",
-    runId: null,
-    createdAt: 0,
-    expiresAt: null,
-    status: "pending",
-    resolution: null,
-    approval: { title: "Pay invoice", description: "", severity: "warning", decisions: ["deny", "allow-once"], ...approval },
-  };
-}
 
 const render = (ask: ApprovalAsk) => renderToStaticMarkup(<ApprovalCard ask={ask} onAnswer={async () => ({ ok: true, status: "answered" })} />);
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { AskQuestion, QuestionAsk } from "../../lib/ask.ts";
+import type { AskQuestion } from "../../lib/ask.ts";
+import { questionAsk } from "../../test/support/ask-fixtures.ts";
 import {
   EMPTY_DRAFT,
   buildAnswer,
@@ -20,22 +21,6 @@ const question = (over: Partial<AskQuestion> = {}): AskQuestion => ({
   options: [{ label: "Postgres", description: "needs a server" }, { label: "SQLite" }, { label: "MySQL" }],
   multiSelect: false,
   allowOther: true,
-  ...over,
-});
-
-const ask = (questions: AskQuestion[], over: Partial<QuestionAsk> = {}): QuestionAsk => ({
-  id: "q1",
-  kind: "question",
-  source: "gateway.question",
-  chatId: "c",
-  sessionKey: "agent:dev:openwebui:c",
-  agentId: "dev",
-  runId: null,
-  createdAt: 0,
-  expiresAt: null,
-  status: "pending",
-  resolution: null,
-  questions,
   ...over,
 });
 
@@ -60,7 +45,7 @@ describe("question model", () => {
   });
 
   it("builds a questions answer, or says which question is missing", () => {
-    const a = ask([question(), question({ id: "cache", header: "Cache", options: [{ label: "Redis" }, { label: "None" }] })]);
+    const a = questionAsk([question(), question({ id: "cache", header: "Cache", options: [{ label: "Redis" }, { label: "None" }] })]);
     expect(buildAnswer(a, { db: pickOption(a.questions[0]!, "choice", EMPTY_DRAFT, 0) })).toEqual({ ok: false, missing: 1 });
     const drafts = { db: pickOption(a.questions[0]!, "choice", EMPTY_DRAFT, 0), cache: typeOther(a.questions[1]!, "choice", EMPTY_DRAFT, "Memcached") };
     expect(buildAnswer(a, drafts)).toEqual({ ok: true, answer: { type: "questions", answers: { db: ["Postgres"], cache: ["Memcached"] } } });
@@ -68,7 +53,7 @@ describe("question model", () => {
 
   it("sends a text prompt's typed multi-select as typed text", () => {
     const q = question({ multiSelect: true });
-    const a = ask([q], { source: "text-prompt", textPrompt: { fallbackText: "x", form: "choice" } });
+    const a = questionAsk([q], { source: "text-prompt", textPrompt: { fallbackText: "x", form: "choice" } });
     expect(questionMode(a, q)).toBe("typed-multi");
     let draft = pickOption(q, "typed-multi", EMPTY_DRAFT, 2);
     draft = pickOption(q, "typed-multi", draft, 0);
@@ -85,10 +70,10 @@ describe("question model", () => {
   });
 
   it("answers a confirmation with its own Yes/No option, or the word", () => {
-    const plain = ask([question({ options: [] })], { source: "text-prompt", textPrompt: { fallbackText: "x", form: "confirm" } });
+    const plain = questionAsk([question({ options: [] })], { source: "text-prompt", textPrompt: { fallbackText: "x", form: "confirm" } });
     expect(questionMode(plain, plain.questions[0]!)).toBe("confirm");
     expect(confirmAnswer(plain, false)).toEqual({ type: "text", text: "No" });
-    const withOptions = ask([question({ options: [{ label: "Yes" }, { label: "No" }] })], { textPrompt: { fallbackText: "x", form: "confirm" } });
+    const withOptions = questionAsk([question({ options: [{ label: "Yes" }, { label: "No" }] })], { textPrompt: { fallbackText: "x", form: "confirm" } });
     expect(confirmAnswer(withOptions, true)).toEqual({ type: "questions", answers: { db: ["Yes"] } });
   });
 

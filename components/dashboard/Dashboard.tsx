@@ -33,6 +33,14 @@ type View = (typeof VIEWS)[number];
  * bulk deny/cancel; the history of finished asks with its filters; the Gateway's status; and opt-in
  * desktop notifications for asks that arrive while the tab is hidden.
  */
+/** A copy of `set` that holds `id` or not (React state is never changed in place). */
+function withMember(set: ReadonlySet<string>, id: string, member: boolean): Set<string> {
+  const next = new Set(set);
+  if (member) next.add(id);
+  else next.delete(id);
+  return next;
+}
+
 export function Dashboard({ openWebUiUrl }: { openWebUiUrl: string | null }) {
   const [state, dispatchNow] = useReducer(dashboardReducer, EMPTY_DASHBOARD);
   const kept = useKeptFocus();
@@ -149,13 +157,7 @@ export function Dashboard({ openWebUiUrl }: { openWebUiUrl: string | null }) {
     cardRoot.dispatchEvent(new KeyboardEvent("keydown", { key: pick.digit, bubbles: true, cancelable: true }));
   }, [expanded]);
 
-  const setRowExpanded = (id: string, open: boolean) =>
-    setExpanded((current) => {
-      const next = new Set(current);
-      if (open) next.add(id);
-      else next.delete(id);
-      return next;
-    });
+  const setRowExpanded = (id: string, open: boolean) => setExpanded((current) => withMember(current, id, open));
 
   const triage = async (id: string, tabAnswer: TabAnswer, done: string) => {
     const ask = state.asks[id];
@@ -193,13 +195,7 @@ export function Dashboard({ openWebUiUrl }: { openWebUiUrl: string | null }) {
     });
   }, [socket]);
 
-  const toggle = (id: string, on: boolean) =>
-    setSelected((current) => {
-      const next = new Set(current);
-      if (on) next.add(id);
-      else next.delete(id);
-      return next;
-    });
+  const toggle = (id: string, on: boolean) => setSelected((current) => withMember(current, id, on));
 
   const bulkCancel = async () => {
     const ids = [...selected];

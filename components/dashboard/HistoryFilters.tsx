@@ -9,6 +9,45 @@ const KINDS: AskKind[] = ["question", "secret", "approval"];
 
 const select = cx(textInput, "min-h-11");
 
+const kindLabel = (kind: AskKind) => KIND_LABELS[kind];
+const outcomeLabel = (outcome: Outcome) => OUTCOME_LABELS[outcome];
+const chatLabel = (chat: string) => (chat === NO_CHAT ? "No chat (dashboard only)" : chat);
+
+/** One labelled filter: "all" first, then each of `values` as `labelOf` names it. */
+function FilterSelect<T extends string>({
+  id,
+  label,
+  allLabel,
+  value,
+  values,
+  labelOf,
+  onChange,
+}: {
+  id: string;
+  label: string;
+  allLabel: string;
+  value: T | "all";
+  values: readonly T[];
+  labelOf(value: T): string;
+  onChange(value: T | "all"): void;
+}) {
+  return (
+    <div>
+      <label htmlFor={id} className={cx("mb-0.5 block text-xs font-medium", muted)}>
+        {label}
+      </label>
+      <select id={id} value={value} onChange={(event) => onChange(event.target.value as T | "all")} className={select}>
+        <option value="all">{allLabel}</option>
+        {values.map((option) => (
+          <option key={option} value={option}>
+            {labelOf(option)}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}
+
 /** The history's filters: kind, outcome, chat, and a search over questions and titles. */
 export function HistoryFilters({
   filter,
@@ -33,45 +72,9 @@ export function HistoryFilters({
         </label>
         <input id={`${id}-text`} type="search" value={filter.text} onChange={(event) => set({ text: event.target.value })} className={cx(textInput, "min-h-11")} />
       </div>
-      <div>
-        <label htmlFor={`${id}-kind`} className={cx("mb-0.5 block text-xs font-medium", muted)}>
-          Kind
-        </label>
-        <select id={`${id}-kind`} value={filter.kind} onChange={(event) => set({ kind: event.target.value as HistoryFilter["kind"] })} className={select}>
-          <option value="all">All kinds</option>
-          {KINDS.map((kind) => (
-            <option key={kind} value={kind}>
-              {KIND_LABELS[kind]}
-            </option>
-          ))}
-        </select>
-      </div>
-      <div>
-        <label htmlFor={`${id}-outcome`} className={cx("mb-0.5 block text-xs font-medium", muted)}>
-          Outcome
-        </label>
-        <select id={`${id}-outcome`} value={filter.outcome} onChange={(event) => set({ outcome: event.target.value as HistoryFilter["outcome"] })} className={select}>
-          <option value="all">All outcomes</option>
-          {OUTCOMES.map((outcome) => (
-            <option key={outcome} value={outcome}>
-              {OUTCOME_LABELS[outcome]}
-            </option>
-          ))}
-        </select>
-      </div>
-      <div>
-        <label htmlFor={`${id}-chat`} className={cx("mb-0.5 block text-xs font-medium", muted)}>
-          Chat
-        </label>
-        <select id={`${id}-chat`} value={filter.chat} onChange={(event) => set({ chat: event.target.value })} className={select}>
-          <option value="all">All chats</option>
-          {chats.map((chat) => (
-            <option key={chat} value={chat}>
-              {chat === NO_CHAT ? "No chat (dashboard only)" : chat}
-            </option>
-          ))}
-        </select>
-      </div>
+      <FilterSelect id={`${id}-kind`} label="Kind" allLabel="All kinds" value={filter.kind} values={KINDS} labelOf={kindLabel} onChange={(kind) => set({ kind })} />
+      <FilterSelect id={`${id}-outcome`} label="Outcome" allLabel="All outcomes" value={filter.outcome} values={OUTCOMES} labelOf={outcomeLabel} onChange={(outcome) => set({ outcome })} />
+      <FilterSelect id={`${id}-chat`} label="Chat" allLabel="All chats" value={filter.chat} values={chats} labelOf={chatLabel} onChange={(chat) => set({ chat })} />
       <p role="status" className={cx("text-xs sm:col-span-4", muted)}>
         {shown === total ? `${total} finished` : `${shown} of ${total} finished`}
       </p>
