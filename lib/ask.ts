@@ -137,6 +137,11 @@ const AskBase = z.object({
   expiresAt: z.number().nullable(),
   status: AskStatus,
   resolution: Resolution.nullable(),
+  /**
+   * The assistant message (an embed token's `msg`) whose widget showed the ask last: its summary
+   * stays in that reply. Absent until a reply's widget shows it.
+   */
+  replyId: z.string().optional(),
   textPrompt: TextPromptInfo.optional(),
 });
 

@@ -109,3 +109,40 @@ describe("one unreadable row", () => {
     expect(store.setAsideRows()).toBe(1);
   });
 });
+
+describe("the live widget's notes (DESIGN §2)", () => {
+  it("keeps the newest embed mint time per chat, whatever order the embeds are seen in, across a reopen", async () => {
+    const file = path.join(tempDir(), "asks.sqlite");
+    const store = open(file);
+    expect(await store.noteEmbed("c1", 2_000, 10)).toBe(2_000);
+    expect(await store.noteEmbed("c1", 1_000, 11)).toBe(2_000);
+    expect(await store.noteEmbed("c2", 500, 12)).toBe(500);
+    expect(await store.noteEmbed("c1", 3_000, 13)).toBe(3_000);
+    store.close();
+    stores.splice(0);
+    expect(await open(file).noteEmbed("c1", 0, 14)).toBe(3_000);
+  });
+
+  it("lists the finished asks last shown in one reply, oldest first, never a pending one or another reply's", async () => {
+    const store = open(path.join(tempDir(), "asks.sqlite"));
+    const ended = (id: string, replyId: string | undefined, at: number) =>
+      question(id, "c1", { replyId, status: "answered", resolution: { by: "u", at, summary: `answer ${id}`, tabId: "t" } });
+    store.put(ended("late", "a2", 300));
+    store.put(ended("early", "a2", 100));
+    store.put(ended("other-reply", "a1", 200));
+    store.put(ended("no-reply", undefined, 250));
+    store.put(question("pending", "c1", { replyId: "a2" }));
+    store.put({ ...ended("other-chat", "a2", 260), chatId: "c2" });
+    expect((await store.finishedInReply("c1", "a2")).map((ask) => ask.id)).toEqual(["early", "late"]);
+    expect(await store.finishedInReply("c1", "a3")).toEqual([]);
+  });
+
+  it("forgets a chat's embed note not renewed within the retention window", async () => {
+    const store = open(path.join(tempDir(), "asks.sqlite"));
+    await store.noteEmbed("old", 1_000, 10);
+    await store.noteEmbed("recent", 1_000, 1_000);
+    store.prune(500, 100);
+    expect(await store.noteEmbed("old", 5, 2_000)).toBe(5);
+    expect(await store.noteEmbed("recent", 5, 2_000)).toBe(1_000);
+  });
+});

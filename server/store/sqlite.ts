@@ -27,6 +27,11 @@ const SCHEMA = `
     value TEXT NOT NULL
   );
   CREATE INDEX IF NOT EXISTS chats_owner ON chats(owner);
+  CREATE TABLE IF NOT EXISTS chat_embeds (
+    chat_id TEXT PRIMARY KEY,
+    newest_mts INTEGER NOT NULL,
+    noted_at INTEGER NOT NULL
+  );
 `;
 
 const TERMINAL_STATUSES = "('answered', 'cancelled', 'expired', 'denied', 'ended-as-text')";
@@ -94,6 +99,17 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
            SELECT chat_id FROM chats WHERE COALESCE(last_viewed_at, recorded_at) < :cutoff
              AND NOT EXISTS (SELECT 1 FROM asks WHERE asks.chat_id = chats.chat_id AND asks.status = 'pending')
            LIMIT :limit)`,
+      ),
+      noteEmbed: this.db.prepare(
+        `INSERT INTO chat_embeds (chat_id, newest_mts, noted_at) VALUES (:chatId, :mts, :at)
+         ON CONFLICT(chat_id) DO UPDATE SET newest_mts = MAX(newest_mts, excluded.newest_mts), noted_at = MAX(noted_at, excluded.noted_at)
+         RETURNING newest_mts`,
+      ),
+      finishedInReply: this.db.prepare(
+        `SELECT id, body FROM asks WHERE chat_id = ? AND status != 'pending' AND json_extract(body, '$.replyId') = ? ORDER BY updated_at`,
+      ),
+      pruneEmbeds: this.db.prepare(
+        `DELETE FROM chat_embeds WHERE chat_id IN (SELECT chat_id FROM chat_embeds WHERE noted_at < :cutoff LIMIT :limit)`,
       ),
       setting: this.db.prepare("SELECT value FROM settings WHERE name = ?"),
       setSetting: this.db.prepare("INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value"),
@@ -183,9 +199,20 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
     return this.setAside.size;
   }
 
+  async noteEmbed(chatId: string, mts: number, at: number): Promise<number> {
+    const row = this.statements.noteEmbed!.get({ chatId, mts, at }) as { newest_mts: number };
+    return row.newest_mts;
+  }
+
+  async finishedInReply(chatId: string, replyId: string): Promise<Ask[]> {
+    return this.readAll(this.statements.finishedInReply!.all(chatId, replyId) as Row[]);
+  }
+
   prune(cutoff: number, limit: number): { asks: number; chats: number } {
     const asks = Number(this.statements.pruneAsks!.run({ cutoff, limit }).changes);
     const chats = Number(this.statements.pruneChats!.run({ cutoff, limit }).changes);
+    // A chat nobody embedded for as long has no widget to order: a later one starts a new note.
+    this.statements.pruneEmbeds!.run({ cutoff, limit });
     return { asks, chats };
   }
 

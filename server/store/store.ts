@@ -26,11 +26,22 @@ export interface AskStore {
   chatViewed(chatId: string, owner: string, at: number): void;
   /** How many stored rows did not parse and were set aside (skipped) since this store was opened. */
   setAsideRows(): number;
+
+  /**
+   * Notes an embed of the chat minted at `mts` (epoch ms) and returns the newest mint time seen for the
+   * chat, this one included: the live widget's reply (DESIGN §2). Atomic, even across instances.
+   */
+  noteEmbed(chatId: string, mts: number, at: number): Promise<number>;
+  /** The finished asks whose card was last shown in this reply of the chat (its widget's summaries), oldest first. */
+  finishedInReply(chatId: string, replyId: string): Promise<Ask[]>;
 }
 
 /** What retention needs: terminal history and unviewed chats older than a cutoff go, a batch at a time. */
 export interface RetentionStore {
-  /** Deletes at most `limit` terminal asks last changed before `cutoff`, and at most `limit` chats not viewed since (and with no pending ask). */
+  /**
+   * Deletes at most `limit` terminal asks last changed before `cutoff`, at most `limit` chats not viewed
+   * since (and with no pending ask), and at most `limit` newest-embed notes not renewed since.
+   */
   prune(cutoff: number, limit: number): { asks: number; chats: number };
 }
 

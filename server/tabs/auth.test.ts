@@ -17,12 +17,12 @@ const signed = (claims: Record<string, unknown>) => new SignJWT(claims).setProte
 describe("tab tokens", () => {
   it("round-trips a token with a chat claim", async () => {
     const token = await mintTabToken(key, { userId: "u1", chat: "c1", ttlSeconds: 60 });
-    expect(await verifyTabToken(token, key, { maxTokenDays: 30 })).toEqual({ userId: "u1", chat: "c1" });
+    expect(await verifyTabToken(token, key, { maxTokenDays: 30 })).toEqual({ userId: "u1", chat: "c1", reply: null });
   });
 
   it("accepts an Open WebUI session token (user id in `id`, HS256 with the shared secret, exp from JWT_EXPIRES_IN)", async () => {
     const token = await signed({ id: "owui-user", exp: seconds(NOW + 7 * DAY) });
-    expect(await verifyTabToken(token, key, rules)).toEqual({ userId: "owui-user", chat: null });
+    expect(await verifyTabToken(token, key, rules)).toEqual({ userId: "owui-user", chat: null, reply: null });
   });
 
   it("says why a token is refused", async () => {
@@ -37,15 +37,45 @@ describe("tab tokens", () => {
       "import sys; sys.path.insert(0, sys.argv[1]); from openclaw_asks_filter import mint_embed_token; print(mint_embed_token(sys.argv[2], 'user-7', 'chat-9', 60, message_id='assistant-3'))";
     const mintedAfterMs = Date.now();
     const token = execFileSync("python3", ["-c", script, path.resolve("integrations/open-webui"), SECRET], { encoding: "utf8" }).trim();
-    expect(await verifyTabToken(token, key, { maxTokenDays: 30 })).toEqual({ userId: "user-7", chat: "chat-9" });
-    // What the server will order replies by once it reads them: the assistant message and the mint time in ms.
     const { payload } = await jwtVerify(token, key, { algorithms: ["HS256"] });
+    // What the server orders the chat's replies by: the assistant message and the mint time in ms.
+    expect(await verifyTabToken(token, key, { maxTokenDays: 30 })).toEqual({ userId: "user-7", chat: "chat-9", reply: { msg: "assistant-3", mts: payload.mts } });
     expect(payload).toMatchObject({ sub: "user-7", chat: "chat-9", msg: "assistant-3" });
     expect(payload.exp! - payload.iat!).toBe(60);
     expect(payload.mts).toBeTypeOf("number");
     expect(payload.mts).toBeGreaterThanOrEqual(Math.floor(mintedAfterMs / 1000) * 1000);
     expect(payload.mts).toBeLessThanOrEqual(Date.now());
     expect(Math.floor((payload.mts as number) / 1000)).toBe(payload.iat);
+  });
+});
+
+describe("embed tokens of one reply (msg, mts)", () => {
+  it("round-trips the reply claim; a token without one (the first filter's) has none", async () => {
+    const token = await mintTabToken(key, { userId: "u1", chat: "c1", reply: { msg: "a12", mts: NOW }, ttlSeconds: 60 });
+    expect(await verifyTabToken(token, key, { maxTokenDays: 30 })).toEqual({ userId: "u1", chat: "c1", reply: { msg: "a12", mts: NOW } });
+  });
+
+  it("an expired token is refused, unless the caller only needs it validly signed (a reply's summaries)", async () => {
+    const expired = await signed({ sub: "u", chat: "c", msg: "a1", mts: NOW - 2 * DAY, exp: seconds(NOW - DAY) });
+    await expect(verifyTabToken(expired, key, rules)).rejects.toThrow(/expired/);
+    expect(await verifyTabToken(expired, key, { ...rules, allowExpired: true })).toEqual({ userId: "u", chat: "c", reply: { msg: "a1", mts: NOW - 2 * DAY } });
+    // Expired or not, a bad signature is a bad signature.
+    const forged = await new SignJWT({ sub: "u", chat: "c", exp: seconds(NOW - DAY) }).setProtectedHeader({ alg: "HS256" }).sign(secretKey("x".repeat(40)));
+    await expect(verifyTabToken(forged, key, { ...rules, allowExpired: true })).rejects.toThrow(/signature is invalid/);
+  });
+
+  it.each([
+    [{ msg: "a1" }, /malformed mts/],
+    [{ mts: NOW }, /malformed msg/],
+    [{ msg: "", mts: NOW }, /malformed msg/],
+    [{ msg: "a1", mts: "soon" }, /malformed mts/],
+    [{ msg: "a1", mts: 1.5 }, /malformed mts/],
+  ])("a malformed reply claim (%j) is refused, not read as a token of no reply", async (claims, message) => {
+    await expect(verifyTabToken(await signed({ sub: "u", chat: "c", exp: seconds(NOW) + 60, ...claims }), key, rules)).rejects.toThrow(message);
+  });
+
+  it("a reply claim without a chat claim is refused", async () => {
+    await expect(verifyTabToken(await signed({ sub: "u", msg: "a1", mts: NOW, exp: seconds(NOW) + 60 }), key, rules)).rejects.toThrow(/no chat claim/);
   });
 });
 
@@ -67,7 +97,7 @@ describe("attacks on tab tokens", () => {
     const justOver = await signed({ id: "owui-user", exp: seconds(NOW + 30 * DAY) + 60 });
     await expect(verifyTabToken(justOver, key, rules)).rejects.toThrow(/more than 30 days ahead/);
     const justUnder = await signed({ id: "owui-user", exp: seconds(NOW + 30 * DAY) - 60 });
-    expect(await verifyTabToken(justUnder, key, rules)).toEqual({ userId: "owui-user", chat: null });
+    expect(await verifyTabToken(justUnder, key, rules)).toEqual({ userId: "owui-user", chat: null, reply: null });
     // The limit is configurable (MAX_TOKEN_DAYS).
     await expect(verifyTabToken(justUnder, key, { ...rules, maxTokenDays: 7 })).rejects.toThrow(/more than 7 days ahead/);
   });

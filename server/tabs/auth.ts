@@ -8,7 +8,13 @@ import { SignJWT, errors, jwtVerify } from "jose";
  * Every token must expire, and not too far ahead: a leaked token is then only good for a while.
  * The limit is judged from `exp` and the clock, because older Open WebUI tokens carry no `iat`.
  */
-export type TabIdentity = { userId: string; chat: string | null };
+export type TabIdentity = { userId: string; chat: string | null; reply: ReplyClaim | null };
+
+/**
+ * The assistant message an embed token was minted for (`msg`), and when (`mts`, epoch ms): a chat's
+ * widgets are ordered by it, and only the newest reply's widget is live (DESIGN §2, §8).
+ */
+export type ReplyClaim = { msg: string; mts: number };
 
 export class AuthError extends Error {}
 
@@ -18,6 +24,11 @@ export type TokenRules = {
   now?: () => number;
   /** Owner links carry a key id (`kid`); one that is not current was revoked. Without this check no kid is accepted. */
   isKnownKid?: (kid: string) => boolean;
+  /**
+   * An expired token is still good for what needs no live token (a reply's summaries): it must be
+   * validly signed and well-formed all the same. Sockets never set this.
+   */
+  allowExpired?: boolean;
 };
 
 export function secretKey(secret: string): Uint8Array {
@@ -28,7 +39,13 @@ export async function verifyTabToken(token: unknown, key: Uint8Array, rules: Tok
   if (typeof token !== "string" || token.length === 0) throw new AuthError("missing token: connect with auth: {token}");
   const now = rules.now?.() ?? Date.now();
   try {
-    const { payload, protectedHeader } = await jwtVerify(token, key, { algorithms: ["HS256"], requiredClaims: ["exp"], currentDate: new Date(now) });
+    const { payload, protectedHeader } = await jwtVerify(token, key, {
+      algorithms: ["HS256"],
+      requiredClaims: ["exp"],
+      currentDate: new Date(now),
+      // jose takes no "ignore exp": a tolerance reaching back to the epoch admits every past exp.
+      ...(rules.allowExpired ? { clockTolerance: Math.ceil(now / 1000) } : {}),
+    });
     if (protectedHeader.kid !== undefined && !rules.isKnownKid?.(protectedHeader.kid)) throw new AuthError("this owner link was revoked: mint a new one with npm run owner-link");
     const userId = typeof payload.sub === "string" && payload.sub ? payload.sub : typeof payload.id === "string" ? payload.id : "";
     if (!userId) throw new AuthError("token has no user id (sub or id claim)");
@@ -36,7 +53,7 @@ export async function verifyTabToken(token: unknown, key: Uint8Array, rules: Tok
     // A claim that is there but not a chat id must not read as "no claim", which would mean every chat.
     const chat = payload.chat;
     if (chat !== undefined && (typeof chat !== "string" || chat === "")) throw new AuthError("token has a malformed chat claim: it must be a chat id");
-    return { userId, chat: chat ?? null };
+    return { userId, chat: chat ?? null, reply: replyClaim(payload.msg, payload.mts, chat !== undefined) };
   } catch (error) {
     if (error instanceof AuthError) throw error;
     if (error instanceof errors.JWTExpired) throw new AuthError("token expired");
@@ -48,8 +65,17 @@ export async function verifyTabToken(token: unknown, key: Uint8Array, rules: Tok
 
 const DAY_MS = 24 * 3600 * 1000;
 
-export async function mintTabToken(key: Uint8Array, claims: { userId: string; chat?: string; ttlSeconds: number; kid?: string }): Promise<string> {
-  const jwt = new SignJWT(claims.chat ? { chat: claims.chat } : {})
+/** `msg` and `mts` come together, on an embed token only; a malformed pair must not read as "no reply" (never live) silently. */
+function replyClaim(msg: unknown, mts: unknown, hasChat: boolean): ReplyClaim | null {
+  if (msg === undefined && mts === undefined) return null;
+  if (!hasChat) throw new AuthError("token has a msg claim but no chat claim");
+  if (typeof msg !== "string" || msg === "" || msg.length > 200) throw new AuthError("token has a malformed msg claim: it must be a message id");
+  if (typeof mts !== "number" || !Number.isSafeInteger(mts) || mts < 0) throw new AuthError("token has a malformed mts claim: it must be the mint time in epoch milliseconds");
+  return { msg, mts };
+}
+
+export async function mintTabToken(key: Uint8Array, claims: { userId: string; chat?: string; reply?: ReplyClaim; ttlSeconds: number; kid?: string }): Promise<string> {
+  const jwt = new SignJWT(claims.chat ? { chat: claims.chat, ...(claims.reply ?? {}) } : {})
     .setProtectedHeader(claims.kid ? { alg: "HS256", kid: claims.kid } : { alg: "HS256" })
     .setSubject(claims.userId)
     .setIssuedAt()

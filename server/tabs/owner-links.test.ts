@@ -22,11 +22,11 @@ describe("owner links (before: none could be revoked)", () => {
     const { store, isKnownKid } = setup();
     const first = await mintOwnerLink({ store, key, owner: "owner", hours: 24, baseUrl: "http://127.0.0.1:3000/" });
     expect(first.url).toMatch(/^http:\/\/127\.0\.0\.1:3000\/\?token=/);
-    expect(await verifyTabToken(tokenOf(first.url), key, { maxTokenDays: 30, isKnownKid })).toEqual({ userId: "owner", chat: null });
+    expect(await verifyTabToken(tokenOf(first.url), key, { maxTokenDays: 30, isKnownKid })).toEqual({ userId: "owner", chat: null, reply: null });
     revokeOwnerLinks(store);
     await expect(verifyTabToken(tokenOf(first.url), key, { maxTokenDays: 30, isKnownKid })).rejects.toThrow(/owner link was revoked/);
     const second = await mintOwnerLink({ store, key, owner: "owner", hours: 24, baseUrl: "http://127.0.0.1:3000" });
-    expect(await verifyTabToken(tokenOf(second.url), key, { maxTokenDays: 30, isKnownKid })).toEqual({ userId: "owner", chat: null });
+    expect(await verifyTabToken(tokenOf(second.url), key, { maxTokenDays: 30, isKnownKid })).toEqual({ userId: "owner", chat: null, reply: null });
   });
 
   it("a token with a kid is refused where no kid check is given; tokens without a kid (embed, Open WebUI) are untouched by revocation", async () => {
@@ -35,6 +35,6 @@ describe("owner links (before: none could be revoked)", () => {
     await expect(verifyTabToken(tokenOf(link.url), key, { maxTokenDays: 30 })).rejects.toThrow(/revoked/);
     const embed = await mintTabToken(key, { userId: "alice", chat: "chat-1", ttlSeconds: 60 });
     revokeOwnerLinks(store);
-    expect(await verifyTabToken(embed, key, { maxTokenDays: 30, isKnownKid })).toEqual({ userId: "alice", chat: "chat-1" });
+    expect(await verifyTabToken(embed, key, { maxTokenDays: 30, isKnownKid })).toEqual({ userId: "alice", chat: "chat-1", reply: null });
   });
 });
