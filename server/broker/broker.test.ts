@@ -48,7 +48,7 @@ class ScriptedChannel extends Emitter<AskChannelEvents> implements AskChannel {
   }
 }
 
-type Entry = { tabId: string; event: "show" | "close"; askId: string; reason?: string; summary?: string };
+type Entry = { tabId: string; event: "show" | "close" | "superseded"; askId: string; reason?: string; summary?: string };
 
 /** What the transports would pass on to each tab, in order. */
 class Tabs {
@@ -58,6 +58,15 @@ class Tabs {
     broker.on("ask:show", (tabId, ask) => this.timeline.push({ tabId, event: "show", askId: ask.id }));
     broker.on("ask:close", (tabId, close: AskClose) => this.timeline.push({ tabId, event: "close", ...close }));
     broker.on("ask:changed", (ask) => this.changes.push(ask));
+    broker.on("widget:superseded", (tabId, chatId) => this.timeline.push({ tabId, event: "superseded", askId: chatId }));
+  }
+  superseded(tabId: string): number {
+    return this.timeline.filter((e) => e.tabId === tabId && e.event === "superseded").length;
+  }
+  /** The tabs that hold the card now: a superseded widget drops every card it had. */
+  holders(askId: string): string[] {
+    const last = (tabId: string) => this.timeline.filter((e) => e.tabId === tabId && (e.askId === askId || e.event === "superseded")).at(-1)?.event;
+    return [...new Set(this.timeline.map((e) => e.tabId))].filter((tabId) => last(tabId) === "show");
   }
   shows(tabId: string, askId: string): number {
     return this.timeline.filter((e) => e.tabId === tabId && e.askId === askId && e.event === "show").length;
@@ -74,7 +83,16 @@ class Tabs {
   }
 }
 
-const tab = (id: string, userId = "owner", chatClaim: string | null = null): Tab => ({ id, userId, isOwner: userId === "owner", chatClaim });
+/** An embed token's tab is the widget of one reply; unless a test says which, all of a chat's are the same reply's. */
+const tab = (id: string, userId = "owner", chatClaim: string | null = null, reply: Tab["reply"] = chatClaim ? { msg: "a1", mts: T0 } : null): Tab => ({
+  id,
+  userId,
+  isOwner: userId === "owner",
+  chatClaim,
+  reply,
+});
+/** The widget of reply `msg`, minted at T0 + `mts`. */
+const widget = (id: string, chatId: string, msg: string, mts: number, userId = "owner"): Tab => tab(id, userId, chatId, { msg, mts: T0 + mts });
 
 const base = (id: string, chatId: string | null, expiresIn = 900_000) => ({
   id,
@@ -284,6 +302,116 @@ describe("AskBroker (DESIGN §6 on the broker, injected clock)", () => {
       await broker.view(tab("new"), "c1");
       expect(tabs.closes("old", "tp1")).toEqual([{ tabId: "old", event: "close", askId: "tp1", reason: "handed-off" }]);
       expect(tabs.holds("new", "tp1")).toBe(true);
+    });
+  });
+
+  describe("§2 one live widget per chat: the latest reply's", () => {
+    it("an older reply's widget viewing after the latest one (reload, scroll up) is superseded and never takes the card", async () => {
+      await broker.view(widget("w12", "c1", "a12", 12), "c1");
+      await broker.receive(question("q1", "c1"));
+      for (const n of [11, 10, 5, 1]) expect(await broker.view(widget(`w${n}`, "c1", `a${n}`, n), "c1")).toEqual({ ok: true });
+      expect(tabs.holders("q1")).toEqual(["w12"]);
+      for (const n of [11, 10, 5, 1]) expect(tabs.superseded(`w${n}`)).toBe(1);
+      expect(tabs.superseded("w12")).toBe(0);
+      expect((await presence.viewers("c1")).map((viewer) => viewer.id)).toEqual(["w12"]);
+      // A reload of the latest reply: its new socket takes the card.
+      await broker.leave("w12");
+      await broker.view(widget("w12-reloaded", "c1", "a12", 12), "c1");
+      expect(tabs.holds("w12-reloaded", "q1")).toBe(true);
+      expect(await broker.shownTo("q1")).toBe("w12-reloaded");
+    });
+
+    it("a newer reply's widget supersedes the live one: the card moves there, the old widget is told superseded (not handed-off)", async () => {
+      await broker.view(widget("w11", "c1", "a11", 11), "c1");
+      await broker.receive(question("q1", "c1"));
+      await broker.view(widget("w12", "c1", "a12", 12), "c1");
+      expect(tabs.timeline).toEqual([
+        { tabId: "w11", event: "show", askId: "q1" },
+        { tabId: "w11", event: "superseded", askId: "c1" },
+        { tabId: "w12", event: "show", askId: "q1" },
+      ]);
+      // Superseded for good: viewing again (its tab came to the front) changes nothing.
+      await broker.view(widget("w11", "c1", "a11", 11), "c1");
+      expect(tabs.holders("q1")).toEqual(["w12"]);
+      expect(tabs.superseded("w11")).toBe(2);
+    });
+
+    it("widgets of one chat viewing at once, in any order, leave the card on the latest reply's only", async () => {
+      const orders = [
+        [10, 11, 12],
+        [12, 11, 10],
+        [11, 12, 10],
+        [10, 12, 11],
+      ];
+      for (const [index, order] of orders.entries()) {
+        const chatId = `race-${index}`;
+        await broker.receive(question(`q-${index}`, chatId));
+        await Promise.all(order.map((n) => broker.view(widget(`${chatId}-w${n}`, chatId, `a${n}`, n), chatId)));
+        expect(tabs.holders(`q-${index}`), `order ${order.join(",")}`).toEqual([`${chatId}-w12`]);
+        expect((await presence.viewers(chatId)).map((viewer) => viewer.id)).toEqual([`${chatId}-w12`]);
+        expect(tabs.superseded(`${chatId}-w12`)).toBe(0);
+      }
+    });
+
+    it("a widget of the first filter's embed (no reply) is never live; the card waits for a live one", async () => {
+      await broker.receive(question("q1", "c1"));
+      expect(await broker.view(tab("old-embed", "owner", "c1", null), "c1")).toEqual({ ok: true });
+      expect(tabs.superseded("old-embed")).toBe(1);
+      expect(tabs.shownOn("old-embed")).toEqual([]);
+      expect(broker.getPending("q1")?.status).toBe("pending");
+      await broker.view(widget("w1", "c1", "a1", 1), "c1");
+      expect(tabs.holders("q1")).toEqual(["w1"]);
+    });
+
+    it("a newer reply whose page was served (noted) makes an older widget idle even before the newer one connects", async () => {
+      expect(await broker.isLiveReply("c1", { msg: "a11", mts: T0 + 11 })).toBe(true);
+      expect(await broker.isLiveReply("c1", { msg: "a12", mts: T0 + 12 })).toBe(true);
+      expect(await broker.isLiveReply("c1", { msg: "a11", mts: T0 + 11 })).toBe(false);
+      await broker.receive(question("q1", "c1"));
+      await broker.view(widget("w11", "c1", "a11", 11), "c1");
+      expect(tabs.superseded("w11")).toBe(1);
+      expect(tabs.holders("q1")).toEqual([]);
+    });
+
+    it("the same reply in two browser tabs: the tab that came to the front last (chat:view again) holds it; never both", async () => {
+      await broker.view(widget("tab-a", "c1", "a3", 3), "c1");
+      await broker.view(widget("tab-b", "c1", "a3", 3), "c1");
+      await broker.receive(question("q1", "c1"));
+      expect(tabs.holders("q1")).toEqual(["tab-b"]);
+      await broker.view(widget("tab-a", "c1", "a3", 3), "c1");
+      expect(tabs.holders("q1")).toEqual(["tab-a"]);
+      expect(tabs.closes("tab-b", "q1")).toEqual([{ tabId: "tab-b", event: "close", askId: "q1", reason: "handed-off" }]);
+      expect(tabs.superseded("tab-a") + tabs.superseded("tab-b")).toBe(0);
+    });
+
+    it("a new reply while cards are open: question, approval and secret move to its widget, and each summary stays in the reply that answered", async () => {
+      await broker.view(widget("w1", "c1", "a1", 1), "c1");
+      await broker.receive(question("q1", "c1"));
+      await broker.receive(approval("ap1", "c1"));
+      await broker.receive(secret("s1", "c1"));
+      await broker.answer(widget("w1", "c1", "a1", 1), "q1", { type: "text", text: "SQLite" });
+      const w2 = widget("w2", "c1", "a2", 2);
+      await broker.view(w2, "c1");
+      expect(tabs.holders("ap1")).toEqual(["w2"]);
+      expect(tabs.holders("s1")).toEqual(["w2"]);
+      await broker.answer(w2, "ap1", { type: "decision", decision: "deny" });
+      // Expired while shown in a2: its summary is a2's too.
+      clock.advance(900_000);
+      await settled();
+      expect((await broker.replySummaries({ userId: "owner", isOwner: true }, "c1", "a1")).map((ask) => ask.id)).toEqual(["q1"]);
+      expect((await broker.replySummaries({ userId: "owner", isOwner: true }, "c1", "a2")).map((ask) => [ask.id, ask.status])).toEqual([
+        ["ap1", "answered"],
+        ["s1", "expired"],
+      ]);
+    });
+
+    it("a reply's summaries are its chat user's only", async () => {
+      const alice = widget("alice-w", "c1", "a1", 1, "alice");
+      await broker.view(alice, "c1");
+      await broker.receive(question("q1", "c1"));
+      await broker.answer(alice, "q1", { type: "text", text: "SQLite" });
+      expect(await broker.replySummaries({ userId: "alice", isOwner: false }, "c1", "a1")).toHaveLength(1);
+      expect(await broker.replySummaries({ userId: "mallory", isOwner: false }, "c1", "a1")).toEqual([]);
     });
   });
 

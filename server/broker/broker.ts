@@ -6,7 +6,7 @@ import { admit, canSee } from "../../lib/policy.ts";
 import { fail, type Ack, type AnswerAck, type AskClose, type CloseReason, type SecretOutcome } from "../../lib/protocol.ts";
 import { Emitter } from "../events.ts";
 import type { AskStore } from "../store/store.ts";
-import { AskAlreadyEnded, type AskChannel, type Outcome, type Presence, type SourceListing, type Tab } from "./ports.ts";
+import { AskAlreadyEnded, type AskChannel, type Outcome, type Presence, type ReplyClaim, type SourceListing, type Tab } from "./ports.ts";
 
 /**
  * The AskBroker: the one state machine every ask goes through (DESIGN §3, §6).
@@ -23,6 +23,8 @@ export type BrokerEvents = {
   "ask:changed": [ask: Ask];
   /** The ask reached a terminal state; `reason` is the one its card closed with. */
   "ask:ended": [ask: Ask, reason: CloseReason];
+  /** This widget is not its chat's live one (a newer reply's widget took over): it gets no cards. */
+  "widget:superseded": [tabId: string, chatId: string];
 };
 
 export type BrokerOptions = {
@@ -168,6 +170,7 @@ export class AskBroker extends Emitter<BrokerEvents> {
     const owner = known ?? this.store.recordChatOwner(chatId, tab.userId);
     if (!tab.isOwner && owner !== tab.userId) return fail("FORBIDDEN", "this chat belongs to another user");
     this.noteView(chatId, owner);
+    if (tab.chatClaim !== null) return this.viewFromWidget(tab, chatId, known === null ? owner : null);
     // Viewing the same chat again makes this tab the newest viewer; a tab views one chat at a time.
     // Presence hears of views in the order they arrive, before anything here waits.
     const viewing = this.presence.view(tab, chatId);
@@ -176,6 +179,59 @@ export class AskBroker extends Emitter<BrokerEvents> {
     if (left !== null && left !== chatId) await this.route(left);
     await this.route(chatId);
     return { ok: true };
+  }
+
+  /**
+   * The live-widget rule (DESIGN §2, §6, §8) for a token with a chat claim: only the widget of the
+   * chat's newest reply takes cards. An older reply's widget (or one of the first filter, with no
+   * reply) is told it is superseded and views nothing; a newer one supersedes the widgets of older
+   * replies that view the chat. Widgets of the same reply (two browser tabs) follow the v1 rule: the
+   * newest `chat:view` wins, so a tab that comes back to the front sends it again.
+   */
+  private async viewFromWidget(tab: Tab, chatId: string, newOwner: string | null): Promise<Ack> {
+    const reply = tab.reply;
+    // One step of the chat: two widgets viewing at once are judged one after the other, each against
+    // the newest embed noted so far, so the older one never ends up the newest viewer.
+    const verdict = await this.inChat(chatId, async (): Promise<{ live: false; left: string | null } | { live: true; superseded: Tab[] }> => {
+      const newest = reply === null ? null : await this.noteReply(chatId, reply);
+      const viewers = await this.presence.viewers(chatId);
+      if (reply === null || newest === null || reply.mts < newest || viewers.some((viewer) => isNewerWidget(viewer, reply.mts))) {
+        return { live: false, left: await this.presence.leave(tab.id) };
+      }
+      const superseded = viewers.filter((viewer) => viewer.id !== tab.id && viewer.chatClaim !== null && !isSameOrNewerWidget(viewer, reply.mts));
+      for (const viewer of superseded) await this.presence.leave(viewer.id);
+      await this.presence.view(tab, chatId);
+      return { live: true, superseded };
+    });
+    if (!verdict.live) {
+      this.emit("widget:superseded", tab.id, chatId);
+      if (verdict.left !== null) await this.route(verdict.left);
+      return { ok: true };
+    }
+    for (const viewer of verdict.superseded) this.emit("widget:superseded", viewer.id, chatId);
+    if (newOwner !== null) await this.readmit(chatId, newOwner);
+    await this.route(chatId);
+    return { ok: true };
+  }
+
+  /**
+   * Notes that a widget of this reply was seen (its page requested, its socket viewing) and returns
+   * the chat's newest embed mint time. The page handler asks before it serves a page: live or idle.
+   */
+  async noteReply(chatId: string, reply: ReplyClaim): Promise<number> {
+    return this.store.noteEmbed(chatId, reply.mts, this.clock.now());
+  }
+
+  /** Is this reply's widget the chat's live one? Notes it as seen, as a viewing widget does. */
+  async isLiveReply(chatId: string, reply: ReplyClaim): Promise<boolean> {
+    return reply.mts >= (await this.noteReply(chatId, reply));
+  }
+
+  /** The finished asks whose card was last shown in this reply, that this token's user may see: the reply's summaries. */
+  async replySummaries(viewer: Pick<Tab, "userId" | "isOwner">, chatId: string, replyId: string): Promise<Ask[]> {
+    const asks = await this.store.finishedInReply(chatId, replyId);
+    const tab: Tab = { id: "", userId: viewer.userId, isOwner: viewer.isOwner, chatClaim: chatId, reply: null };
+    return asks.filter((ask) => this.visibleTo(tab, ask));
   }
 
   async leave(tabId: string): Promise<void> {
@@ -251,7 +307,9 @@ export class AskBroker extends Emitter<BrokerEvents> {
       return fail("GATEWAY_ERROR", `The Gateway did not take the answer: ${detail}`);
     }
     this.inFlight.delete(askId);
-    const current = this.pending.get(askId);
+    const pendingNow = this.pending.get(askId);
+    // The summary stays in the reply whose widget answered.
+    const current = pendingNow && tab.reply !== null && tab.chatClaim === pendingNow.chatId ? { ...pendingNow, replyId: tab.reply.msg } : pendingNow;
     if (current) {
       const reason = mapped.status === "cancelled" ? "cancelled" : "answered";
       await this.finish(current, { status: mapped.status, summary: mapped.summary, reason }, { by: tab.userId, tabId: tab.id });
@@ -409,22 +467,35 @@ export class AskBroker extends Emitter<BrokerEvents> {
       for (const askId of [...(this.pendingByChat.get(chatId) ?? [])]) {
         const ask = this.pending.get(askId);
         if (!ask || this.unconfirmed.has(askId)) continue;
-        const target = this.newestAllowed(viewers, ask)?.id ?? null;
+        const target = this.newestAllowed(viewers, ask);
         const previous = await this.presence.shownTo(askId);
-        if (target === previous) continue;
-        await this.presence.show(askId, target);
+        if ((target?.id ?? null) === previous) continue;
+        await this.presence.show(askId, target?.id ?? null);
         // A tab that left the chat knows; only one still viewing it is told the card moved.
         if (previous !== null && (await this.presence.chatOf(previous)) === chatId) this.emit("ask:close", previous, { askId, reason: "handed-off" });
         if (target !== null) {
-          this.emit("ask:show", target, ask);
+          const shown = this.inReply(ask, target);
+          this.emit("ask:show", target.id, shown);
           this.write(askId);
         }
       }
     });
   }
 
+  /**
+   * The ask's card is now in this tab: when the tab is a reply's widget, the ask's summary belongs to
+   * that reply from now on (a written ask is written again; an unwritten one goes with its first write).
+   */
+  private inReply(ask: Ask, tab: Tab): Ask {
+    if (tab.reply === null || ask.replyId === tab.reply.msg) return ask;
+    const moved: Ask = { ...ask, replyId: tab.reply.msg };
+    this.pending.set(ask.id, moved);
+    if (!this.unwritten.has(ask.id)) this.store.put(moved);
+    return moved;
+  }
+
   /** Runs `step` after every earlier step of the chat; a failed step does not stop the ones after it. */
-  private inChat(chatId: string, step: () => Promise<void>): Promise<void> {
+  private inChat<T>(chatId: string, step: () => Promise<T>): Promise<T> {
     const run = (this.chatSteps.get(chatId) ?? Promise.resolve()).then(step);
     const done = (): void => {
       if (this.chatSteps.get(chatId) === tail) this.chatSteps.delete(chatId);
@@ -433,6 +504,15 @@ export class AskBroker extends Emitter<BrokerEvents> {
     this.chatSteps.set(chatId, tail);
     return run;
   }
+}
+
+/** A widget of a reply minted after `mts`: it outranks a widget minted at `mts`. */
+function isNewerWidget(tab: Tab, mts: number): boolean {
+  return tab.chatClaim !== null && tab.reply !== null && tab.reply.mts > mts;
+}
+
+function isSameOrNewerWidget(tab: Tab, mts: number): boolean {
+  return tab.reply !== null && tab.reply.mts >= mts;
 }
 
 function secretOutcome(ask: Ask, status: AskStatus): SecretOutcome {

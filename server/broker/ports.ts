@@ -15,7 +15,15 @@ export type Tab = {
   isOwner: boolean;
   /** An embed token's `chat` claim: the only chat this tab may view. */
   chatClaim: string | null;
+  /**
+   * An embed token's reply: the widget of that assistant message. Null for every other token, and for
+   * embed tokens of the first filter, which carry none: such a widget is never live (DESIGN §8).
+   */
+  reply: ReplyClaim | null;
 };
+
+/** The assistant message an embed token was minted for (`msg`), and when (`mts`, epoch ms): a chat's replies are ordered by it. */
+export type ReplyClaim = { msg: string; mts: number };
 
 /** How an ask ended at its source; a function when that depends on the ask (a secret's answer never shows). */
 export type Outcome = Ending | ((ask: Ask) => Ending);

@@ -61,7 +61,7 @@ export function createPushRoutes(options: PushRoutesOptions) {
     if (claims.askId !== askId || claims.decision !== decision) return fail(403, "FORBIDDEN", "this action token is for another ask or decision");
     if (!options.owners.has(claims.owner)) return fail(403, "FORBIDDEN", "the owner this action was sent to is no longer an owner");
     if (!options.store.redeem(claims.jti, claims.expiresAt, options.now())) return fail(409, "ALREADY_RESOLVED", "this action was already used");
-    const tab: Tab = { id: `push:${claims.jti.slice(0, 8)}`, userId: claims.owner, isOwner: true, chatClaim: null };
+    const tab: Tab = { id: `push:${claims.jti.slice(0, 8)}`, userId: claims.owner, isOwner: true, chatClaim: null, reply: null };
     const ack = await options.answer(tab, askId, { type: "decision", decision });
     if (!ack.ok) return { status: ACK_STATUS[ack.error.code] ?? 400, body: ack };
     return { status: 200, body: ack };

@@ -1,4 +1,5 @@
 import { SignJWT, errors, jwtVerify } from "jose";
+import type { ReplyClaim } from "../broker/ports.ts";
 
 /**
  * Tab authentication: an HS256 JWT signed with AUTH_SECRET. The user id is `sub`, or `id` so that an
@@ -8,13 +9,8 @@ import { SignJWT, errors, jwtVerify } from "jose";
  * Every token must expire, and not too far ahead: a leaked token is then only good for a while.
  * The limit is judged from `exp` and the clock, because older Open WebUI tokens carry no `iat`.
  */
+/** `reply`: an embed token's assistant message and mint time; only the newest reply's widget of a chat is live (DESIGN §2, §8). */
 export type TabIdentity = { userId: string; chat: string | null; reply: ReplyClaim | null };
-
-/**
- * The assistant message an embed token was minted for (`msg`), and when (`mts`, epoch ms): a chat's
- * widgets are ordered by it, and only the newest reply's widget is live (DESIGN §2, §8).
- */
-export type ReplyClaim = { msg: string; mts: number };
 
 export class AuthError extends Error {}
 

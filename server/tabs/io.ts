@@ -115,7 +115,7 @@ export function createTabServer(http: HttpServer, options: TabServerOptions): Ta
       if (socket.handshake.headers.origin === OPAQUE_ORIGIN && identity.chat === null) {
         throw new AuthError("a sandboxed frame (origin null) needs an embed token, one with a chat claim");
       }
-      socket.data.tab = { id: socket.id, userId: identity.userId, isOwner: options.owners.has(identity.userId), chatClaim: identity.chat };
+      socket.data.tab = { id: socket.id, userId: identity.userId, isOwner: options.owners.has(identity.userId), chatClaim: identity.chat, reply: identity.reply };
     };
     authenticate().then(
       () => next(),
