@@ -98,8 +98,13 @@ export type ClientToServerEvents = {
   [E in ClientEvent]: (payload: ClientEvents[E]["payload"], ack: (res: ClientEvents[E]["ack"]) => void) => void;
 };
 
+/** A widget that is not its chat's live one any more (a newer reply's widget viewed the chat). */
+export const WidgetSuperseded = z.object({ chatId: ChatId });
+export type WidgetSuperseded = z.infer<typeof WidgetSuperseded>;
+
 export interface ServerToClientEvents {
   "ask:show": (ask: Ask) => void;
+  "widget:superseded": (superseded: WidgetSuperseded) => void;
   "ask:close": (close: AskClose) => void;
   "ask:changed": (ask: Ask) => void;
   "gateway:status": (status: GatewayStatus) => void;

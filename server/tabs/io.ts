@@ -128,6 +128,7 @@ export function createTabServer(http: HttpServer, options: TabServerOptions): Ta
 
   broker.on("ask:show", (tabId, ask) => io.to(tabId).emit("ask:show", ask));
   broker.on("ask:close", (tabId, close) => io.to(tabId).emit("ask:close", close));
+  broker.on("widget:superseded", (tabId, chatId) => io.to(tabId).emit("widget:superseded", { chatId }));
   broker.on("ask:changed", (ask) => {
     // Encoding an ask for an empty room is work on every delivery: skip it when no dashboard watches.
     if (io.sockets.adapter.rooms.get(WATCHERS_ROOM)?.size) io.to(WATCHERS_ROOM).emit("ask:changed", ask);

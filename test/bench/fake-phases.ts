@@ -1,5 +1,6 @@
 import type { Socket } from "socket.io-client";
 import { mintTabToken, secretKey } from "../../server/tabs/auth.ts";
+import { TEST_REPLY } from "../support/replies.ts";
 import type { Counts, Heap, Target } from "./ipc.ts";
 import type { ServerProcess } from "./server-link.ts";
 import { nowMs } from "./clock.ts";
@@ -75,7 +76,7 @@ export async function runFakePhases(options: FakeOptions): Promise<FakeResults> 
   const key = secretKey(options.authSecret);
   // Each tab's user opens its chat from the widget, with an embed token for that chat (the only kind
   // of non-owner token that may view a chat nobody has opened yet).
-  const token = (userId: string, chat: string) => mintTabToken(key, { userId, chat, ttlSeconds: 4 * 3600 });
+  const token = (userId: string, chat: string) => mintTabToken(key, { userId, chat, reply: TEST_REPLY, ttlSeconds: 4 * 3600 });
   const { productUrl, relayUrl } = await server.call<{ productUrl: string; relayUrl: string }>({ cmd: "start-fake" });
   const url = (target: Target) => (target === "product" ? productUrl : relayUrl);
   const tokenFor = async (target: Target, userId: string, chat: string) => (target === "product" ? token(userId, chat) : null);

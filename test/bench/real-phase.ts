@@ -1,4 +1,5 @@
 import { mintTabToken, secretKey } from "../../server/tabs/auth.ts";
+import { TEST_REPLY } from "../support/replies.ts";
 import { connectOperator } from "../support/gateway-client.ts";
 import { startRealGateway } from "../support/real-gateway.ts";
 import type { ServerProcess } from "./server-link.ts";
@@ -29,7 +30,7 @@ export async function runRealPhase(options: {
     server = await options.spawnServer();
     const { productUrl } = await server.call<{ productUrl: string }>({ cmd: "start-real", gatewayUrl: gateway.url, gatewayToken: gateway.token });
     const chat = `real-${Date.now()}`;
-    const tab = await openTab(productUrl, await mintTabToken(secretKey(options.authSecret), { userId: "viewer", chat, ttlSeconds: 3600 }), chat);
+    const tab = await openTab(productUrl, await mintTabToken(secretKey(options.authSecret), { userId: "viewer", chat, reply: TEST_REPLY, ttlSeconds: 3600 }), chat);
     const requester = await connectOperator({ url: gateway.url, token: gateway.token, displayName: "bench requester" });
     try {
       const sample = async (): Promise<number> => {

@@ -13,7 +13,9 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { mintTabToken, secretKey } from "../../server/tabs/auth.ts";
+import type { ReplyClaim } from "../../server/broker/ports.ts";
 import { freePort } from "./real-gateway.ts";
+import { TEST_REPLY } from "./replies.ts";
 
 export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
@@ -34,7 +36,8 @@ export type AppServer = {
   dataDir: string;
   authSecret: string;
   /** A signed tab token (HS256, AUTH_SECRET): `chat` makes it an embed token for that one chat. */
-  mintToken(userId: string, chat?: string): Promise<string>;
+  /** With `chat`, an embed token of `reply` (by default one reply shared by every embed token: live). */
+  mintToken(userId: string, chat?: string, reply?: ReplyClaim): Promise<string>;
   /** The recent output lines of the server (stdout and stderr). */
   logs(): string[];
   stop(): Promise<void>;
@@ -189,7 +192,7 @@ async function startOnce(options: AppServerOptions): Promise<AppServer> {
     port,
     dataDir,
     authSecret,
-    mintToken: (userId, chat) => mintTabToken(key, { userId, chat, ttlSeconds: 3600 }),
+    mintToken: (userId, chat, reply = TEST_REPLY) => mintTabToken(key, { userId, chat, reply: chat ? reply : undefined, ttlSeconds: 3600 }),
     logs: () => [...lines],
     stop,
   };

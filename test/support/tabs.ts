@@ -7,11 +7,12 @@ import type { Ask } from "../../lib/ask.ts";
 import { systemClock, type Clock } from "../../lib/clock.ts";
 import type { AskClose, ClientEvent, ClientEvents, GatewayStatus } from "../../lib/protocol.ts";
 import { createApplication, type Application } from "../../server/app.ts";
-import type { Presence } from "../../server/broker/ports.ts";
+import type { Presence, ReplyClaim } from "../../server/broker/ports.ts";
 import { parseConfig, type Config } from "../../server/config.ts";
 import { gatewayFromConfig } from "../../server/gateway/gateway.ts";
 import { SqliteAskStore } from "../../server/store/sqlite.ts";
 import { mintTabToken, secretKey } from "../../server/tabs/auth.ts";
+import { TEST_REPLY } from "./replies.ts";
 import { emitWithAck, untyped, type TypedSocket } from "./typed-ack.ts";
 
 /**
@@ -26,7 +27,8 @@ export const TEST_OWNER = "owner";
 export type TestServer = Application & {
   dataDir: string;
   logs: string[];
-  token(userId?: string, chat?: string): Promise<string>;
+  /** With `chat`, an embed token of `reply` (by default every test's embed tokens are one reply's, so live). */
+  token(userId?: string, chat?: string, reply?: ReplyClaim): Promise<string>;
   restart(): Promise<TestServer>;
   dispose(): Promise<void>;
 };
@@ -75,7 +77,7 @@ export async function startTestServer(options: { gatewayUrl: string; gatewayToke
     ...server,
     dataDir,
     logs,
-    token: (userId = TEST_OWNER, chat?: string) => mintTabToken(key, { userId, chat, ttlSeconds: 3600 }),
+    token: (userId = TEST_OWNER, chat?: string, reply: ReplyClaim = TEST_REPLY) => mintTabToken(key, { userId, chat, reply: chat ? reply : undefined, ttlSeconds: 3600 }),
     async restart() {
       await server.stop();
       return startTestServer({ ...options, dataDir });
