@@ -14,6 +14,7 @@ import { Retention } from "./store/retention.ts";
 import type { ServiceStore } from "./store/store.ts";
 import { secretKey, verifyTabToken } from "./tabs/auth.ts";
 import { createTabServer } from "./tabs/io.ts";
+import { createWidgetPageRoute } from "./http/widget-page.ts";
 import { isCurrentOwnerLinkKid } from "./tabs/owner-links.ts";
 import { createPush } from "./push/index.ts";
 import { DeviceStore } from "./devices/device-store.ts";
@@ -118,6 +119,19 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     agent: options.pushAgent,
   });
 
+  const widgetPage = createWidgetPageRoute({
+    broker,
+    key,
+    owners: config.owners,
+    maxTokenDays: config.MAX_TOKEN_DAYS,
+    frameAncestors: config.OPENWEBUI_ORIGINS,
+    now: () => clock.now(),
+  });
+  const serveApp = (request: IncomingMessage, response: ServerResponse): void => {
+    if (options.pages) return options.pages(request, response);
+    response.writeHead(404).end();
+  };
+
   const http = createServer((request, response) => {
     if (request.url === "/healthz") {
       health(request).then(
@@ -131,8 +145,16 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     }
     if (push.routes.handles(request)) return push.routes.handle(request, response);
     if (deviceRoutes.handles(request)) return deviceRoutes.handle(request, response);
-    if (options.pages) return options.pages(request, response);
-    response.writeHead(404).end();
+    // An idle widget (not its chat's latest reply) is served here, without the app; the live one by the app.
+    widgetPage(request, response).then(
+      (served) => served || serveApp(request, response),
+      (error: unknown) => {
+        // The path only: the query holds the token.
+        log(`widget page ${request.url?.split("?")[0] ?? ""} failed: ${error instanceof Error ? error.message : String(error)}`);
+        if (!response.headersSent) response.writeHead(500, { "content-type": "text/plain; charset=utf-8" }).end("Internal Server Error");
+        else response.destroy();
+      },
+    );
   });
   const tabs = createTabServer(http, {
     broker,

@@ -13,6 +13,8 @@ import type { ReplyClaim } from "../broker/ports.ts";
 export type TabIdentity = { userId: string; chat: string | null; reply: ReplyClaim | null };
 
 export class AuthError extends Error {}
+/** Validly signed, but past its `exp`: good for nothing live, still for a reply's summaries. */
+export class TokenExpired extends AuthError {}
 
 export type TokenRules = {
   /** The furthest `exp` may lie ahead of now. */
@@ -52,7 +54,7 @@ export async function verifyTabToken(token: unknown, key: Uint8Array, rules: Tok
     return { userId, chat: chat ?? null, reply: replyClaim(payload.msg, payload.mts, chat !== undefined) };
   } catch (error) {
     if (error instanceof AuthError) throw error;
-    if (error instanceof errors.JWTExpired) throw new AuthError("token expired");
+    if (error instanceof errors.JWTExpired) throw new TokenExpired("token expired");
     if (error instanceof errors.JWSSignatureVerificationFailed) throw new AuthError("token signature is invalid");
     if (error instanceof errors.JWTClaimValidationFailed && error.claim === "exp") throw new AuthError("token has no exp: every token must expire");
     throw new AuthError(`token rejected: ${error instanceof Error ? error.message : String(error)}`);

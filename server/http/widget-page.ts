@@ -1,0 +1,118 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Ask } from "../../lib/ask.ts";
+import { STATUS_LABELS } from "../../lib/labels.ts";
+import { askQuestionText } from "../../components/asks/format.ts";
+import type { ReplyClaim, Tab } from "../broker/ports.ts";
+import { AuthError, TokenExpired, verifyTabToken, type TabIdentity } from "../tabs/auth.ts";
+import { newNonce, securityHeaders } from "./headers.ts";
+
+/**
+ * The widget page of a reply that is not its chat's live one (DESIGN §2): Open WebUI mounts a widget
+ * for every reply that has one, so all but the latest reply's get this page instead of the app. It is
+ * served here, before Next.js: the ❓ Ask User summaries of the asks that finished in that reply,
+ * rendered on the server, and one inline script (with the response's CSP nonce) that reports the
+ * page's height, 0 when there is nothing to show. No socket, no framework, a few kB in all.
+ *
+ * The live widget (the token's reply is the chat's newest embed, and the token has not expired) is
+ * left to Next.js, and so is a request this page cannot judge (no token, a bad one, another chat's):
+ * the app's widget says what is wrong.
+ */
+
+export type WidgetPageOptions = {
+  broker: {
+    isLiveReply(chatId: string, reply: ReplyClaim): Promise<boolean>;
+    replySummaries(viewer: Pick<Tab, "userId" | "isOwner">, chatId: string, replyId: string): Promise<Ask[]>;
+  };
+  key: Uint8Array;
+  owners: ReadonlySet<string>;
+  maxTokenDays: number;
+  /** OPENWEBUI_ORIGINS: who may frame the widget. */
+  frameAncestors: readonly string[];
+  now?: () => number;
+};
+
+const WIDGET_PATH = /^\/embed\/chat\/([^/?#]+)\/?$/;
+
+/** Answers the request with the idle widget page and resolves true, or resolves false for the app to serve it. */
+export function createWidgetPageRoute(options: WidgetPageOptions): (request: IncomingMessage, response: ServerResponse) => Promise<boolean> {
+  const now = options.now ?? Date.now;
+  return async (request, response) => {
+    if (request.method !== "GET" && request.method !== "HEAD") return false;
+    const url = new URL(request.url ?? "/", "http://widget.invalid");
+    const match = WIDGET_PATH.exec(url.pathname);
+    if (!match) return false;
+    let chatId: string;
+    try {
+      chatId = decodeURIComponent(match[1]!);
+    } catch {
+      return false;
+    }
+    const judged = await judge(url.searchParams.get("token"), chatId);
+    if (judged === null || judged.live) return false;
+    const { identity } = judged;
+    const summaries = identity.reply ? await options.broker.replySummaries({ userId: identity.userId, isOwner: options.owners.has(identity.userId) }, chatId, identity.reply.msg) : [];
+    const nonce = newNonce();
+    const body = renderIdlePage(summaries, nonce);
+    response.writeHead(200, {
+      ...securityHeaders(request.url ?? "/", { frameAncestors: options.frameAncestors, dev: false, nonce }),
+      "Content-Type": "text/html; charset=utf-8",
+      "Content-Length": Buffer.byteLength(body),
+      // Whether a reply is live changes as the chat goes on: never reuse a stored copy.
+      "Cache-Control": "no-store",
+    });
+    response.end(request.method === "HEAD" ? undefined : body);
+    return true;
+  };
+
+  /** Live, idle, or null when this page cannot judge the request. */
+  async function judge(token: string | null, chatId: string): Promise<{ live: boolean; identity: TabIdentity } | null> {
+    const rules = { maxTokenDays: options.maxTokenDays, now };
+    try {
+      const identity = await verifyTabToken(token, options.key, rules);
+      if (identity.chat !== chatId) return null;
+      // A token of the first filter names no reply: its widget is never live (DESIGN §8).
+      return { live: identity.reply !== null && (await options.broker.isLiveReply(chatId, identity.reply)), identity };
+    } catch (error) {
+      if (!(error instanceof TokenExpired)) {
+        if (error instanceof AuthError) return null;
+        throw error;
+      }
+    }
+    // Expired: a validly signed token still shows its reply's summaries, but never a card.
+    const identity = await verifyTabToken(token, options.key, { ...rules, allowExpired: true }).catch((error: unknown) => {
+      if (error instanceof AuthError) return null;
+      throw error;
+    });
+    return identity && identity.chat === chatId ? { live: false, identity } : null;
+  }
+}
+
+/** The page: its summaries (question and answer; a secret's summary never holds the value) and the height reporter. */
+export function renderIdlePage(asks: readonly Ask[], nonce: string): string {
+  const items = asks.map((ask) => {
+    const summary = ask.resolution?.summary ?? STATUS_LABELS[ask.status];
+    const prefix = ask.status === "answered" ? "Answer: " : summary.toLowerCase().startsWith(STATUS_LABELS[ask.status].toLowerCase()) ? "" : `${STATUS_LABELS[ask.status]}: `;
+    return `<details dir="auto"><summary><span aria-hidden="true" class="m">▶</span><b>❓ Ask User</b><span class="m s" dir="auto">${escapeHtml(summary)}</span></summary><div><p dir="auto">${escapeHtml(askQuestionText(ask))}</p><p dir="auto"><span class="m">${prefix}</span><b>${escapeHtml(summary)}</b></p></div></details>`;
+  });
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="robots" content="noindex, nofollow"><meta name="color-scheme" content="light dark"><title>Agent questions</title><style>${IDLE_STYLE}</style></head><body><main aria-label="Agent questions">${items.join("")}</main><script nonce="${nonce}">${HEIGHT_SCRIPT}</script></body></html>`;
+}
+
+// The look of components/asks/AskSummary.tsx, without Tailwind: the page must stay a few kB.
+const IDLE_STYLE = [
+  "html,body{margin:0;background:transparent;color:#18181b;font:14px/1.4 ui-sans-serif,system-ui,-apple-system,'Segoe UI',Roboto,sans-serif}",
+  "main{display:flex;flex-direction:column;gap:6px}main:not(:empty){padding:6px}",
+  "details{border:1px solid #e4e4e7;border-radius:12px;background:#fff}",
+  "summary{display:flex;gap:8px;align-items:center;padding:8px 12px;cursor:pointer;list-style:none}summary::-webkit-details-marker{display:none}",
+  "details[open] summary .m:first-child{transform:rotate(90deg)}",
+  "details>div{border-top:1px solid #e4e4e7;padding:8px 12px}p{margin:0 0 6px;white-space:pre-line;overflow-wrap:anywhere}",
+  ".m{color:#52525b}.s{flex:1;min-width:0;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}",
+  "@media (prefers-color-scheme:dark){html,body{color:#f4f4f5}details{background:#18181b;border-color:#3f3f46}details>div{border-color:#3f3f46}.m{color:#a1a1aa}}",
+].join("");
+
+// Open WebUI's FullHeightIframe sizes the frame from {type: "iframe:height"} (EMBEDS.md): 0 when empty.
+const HEIGHT_SCRIPT =
+  'if(parent!==window){var m=document.querySelector("main"),l=-1,r=function(){var h=Math.ceil(m.getBoundingClientRect().height);if(h!==l){l=h;parent.postMessage({type:"iframe:height",height:h},"*")}};new ResizeObserver(r).observe(m);r()}';
+
+function escapeHtml(text: string): string {
+  return text.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;").replaceAll('"', "&quot;");
+}
