@@ -75,3 +75,17 @@ export function forgetToken(refused: string | null, options: TokenStorage = {}):
     // No storage.
   }
 }
+
+/**
+ * The reply an embed token was minted for (its `msg` claim), read without verifying it: the widget
+ * only uses it to pick its own reply's summaries among the asks the server let this token see.
+ */
+export function tokenReplyId(token: string): string | null {
+  try {
+    const payload: unknown = JSON.parse(atob(token.split(".")[1]!.replaceAll("-", "+").replaceAll("_", "/")));
+    const msg = payload && typeof payload === "object" ? (payload as Record<string, unknown>).msg : undefined;
+    return typeof msg === "string" && msg ? msg : null;
+  } catch {
+    return null;
+  }
+}

@@ -5,6 +5,7 @@ import type { Ask, AskKind, AskStatus } from "../../lib/ask.ts";
 import { CLOSE_OUTCOMES } from "../../lib/labels.ts";
 import type { AskClose } from "../../lib/protocol.ts";
 import { request, type TabClientSocket } from "../../client/socket.ts";
+import { tokenReplyId } from "../../client/token.ts";
 import { useTabSession } from "../../client/use-tab-session.ts";
 import { AskSummary } from "../asks/AskSummary.tsx";
 import { AskView } from "../asks/AskView.tsx";
@@ -22,13 +23,17 @@ import { useFrameHeight } from "./use-frame-height.ts";
 
 type Finished = { id: string; question: string; summary: string; status: AskStatus; at: number };
 
-type State = { pending: Ask[]; history: Finished[]; moved: boolean; announcement: string };
+/** `superseded`: a newer reply's widget is the chat's live one now; this one keeps only its summaries. */
+type State = { pending: Ask[]; history: Finished[]; moved: boolean; superseded: boolean; announcement: string };
 
 type Action =
   | { type: "show"; ask: Ask }
   | { type: "close"; close: AskClose; at: number }
   /** After a reconnect and chat:view: only the asks the server showed again are still pending. */
-  | { type: "keep-only"; ids: ReadonlySet<string> };
+  | { type: "keep-only"; ids: ReadonlySet<string> }
+  /** The asks that finished in this reply before this page loaded (the server's record). */
+  | { type: "summaries"; finished: Finished[] }
+  | { type: "superseded" };
 
 const ARRIVAL: Record<AskKind, string> = {
   question: "New question from the agent",
@@ -60,14 +65,26 @@ function reducer(state: State, action: Action): State {
     }
     case "keep-only":
       return { ...state, pending: state.pending.filter((ask) => action.ids.has(ask.id)) };
+    case "summaries": {
+      const known = new Set(state.history.map((item) => item.id));
+      return { ...state, history: [...action.finished.filter((item) => !known.has(item.id)), ...state.history] };
+    }
+    case "superseded":
+      return { ...state, pending: [], moved: false, superseded: true, announcement: "" };
   }
 }
 
-const INITIAL: State = { pending: [], history: [], moved: false, announcement: "" };
+const INITIAL: State = { pending: [], history: [], moved: false, superseded: false, announcement: "" };
+
+function finishedOf(ask: Ask): Finished {
+  return { id: ask.id, question: askQuestionText(ask), summary: ask.resolution?.summary ?? "", status: ask.status, at: ask.resolution?.at ?? ask.createdAt };
+}
 
 export function EmbedWidget({ chatId }: { chatId: string }) {
   const [state, dispatch] = useReducer(reducer, INITIAL);
   const [viewError, setViewError] = useState<string | null>(null);
+  /** The server took this widget's chat:view (on the current connection). */
+  const [viewing, setViewing] = useState(false);
   const [toast, setToast] = useToast();
   const rootRef = useRef<HTMLElement>(null);
   const statusRef = useRef<HTMLDivElement>(null);
@@ -76,11 +93,27 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
   const [focusTarget, setFocusTarget] = useState<string | null>(null);
 
   useFrameHeight(rootRef);
+  /** This widget's reply (its token's `msg`): its summaries are the asks last shown in it. */
+  const replyId = useRef<string | null>(null);
+  const superseded = useRef(false);
+
+  /** Views the chat again: this tab becomes its newest viewer and takes its cards. */
+  const viewAgain = useCallback((target: TabClientSocket) => void request(target, (timed) => timed.emitWithAck("chat:view", { chatId })), [chatId]);
 
   const setup = useCallback(
     (socket: TabClientSocket) => {
       let shownSinceConnect: Set<string> | null = null;
+      const loadSummaries = () => {
+        void request(socket, (timed) => timed.emitWithAck("asks:list", { status: "all" })).then((ack) => {
+          if (!ack.ok || replyId.current === null) return;
+          const finished = ack.asks.filter((ask: Ask) => ask.status !== "pending" && ask.replyId === replyId.current).map(finishedOf);
+          finished.sort((a: Finished, b: Finished) => a.at - b.at);
+          dispatch({ type: "summaries", finished });
+        });
+      };
+      let summariesLoaded = false;
       const view = () => {
+        if (superseded.current) return;
         const shown = new Set<string>();
         shownSinceConnect = shown;
         void request(socket, (timed) => timed.emitWithAck("chat:view", { chatId })).then((ack) => {
@@ -90,11 +123,30 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
             return;
           }
           setViewError(null);
+          setViewing(true);
           // The server shows every pending ask of the chat before it acks chat:view.
           dispatch({ type: "keep-only", ids: shown });
+          if (!summariesLoaded && !superseded.current) {
+            summariesLoaded = true;
+            loadSummaries();
+          }
         });
       };
       socket.on("connect", view);
+      socket.on("disconnect", () => setViewing(false));
+      // Only one widget of a chat is live (DESIGN §2): a newer reply's took over, so this one keeps its
+      // summaries and lets its socket go. It never views the chat again.
+      socket.on("widget:superseded", () => {
+        superseded.current = true;
+        dispatch({ type: "superseded" });
+        socket.disconnect();
+      });
+      // The tab the user is in wins (DESIGN §6): coming back to the front views the chat again.
+      // Cards it still holds are not shown again, so this view reconciles nothing.
+      const onVisible = () => {
+        if (document.visibilityState === "visible" && socket.connected && !superseded.current) viewAgain(socket);
+      };
+      document.addEventListener("visibilitychange", onVisible);
       socket.on("ask:show", (ask) => {
         shownSinceConnect?.add(ask.id);
         const active = document.activeElement;
@@ -110,12 +162,14 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
       });
       return () => {
         shownSinceConnect = null;
+        document.removeEventListener("visibilitychange", onVisible);
       };
     },
-    [chatId],
+    [chatId, viewAgain],
   );
 
-  const { socket, connection, gateway, answer, tokenProblem } = useTabSession({ relink: "Reopen the chat to get a new link.", setup });
+  const { socket, connection, gateway, answer, tokenProblem, token } = useTabSession({ relink: "Reopen the chat to get a new link.", setup });
+  replyId.current = token ? tokenReplyId(token) : null;
 
   // Focus goes back where it was once the card that had it closes (or to the widget's status line).
   useEffect(() => {
@@ -128,17 +182,24 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
     else statusRef.current?.focus();
   }, [state.pending]);
 
-  const showHere = () => {
-    if (socket) void request(socket, (timed) => timed.emitWithAck("chat:view", { chatId }));
-  };
 
   const status = describeStatus(connection, gateway);
   const secret = state.pending.find((ask) => ask.kind === "secret");
   const others = state.pending.filter((ask) => ask.kind !== "secret");
-  const problem = tokenProblem ?? viewError;
+  const problem = state.superseded ? null : (tokenProblem ?? viewError);
+  // No empty gap under the reply (DESIGN §2): with nothing to show the widget is 0 px tall, and the
+  // connection's state matters only to a card waiting for an answer.
+  const showStatus = problem !== null || (state.pending.length > 0 && status.tone !== "ok");
+  const empty = state.history.length === 0 && state.pending.length === 0 && !toast && !state.moved && !showStatus;
 
   return (
-    <main ref={rootRef} aria-label="Agent questions" className="flex flex-col gap-2 bg-white p-1.5 font-sans text-zinc-900 dark:bg-zinc-900 dark:text-zinc-100">
+    <main
+      ref={rootRef}
+      aria-label="Agent questions"
+      // For tests and tools: whether this widget is its chat's live one, and how many cards it holds.
+      data-widget={state.superseded ? "superseded" : viewing && connection.phase === "connected" ? "live" : "connecting"}
+      data-pending={state.pending.length}
+      className={cx("flex flex-col gap-2 font-sans text-zinc-900 dark:text-zinc-100", !empty && "p-1.5")}>
       <div role="status" aria-live="polite" className="sr-only">
         {state.announcement}
       </div>
@@ -172,13 +233,13 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
         </p>
       )}
 
-      {state.moved && state.pending.length === 0 && (
+      {state.moved && state.pending.length === 0 && !state.superseded && (
         <div className="flex flex-wrap items-center gap-x-3 gap-y-2 rounded-xl border border-dashed border-zinc-300 px-3 py-2 text-sm dark:border-zinc-600">
           <p className="flex-1">
             <span className="font-medium">Moved to a newer tab</span>
             <span className={muted}> — it is open in another tab of this chat now.</span>
           </p>
-          <button type="button" className={cx(secondaryButton, "min-h-8 py-1")} onClick={showHere}>
+          <button type="button" className={cx(secondaryButton, "min-h-8 py-1")} onClick={() => socket && viewAgain(socket)}>
             Show here
           </button>
         </div>
@@ -190,10 +251,7 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
             {problem}
           </p>
         ) : (
-          <>
-            {state.pending.length === 0 && !state.moved && connection.phase === "connected" && <p className={muted}>Nothing pending</p>}
-            <span role="status">{status.tone !== "ok" && <StatusPill view={status} />}</span>
-          </>
+          <span role="status">{showStatus && <StatusPill view={status} />}</span>
         )}
       </div>
     </main>

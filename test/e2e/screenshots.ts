@@ -21,7 +21,7 @@ const dashboardUrl = async ({ app }: Shots) => `${app.url}/?token=${await app.mi
 async function openWidget(shots: Shots, chat: string, options: { colorScheme?: "light" | "dark"; width?: number } = {}): Promise<Page> {
   const { page } = await openPage(shots.browser, { colorScheme: options.colorScheme ?? "light", viewport: { width: options.width ?? 720, height: 900 } });
   await page.goto(await embedUrl(shots, chat));
-  await page.getByText("Nothing pending").waitFor({ timeout: UI_TIMEOUT });
+  await page.locator('main[data-widget="live"][data-pending="0"]').waitFor({ timeout: UI_TIMEOUT });
   return page;
 }
 
