@@ -103,14 +103,13 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
   const setup = useCallback(
     (socket: TabClientSocket) => {
       let shownSinceConnect: Set<string> | null = null;
-      const loadSummaries = () => {
-        void request(socket, (timed) => timed.emitWithAck("asks:list", { status: "all" })).then((ack) => {
+      const loadSummaries = () =>
+        request(socket, (timed) => timed.emitWithAck("asks:list", { status: "all" })).then((ack) => {
           if (!ack.ok || replyId.current === null) return;
           const finished = ack.asks.filter((ask: Ask) => ask.status !== "pending" && ask.replyId === replyId.current).map(finishedOf);
           finished.sort((a: Finished, b: Finished) => a.at - b.at);
           dispatch({ type: "summaries", finished });
         });
-      };
       let summariesLoaded = false;
       const view = () => {
         if (superseded.current) return;
@@ -128,7 +127,7 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
           dispatch({ type: "keep-only", ids: shown });
           if (!summariesLoaded && !superseded.current) {
             summariesLoaded = true;
-            loadSummaries();
+            void loadSummaries();
           }
         });
       };
@@ -139,7 +138,10 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
       socket.on("widget:superseded", () => {
         superseded.current = true;
         dispatch({ type: "superseded" });
-        socket.disconnect();
+        if (summariesLoaded) return void socket.disconnect();
+        // Superseded before it ever was live (reload, scroll up): its reply's summaries first.
+        summariesLoaded = true;
+        void loadSummaries().finally(() => socket.disconnect());
       });
       // The tab the user is in wins (DESIGN §6): coming back to the front views the chat again.
       // Cards it still holds are not shown again, so this view reconciles nothing.

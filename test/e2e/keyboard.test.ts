@@ -28,7 +28,7 @@ describe.skipIf(!gatewayUrl)("keyboard", () => {
     const chat = uniqueChat("keys");
     const { page, errors } = await openPage(e2e.browser);
     await page.goto(await e2e.embedUrl(chat));
-    await page.locator('main[data-widget="live"][data-pending="0"]').waitFor({ timeout: UI_TIMEOUT });
+    await page.locator('main[data-widget="live"][data-pending="0"]').waitFor({ state: "attached", timeout: UI_TIMEOUT });
 
     const id = await createQuestion(e2e.requester, chat, THREE_QUESTIONS);
     const answered = waitAnswer(e2e.requester, id);
@@ -73,7 +73,7 @@ describe.skipIf(!gatewayUrl)("keyboard", () => {
       answers: { answers: { db: ["SQLite"], cache: ["Memcached"], lang: ["TypeScript"] } },
     });
     // Focus comes back to the widget once the card closes.
-    await page.locator('main[data-widget="live"][data-pending="0"]').waitFor({ timeout: UI_TIMEOUT });
+    await page.locator('main[data-widget="live"][data-pending="0"]').waitFor({ state: "attached", timeout: UI_TIMEOUT });
     await expect.poll(() => page.evaluate(() => document.activeElement !== document.body && document.activeElement !== null)).toBe(true);
     expect(errors).toEqual([]);
   });
@@ -82,7 +82,7 @@ describe.skipIf(!gatewayUrl)("keyboard", () => {
     const chat = uniqueChat("keys-esc");
     const { page } = await openPage(e2e.browser);
     await page.goto(await e2e.embedUrl(chat));
-    await page.locator('main[data-widget="live"][data-pending="0"]').waitFor({ timeout: UI_TIMEOUT });
+    await page.locator('main[data-widget="live"][data-pending="0"]').waitFor({ state: "attached", timeout: UI_TIMEOUT });
 
     const first = await createQuestion(e2e.requester, chat);
     const firstAnswer = waitAnswer(e2e.requester, first);

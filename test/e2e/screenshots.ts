@@ -8,12 +8,13 @@ import type { Browser, Page } from "playwright-core";
 import { startAppServer, type AppServer } from "../support/app-server.ts";
 import { openPage, launchBrowser } from "../support/browser.ts";
 import { connectOperator, type OperatorConnection } from "../support/gateway-client.ts";
+import { chatOfReplies, openChat, startOpenWebuiHost, type OpenWebuiHost } from "../support/openwebui-host/index.ts";
 import { stubScript } from "../support/stub-model.ts";
 import { TEST_AGENT } from "../support/asks.ts";
 import { startHarness } from "../setup/global-gateway.ts";
 import { SCREENSHOT_DIR, UI_TIMEOUT, createQuestion, requestApproval, screenshotPath, sessionKeyFor, startHostPage, uniqueChat, waitAnswer, type HostPage } from "./fixtures.ts";
 
-type Shots = { app: AppServer; browser: Browser; requester: OperatorConnection; host: HostPage };
+type Shots = { app: AppServer; browser: Browser; requester: OperatorConnection; host: HostPage; openWebui: OpenWebuiHost };
 
 const embedUrl = async ({ app }: Shots, chat: string) => `${app.url}/embed/chat/${chat}?token=${await app.mintToken("owner", chat)}`;
 const dashboardUrl = async ({ app }: Shots) => `${app.url}/?token=${await app.mintToken("owner")}`;
@@ -21,7 +22,7 @@ const dashboardUrl = async ({ app }: Shots) => `${app.url}/?token=${await app.mi
 async function openWidget(shots: Shots, chat: string, options: { colorScheme?: "light" | "dark"; width?: number } = {}): Promise<Page> {
   const { page } = await openPage(shots.browser, { colorScheme: options.colorScheme ?? "light", viewport: { width: options.width ?? 720, height: 900 } });
   await page.goto(await embedUrl(shots, chat));
-  await page.locator('main[data-widget="live"][data-pending="0"]').waitFor({ timeout: UI_TIMEOUT });
+  await page.locator('main[data-widget="live"][data-pending="0"]').waitFor({ state: "attached", timeout: UI_TIMEOUT });
   return page;
 }
 
@@ -213,6 +214,31 @@ async function inbox(shots: Shots): Promise<void> {
   await phone.context().close();
 }
 
+/** A 12-reply chat in the Open WebUI host, one widget per reply: one open card, in the last reply, light and dark. */
+async function openWebuiChat(shots: Shots): Promise<void> {
+  const chat = uniqueChat("shot-chat");
+  const writtenAt = Date.now() - 3600_000;
+  const embeds = await Promise.all(
+    Array.from({ length: 12 }, async (_, index) => {
+      const token = await shots.app.mintToken("owner", chat, { msg: `a${index + 1}`, mts: writtenAt + index * 60_000 });
+      return `${shots.app.url}/embed/chat/${chat}?token=${token}`;
+    }),
+  );
+  shots.openWebui.setChat(chat, chatOfReplies(12, (n) => [embeds[n - 1]!]));
+  await createQuestion(shots.requester, chat);
+  for (const colorScheme of ["light", "dark"] as const) {
+    const { page } = await openPage(shots.browser, { colorScheme, viewport: { width: 900, height: 900 } });
+    await openChat(page, shots.openWebui, chat);
+    const last = page.frameLocator("#a12-embeds-container iframe");
+    await last.getByRole("radio", { name: /^Postgres/ }).waitFor({ timeout: UI_TIMEOUT });
+    // Settled: every other reply's widget reported 0 px.
+    await page.waitForFunction(() => [...document.querySelectorAll<HTMLIFrameElement>(".embeds-container iframe")].slice(0, -1).every((frame) => frame.getBoundingClientRect().height === 0), undefined, { timeout: UI_TIMEOUT });
+    await page.locator("#a12-embeds-container").scrollIntoViewIfNeeded();
+    await page.screenshot({ path: screenshotPath(`openwebui-chat-12-replies-${colorScheme}`) });
+    await page.context().close();
+  }
+}
+
 async function main(): Promise<void> {
   const reuse = process.env.OPENCLAW_GATEWAY_REUSE_URL;
   const harness = reuse ? null : await startHarness();
@@ -220,15 +246,17 @@ async function main(): Promise<void> {
   const gatewayToken = reuse ? (process.env.OPENCLAW_GATEWAY_REUSE_TOKEN ?? "") : harness!.gatewayToken;
   const stubModelUrl = reuse ? (process.env.OPENCLAW_STUB_MODEL_REUSE_URL ?? "") : harness!.stubModelUrl;
   const host = await startHostPage();
-  const stops: (() => Promise<unknown>)[] = [() => host.stop(), async () => harness?.stop()];
+  const openWebui = await startOpenWebuiHost();
+  const stops: (() => Promise<unknown>)[] = [() => host.stop(), () => openWebui.stop(), async () => harness?.stop()];
   try {
-    const app = await startAppServer({ gatewayUrl, gatewayToken, env: { OPENWEBUI_ORIGINS: host.origin, OPENWEBUI_URL: host.origin } });
+    const app = await startAppServer({ gatewayUrl, gatewayToken, env: { OPENWEBUI_ORIGINS: `${host.origin},${openWebui.origin}`, OPENWEBUI_URL: host.origin } });
     stops.unshift(() => app.stop());
     const browser = await launchBrowser();
     stops.unshift(() => browser.close());
     const requester = await connectOperator({ url: gatewayUrl, token: gatewayToken, displayName: "requester" });
     stops.unshift(() => requester.stop());
-    const shots: Shots = { app, browser, requester, host };
+    const shots: Shots = { app, browser, requester, host, openWebui };
+    await openWebuiChat(shots);
     await widgetQuestion(shots);
     await widgetStepsAndHebrew(shots);
     if (stubModelUrl) await widgetSecret(shots);

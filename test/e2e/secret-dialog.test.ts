@@ -19,7 +19,7 @@ describe.skipIf(!gatewayUrl || !stubModelUrl)("secret dialog", () => {
     const value = `s3cr3t-${randomUUID()}`;
     const { page, console: consoleLines } = await openPage(e2e.browser);
     await page.goto(await e2e.embedUrl(chat));
-    await page.locator('main[data-widget="live"][data-pending="0"]').waitFor({ timeout: UI_TIMEOUT });
+    await page.locator('main[data-widget="live"][data-pending="0"]').waitFor({ state: "attached", timeout: UI_TIMEOUT });
 
     const runId = randomUUID();
     await e2e.requester.request("chat.send", {
@@ -74,7 +74,7 @@ describe.skipIf(!gatewayUrl || !stubModelUrl)("secret dialog", () => {
     const chat = uniqueChat("secret-esc");
     const { page } = await openPage(e2e.browser);
     await page.goto(await e2e.embedUrl(chat));
-    await page.locator('main[data-widget="live"][data-pending="0"]').waitFor({ timeout: UI_TIMEOUT });
+    await page.locator('main[data-widget="live"][data-pending="0"]').waitFor({ state: "attached", timeout: UI_TIMEOUT });
     await e2e.requester.request("chat.send", {
       sessionKey: sessionKeyFor(chat),
       idempotencyKey: randomUUID(),

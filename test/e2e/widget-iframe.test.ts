@@ -15,7 +15,7 @@ describe.skipIf(!gatewayUrl)("widget in Open WebUI's sandboxed iframe", () => {
     const { page, errors } = await openPage(e2e.browser);
     await page.goto(e2e.host.urlFor(await e2e.embedUrl(chat)));
     const widget = page.frameLocator("iframe#widget");
-    await widget.locator('main[data-widget="live"][data-pending="0"]').waitFor({ timeout: UI_TIMEOUT });
+    await widget.locator('main[data-widget="live"][data-pending="0"]').waitFor({ state: "attached", timeout: UI_TIMEOUT });
 
     // Opaque origin (no allow-same-origin), and the token is gone from the frame's address.
     const frame = page.frames().find((candidate) => candidate.url().includes(`/embed/chat/${chat}`));
@@ -39,7 +39,7 @@ describe.skipIf(!gatewayUrl)("widget in Open WebUI's sandboxed iframe", () => {
     // The finished ask stays as a collapsible ❓ Ask User record with the answer.
     await widget.getByText("❓ Ask User").waitFor({ timeout: UI_TIMEOUT });
     await expect.poll(() => widget.locator("details").first().textContent()).toContain("SQLite");
-    await widget.locator('main[data-widget="live"][data-pending="0"]').waitFor({ timeout: UI_TIMEOUT });
+    await widget.locator('main[data-widget="live"][data-pending="0"]').waitFor({ state: "attached", timeout: UI_TIMEOUT });
 
     // The host page got the widget's height and sized the iframe with it.
     const heights = await page.evaluate(() => (window as unknown as { __heights: number[] }).__heights);
@@ -56,7 +56,7 @@ describe.skipIf(!gatewayUrl)("widget in Open WebUI's sandboxed iframe", () => {
     const { page, errors } = await openPage(e2e.browser, { viewport: { width: 420, height: 800 } });
     await page.goto(e2e.host.urlFor(await e2e.embedUrl(chat)));
     const widget = page.frameLocator("iframe#widget");
-    await widget.locator('main[data-widget="live"][data-pending="0"]').waitFor({ timeout: UI_TIMEOUT });
+    await widget.locator('main[data-widget="live"][data-pending="0"]').waitFor({ state: "attached", timeout: UI_TIMEOUT });
     const id = await createQuestion(e2e.requester, chat, [
       { questionId: "db", header: "מסד נתונים", question: "באיזה מסד נתונים להשתמש?", options: [{ label: "Postgres", description: "דורש שרת" }, { label: "SQLite", description: "קובץ יחיד" }] },
     ]);
