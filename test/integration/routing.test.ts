@@ -6,7 +6,7 @@
 // contract; the in-repo fake Gateway is used where a test must count what reaches the Gateway or
 // script a replay.
 import { randomUUID } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
 import type { Ask } from "../../lib/ask.ts";
 import type { AnswerAck, AskClose } from "../../lib/protocol.ts";
 import {
@@ -25,7 +25,7 @@ import {
 } from "../support/asks.ts";
 import type { OperatorConnection, Payload } from "../support/gateway-client.ts";
 import { FakeGatewayError, type FakeGateway } from "../support/fake-gateway.ts";
-import { startTestServer, waitConnected, type Tab, type TestServer } from "../support/tabs.ts";
+import { TEST_OWNER, openTab, startTestServer, waitConnected, type Tab, type TestServer } from "../support/tabs.ts";
 
 const gatewayUrl = inject("gatewayUrl");
 const gatewayToken = inject("gatewayToken");
@@ -124,6 +124,46 @@ describe("§6 arrives, no tab views the chat", () => {
     await late.waitForShow((a) => a.id === id);
     await late.send("ask:answer", { askId: id, answer: { type: "decision", decision: "allow-once" } });
     expect(await pending.decision).toMatchObject({ decision: "allow-once" });
+  });
+});
+
+describe("§2 one live widget per chat: the latest reply's", () => {
+  const widgetOf = async (chatId: string, reply: { msg: string; mts: number } | null) => {
+    const opened = await openTab(server.url, await server.token(TEST_OWNER, chatId, reply));
+    widgets.push(opened);
+    return opened;
+  };
+  const widgets: Tab[] = [];
+  afterEach(() => {
+    for (const opened of widgets.splice(0)) opened.close();
+  });
+
+  it("a newer reply's widget takes the card and supersedes the older one; the older one viewing again, or a first-filter widget, never takes it", async () => {
+    const chatId = newChat();
+    const older = await widgetOf(chatId, { msg: "a1", mts: 1_000 });
+    expect(await older.send("chat:view", { chatId })).toEqual({ ok: true });
+    const { id } = await askQuestion(chatKey(chatId));
+    await older.waitForShow((a) => a.id === id);
+    const newer = await widgetOf(chatId, { msg: "a2", mts: 2_000 });
+    expect(await newer.send("chat:view", { chatId })).toEqual({ ok: true });
+    await newer.waitForShow((a) => a.id === id);
+    expect(newer.shown.find((a) => a.id === id)?.replyId).toBe("a2");
+    await older.waitFor(() => older.superseded[0], "widget:superseded");
+    expect(older.superseded).toEqual([{ chatId }]);
+    // It knows: no handed-off for the card it had.
+    expect(older.closed).toEqual([]);
+
+    expect(await older.send("chat:view", { chatId })).toEqual({ ok: true });
+    const firstFilter = await widgetOf(chatId, null);
+    expect(await firstFilter.send("chat:view", { chatId })).toEqual({ ok: true });
+    expect(firstFilter.superseded).toEqual([{ chatId }]);
+    expect(older.superseded).toHaveLength(2);
+    // A marker ask shows on the live widget only: had anything moved, it would have come first.
+    const { id: marker } = await askQuestion(chatKey(chatId));
+    await newer.waitForShow((a) => a.id === marker);
+    expect(older.shown.map((a) => a.id)).toEqual([id]);
+    expect(firstFilter.shown).toEqual([]);
+    expect(newer.closed).toEqual([]);
   });
 });
 

@@ -5,7 +5,7 @@ import path from "node:path";
 import { io } from "socket.io-client";
 import type { Ask } from "../../lib/ask.ts";
 import { systemClock, type Clock } from "../../lib/clock.ts";
-import type { AskClose, ClientEvent, ClientEvents, GatewayStatus } from "../../lib/protocol.ts";
+import type { AskClose, ClientEvent, ClientEvents, GatewayStatus, WidgetSuperseded } from "../../lib/protocol.ts";
 import { createApplication, type Application } from "../../server/app.ts";
 import type { Presence, ReplyClaim } from "../../server/broker/ports.ts";
 import { parseConfig, type Config } from "../../server/config.ts";
@@ -27,8 +27,11 @@ export const TEST_OWNER = "owner";
 export type TestServer = Application & {
   dataDir: string;
   logs: string[];
-  /** With `chat`, an embed token of `reply` (by default every test's embed tokens are one reply's, so live). */
-  token(userId?: string, chat?: string, reply?: ReplyClaim): Promise<string>;
+  /**
+   * With `chat`, an embed token of `reply` (by default every test's embed tokens are one reply's, so
+   * live); `null` mints one as the first filter did, with no reply.
+   */
+  token(userId?: string, chat?: string, reply?: ReplyClaim | null): Promise<string>;
   restart(): Promise<TestServer>;
   dispose(): Promise<void>;
 };
@@ -77,7 +80,7 @@ export async function startTestServer(options: { gatewayUrl: string; gatewayToke
     ...server,
     dataDir,
     logs,
-    token: (userId = TEST_OWNER, chat?: string, reply: ReplyClaim = TEST_REPLY) => mintTabToken(key, { userId, chat, reply: chat ? reply : undefined, ttlSeconds: 3600 }),
+    token: (userId = TEST_OWNER, chat?: string, reply: ReplyClaim | null = TEST_REPLY) => mintTabToken(key, { userId, chat, reply: chat ? (reply ?? undefined) : undefined, ttlSeconds: 3600 }),
     async restart() {
       await server.stop();
       return startTestServer({ ...options, dataDir });
@@ -104,6 +107,8 @@ export type Tab = {
   closed: AskClose[];
   changed: Ask[];
   statuses: GatewayStatus[];
+  /** `widget:superseded` events: a newer reply's widget is the chat's live one. */
+  superseded: WidgetSuperseded[];
   /** Emits and resolves with the ack. */
   send<E extends ClientEvent>(event: E, payload: ClientEvents[E]["payload"]): Promise<ClientEvents[E]["ack"]>;
   /** Emits what a faulty or hostile client might send, to see it refused. */
@@ -124,6 +129,7 @@ export async function openTab(url: string, token: string): Promise<Tab> {
     closed: [],
     changed: [],
     statuses: [],
+    superseded: [],
     send: (event, payload) => emitWithAck(socket, event, payload, 20_000),
     sendRaw: (event, payload) => untyped(socket).timeout(20_000).emitWithAck(event, payload),
     async list(status) {
@@ -148,6 +154,7 @@ export async function openTab(url: string, token: string): Promise<Tab> {
   socket.on("ask:close", (close) => tab.closed.push(close));
   socket.on("ask:changed", (ask) => tab.changed.push(ask));
   socket.on("gateway:status", (status) => tab.statuses.push(status));
+  socket.on("widget:superseded", (superseded) => tab.superseded.push(superseded));
   await new Promise<void>((resolve, reject) => {
     socket.once("connect", () => resolve());
     socket.once("connect_error", (error) => reject(error));
