@@ -10,7 +10,8 @@ import { round } from "./stats.ts";
  *   1. start the product (`node server/main.ts` via test/support/app-server.ts, which builds first
  *      when the build is missing or older than the UI sources; E2E_SKIP_BUILD=1 measures the build
  *      that is there), with no Gateway;
- *   2. GET the dashboard (`/`) and the widget (`/embed/chat/<id>`) HTML;
+ *   2. GET the dashboard (`/`) and the widget (`/embed/chat/<id>`) HTML; the idle widget (an older
+ *      reply's) is weighed whole, HTML included (see weighIdleWidget);
  *   3. every `<script src>` (except `nomodule` ones, which modern browsers skip) and every
  *      `<link rel="modulepreload">` / `<link rel="preload" as="script">` is fetched and gzipped at
  *      zlib's default level (what a server compressing on the fly sends); kB = 1000 bytes.
@@ -22,9 +23,13 @@ import { round } from "./stats.ts";
  */
 
 export type RouteWeight = { path: string; kB: number; rawKB: number; inlineKB: number; files: FileWeight[] };
+/** The idle widget page (an older reply's): its HTML and everything it loads, gzipped. */
+export type IdlePageWeight = { kB: number; rawKB: number; htmlGzipBytes: number; files: FileWeight[] };
 export type PageWeightResult = {
   baselineKB: number;
   widgetKB: number;
+  widgetIdleKB: number;
+  widgetIdle: IdlePageWeight;
   dashboardKB: number;
   baseline: FileWeight[];
   widget: RouteWeight;
@@ -91,19 +96,47 @@ function baselineFiles(): string[] {
   return manifest.rootMainFiles.map((file) => `/_next/${file}`);
 }
 
+/**
+ * The widget page of a reply that is not the chat's latest: the chat's newest reply is noted first
+ * (its page requested), then an older reply's page is fetched, with whatever it loads (scripts,
+ * styles, images, frames). With no Gateway it holds no summaries; each summary adds about 0.3 kB.
+ */
+async function weighIdleWidget(server: { url: string; mintToken(userId: string, chat: string, reply: { msg: string; mts: number }): Promise<string> }): Promise<IdlePageWeight> {
+  const chat = "bench-idle-chat";
+  const latest = await fetch(new URL(`/embed/chat/${chat}?token=${await server.mintToken("owner", chat, { msg: "a2", mts: 2_000 })}`, server.url));
+  await latest.arrayBuffer();
+  const page = new URL(`/embed/chat/${chat}?token=${await server.mintToken("owner", chat, { msg: "a1", mts: 1_000 })}`, server.url);
+  const response = await fetch(page);
+  if (!response.ok) throw new Error(`the idle widget page answered ${response.status}`);
+  const html = Buffer.from(await response.arrayBuffer());
+  if (html.includes("/_next/")) throw new Error("an older reply's widget page loads the app: it is not the idle page");
+  const text = html.toString("utf8");
+  const loaded = [...new Set([...text.matchAll(/\b(?:src|href)\s*=\s*"([^"]+)"/gi)].map((match) => match[1]!))];
+  const files = [];
+  for (const source of loaded) files.push(await weighFile(new URL(source, page), "the idle widget page"));
+  const htmlGzipBytes = gzipSync(html).length;
+  return {
+    kB: round((htmlGzipBytes + files.reduce((total, file) => total + file.gzipBytes, 0)) / 1000, 1),
+    rawKB: round((html.length + files.reduce((total, file) => total + file.bytes, 0)) / 1000, 1),
+    htmlGzipBytes,
+    files,
+  };
+}
+
 export async function measurePageWeight(): Promise<PageWeightResult> {
   // No Gateway is needed to serve pages: the server keeps retrying an address nothing listens on.
   const server = await startAppServer({ gatewayUrl: "ws://127.0.0.1:9", gatewayToken: "none", waitForGateway: false });
   try {
     const dashboard = await weigh(server.url, "/");
     const widget = await weigh(server.url, "/embed/chat/bench-chat");
+    const widgetIdle = await weighIdleWidget(server);
     const baseline = [];
     for (const file of baselineFiles()) baseline.push(await weighFile(new URL(file, server.url), "every page"));
     for (const route of [dashboard, widget]) {
       const missing = baseline.filter((file) => !route.files.some((loaded) => loaded.url === file.url));
       if (missing.length > 0) throw new Error(`${route.path} does not load the baseline chunk(s) ${missing.map((file) => file.url).join(", ")}`);
     }
-    return { baselineKB: kB(baseline, "gzipBytes"), widgetKB: widget.kB, dashboardKB: dashboard.kB, baseline, widget, dashboard };
+    return { baselineKB: kB(baseline, "gzipBytes"), widgetKB: widget.kB, widgetIdleKB: widgetIdle.kB, widgetIdle, dashboardKB: dashboard.kB, baseline, widget, dashboard };
   } finally {
     await server.stop();
   }
