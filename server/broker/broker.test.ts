@@ -405,6 +405,16 @@ describe("AskBroker (DESIGN §6 on the broker, injected clock)", () => {
       ]);
     });
 
+    it("a new reply while a text prompt is open: it ends as text in its reply (the user wrote instead), never moves", async () => {
+      await broker.view(widget("w1", "c1", "a1", 1), "c1");
+      await broker.receive(textPrompt("tp1", "c1"));
+      expect(tabs.holders("tp1")).toEqual(["w1"]);
+      await broker.view(widget("w2", "c1", "a2", 2), "c1");
+      expect(tabs.shows("w2", "tp1")).toBe(0);
+      expect(store.get("tp1")).toMatchObject({ status: "ended-as-text", replyId: "a1", resolution: { summary: "Which database?" } });
+      expect(tabs.closes("w1", "tp1")).toEqual([{ tabId: "w1", event: "close", askId: "tp1", reason: "answered-elsewhere", summary: "Which database?" }]);
+    });
+
     it("a reply's summaries are its chat user's only", async () => {
       const alice = widget("alice-w", "c1", "a1", 1, "alice");
       await broker.view(alice, "c1");

@@ -209,9 +209,21 @@ export class AskBroker extends Emitter<BrokerEvents> {
       return { ok: true };
     }
     for (const viewer of verdict.superseded) this.emit("widget:superseded", viewer.id, chatId);
+    await this.endTextPromptsBefore(chatId, reply!.msg);
     if (newOwner !== null) await this.readmit(chatId, newOwner);
     await this.route(chatId);
     return { ok: true };
+  }
+
+  /**
+   * A newer reply means the user wrote again: a text prompt shown in an earlier reply ends as DESIGN §6
+   * says for a message sent instead of an answer (it stays in its reply as text) rather than moving on.
+   */
+  private async endTextPromptsBefore(chatId: string, replyId: string): Promise<void> {
+    const stale = [...(this.pendingByChat.get(chatId) ?? [])]
+      .map((askId) => this.pending.get(askId))
+      .filter((ask): ask is Ask => ask?.source === "text-prompt" && ask.replyId !== undefined && ask.replyId !== replyId && !this.inFlight.has(ask.id));
+    await Promise.all(stale.map((ask) => this.end(ask.id, endedAsText(ask, "answered-elsewhere"))));
   }
 
   /**
