@@ -415,6 +415,18 @@ describe("AskBroker (DESIGN §6 on the broker, injected clock)", () => {
       expect(tabs.closes("w1", "tp1")).toEqual([{ tabId: "w1", event: "close", askId: "tp1", reason: "answered-elsewhere", summary: "Which database?" }]);
     });
 
+    it("a reply's token minted again (Continue) is the same reply: its widgets in two tabs never supersede each other", async () => {
+      await broker.view(widget("first-token", "c1", "a5", 5), "c1");
+      await broker.view(widget("continued", "c1", "a5", 9), "c1");
+      await broker.receive(question("q1", "c1"));
+      expect(tabs.holders("q1")).toEqual(["continued"]);
+      await broker.view(widget("first-token", "c1", "a5", 5), "c1");
+      expect(tabs.holders("q1")).toEqual(["first-token"]);
+      expect(tabs.superseded("first-token") + tabs.superseded("continued")).toBe(0);
+      expect(await broker.isLiveReply("c1", { msg: "a5", mts: T0 + 5 })).toBe(true);
+      expect(await broker.isLiveReply("c1", { msg: "a4", mts: T0 + 6 })).toBe(false);
+    });
+
     it("a reply's summaries are its chat user's only", async () => {
       const alice = widget("alice-w", "c1", "a1", 1, "alice");
       await broker.view(alice, "c1");

@@ -195,10 +195,10 @@ export class AskBroker extends Emitter<BrokerEvents> {
     const verdict = await this.inChat(chatId, async (): Promise<{ live: false; left: string | null } | { live: true; superseded: Tab[] }> => {
       const newest = reply === null ? null : await this.noteReply(chatId, reply);
       const viewers = await this.presence.viewers(chatId);
-      if (reply === null || newest === null || reply.mts < newest || viewers.some((viewer) => isNewerWidget(viewer, reply.mts))) {
+      if (reply === null || newest === null || !isSameOrNewer(reply, newest) || viewers.some((viewer) => viewer.reply !== null && !isSameOrNewer(reply, viewer.reply))) {
         return { live: false, left: await this.presence.leave(tab.id) };
       }
-      const superseded = viewers.filter((viewer) => viewer.id !== tab.id && viewer.chatClaim !== null && !isSameOrNewerWidget(viewer, reply.mts));
+      const superseded = viewers.filter((viewer) => viewer.id !== tab.id && viewer.chatClaim !== null && (viewer.reply === null || !isSameOrNewer(viewer.reply, reply)));
       for (const viewer of superseded) await this.presence.leave(viewer.id);
       await this.presence.view(tab, chatId);
       return { live: true, superseded };
@@ -228,15 +228,15 @@ export class AskBroker extends Emitter<BrokerEvents> {
 
   /**
    * Notes that a widget of this reply was seen (its page requested, its socket viewing) and returns
-   * the chat's newest embed mint time. The page handler asks before it serves a page: live or idle.
+   * the chat's newest reply. The page handler asks before it serves a page: live or idle.
    */
-  async noteReply(chatId: string, reply: ReplyClaim): Promise<number> {
-    return this.store.noteEmbed(chatId, reply.mts, this.clock.now());
+  noteReply(chatId: string, reply: ReplyClaim): Promise<ReplyClaim> {
+    return this.store.noteEmbed(chatId, reply, this.clock.now());
   }
 
   /** Is this reply's widget the chat's live one? Notes it as seen, as a viewing widget does. */
   async isLiveReply(chatId: string, reply: ReplyClaim): Promise<boolean> {
-    return reply.mts >= (await this.noteReply(chatId, reply));
+    return isSameOrNewer(reply, await this.noteReply(chatId, reply));
   }
 
   /** The finished asks whose card was last shown in this reply, that this token's user may see: the reply's summaries. */
@@ -518,13 +518,12 @@ export class AskBroker extends Emitter<BrokerEvents> {
   }
 }
 
-/** A widget of a reply minted after `mts`: it outranks a widget minted at `mts`. */
-function isNewerWidget(tab: Tab, mts: number): boolean {
-  return tab.chatClaim !== null && tab.reply !== null && tab.reply.mts > mts;
-}
-
-function isSameOrNewerWidget(tab: Tab, mts: number): boolean {
-  return tab.reply !== null && tab.reply.mts >= mts;
+/**
+ * Replies are ordered by mint time; tokens of one reply are that reply whatever their mint time (Continue
+ * mints a new token for the same message), so its widgets in two tabs never supersede each other.
+ */
+function isSameOrNewer(reply: ReplyClaim, than: ReplyClaim): boolean {
+  return reply.msg === than.msg || reply.mts >= than.mts;
 }
 
 function secretOutcome(ask: Ask, status: AskStatus): SecretOutcome {

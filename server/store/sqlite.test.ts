@@ -111,16 +111,16 @@ describe("one unreadable row", () => {
 });
 
 describe("the live widget's notes (DESIGN §2)", () => {
-  it("keeps the newest embed mint time per chat, whatever order the embeds are seen in, across a reopen", async () => {
+  it("keeps the newest embed (reply and mint time) per chat, whatever order the embeds are seen in, across a reopen", async () => {
     const file = path.join(tempDir(), "asks.sqlite");
     const store = open(file);
-    expect(await store.noteEmbed("c1", 2_000, 10)).toBe(2_000);
-    expect(await store.noteEmbed("c1", 1_000, 11)).toBe(2_000);
-    expect(await store.noteEmbed("c2", 500, 12)).toBe(500);
-    expect(await store.noteEmbed("c1", 3_000, 13)).toBe(3_000);
+    expect(await store.noteEmbed("c1", { msg: "a2", mts: 2_000 }, 10)).toEqual({ msg: "a2", mts: 2_000 });
+    expect(await store.noteEmbed("c1", { msg: "a1", mts: 1_000 }, 11)).toEqual({ msg: "a2", mts: 2_000 });
+    expect(await store.noteEmbed("c2", { msg: "b1", mts: 500 }, 12)).toEqual({ msg: "b1", mts: 500 });
+    expect(await store.noteEmbed("c1", { msg: "a3", mts: 3_000 }, 13)).toEqual({ msg: "a3", mts: 3_000 });
     store.close();
     stores.splice(0);
-    expect(await open(file).noteEmbed("c1", 0, 14)).toBe(3_000);
+    expect(await open(file).noteEmbed("c1", { msg: "a0", mts: 0 }, 14)).toEqual({ msg: "a3", mts: 3_000 });
   });
 
   it("lists the finished asks last shown in one reply, oldest first, never a pending one or another reply's", async () => {
@@ -139,10 +139,10 @@ describe("the live widget's notes (DESIGN §2)", () => {
 
   it("forgets a chat's embed note not renewed within the retention window", async () => {
     const store = open(path.join(tempDir(), "asks.sqlite"));
-    await store.noteEmbed("old", 1_000, 10);
-    await store.noteEmbed("recent", 1_000, 1_000);
+    await store.noteEmbed("old", { msg: "a9", mts: 1_000 }, 10);
+    await store.noteEmbed("recent", { msg: "b9", mts: 1_000 }, 1_000);
     store.prune(500, 100);
-    expect(await store.noteEmbed("old", 5, 2_000)).toBe(5);
-    expect(await store.noteEmbed("recent", 5, 2_000)).toBe(1_000);
+    expect(await store.noteEmbed("old", { msg: "a1", mts: 5 }, 2_000)).toEqual({ msg: "a1", mts: 5 });
+    expect(await store.noteEmbed("recent", { msg: "b1", mts: 5 }, 2_000)).toEqual({ msg: "b9", mts: 1_000 });
   });
 });

@@ -3,6 +3,7 @@ import path from "node:path";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { Ask, type AskStatus } from "../../lib/ask.ts";
 import { PRIVATE_FILE_MODE, preparePrivateDir, restrictFiles } from "./data-dir.ts";
+import type { ReplyClaim } from "../broker/ports.ts";
 import type { AskStore, OwnerLinkKeyStore, RetentionStore } from "./store.ts";
 
 const SCHEMA = `
@@ -29,6 +30,7 @@ const SCHEMA = `
   CREATE INDEX IF NOT EXISTS chats_owner ON chats(owner);
   CREATE TABLE IF NOT EXISTS chat_embeds (
     chat_id TEXT PRIMARY KEY,
+    newest_msg TEXT NOT NULL,
     newest_mts INTEGER NOT NULL,
     noted_at INTEGER NOT NULL
   );
@@ -101,9 +103,12 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
            LIMIT :limit)`,
       ),
       noteEmbed: this.db.prepare(
-        `INSERT INTO chat_embeds (chat_id, newest_mts, noted_at) VALUES (:chatId, :mts, :at)
-         ON CONFLICT(chat_id) DO UPDATE SET newest_mts = MAX(newest_mts, excluded.newest_mts), noted_at = MAX(noted_at, excluded.noted_at)
-         RETURNING newest_mts`,
+        `INSERT INTO chat_embeds (chat_id, newest_msg, newest_mts, noted_at) VALUES (:chatId, :msg, :mts, :at)
+         ON CONFLICT(chat_id) DO UPDATE SET
+           newest_msg = CASE WHEN excluded.newest_mts > newest_mts THEN excluded.newest_msg ELSE newest_msg END,
+           newest_mts = MAX(newest_mts, excluded.newest_mts),
+           noted_at = MAX(noted_at, excluded.noted_at)
+         RETURNING newest_msg, newest_mts`,
       ),
       finishedInReply: this.db.prepare(
         `SELECT id, body FROM asks WHERE chat_id = ? AND status != 'pending' AND json_extract(body, '$.replyId') = ? ORDER BY updated_at`,
@@ -199,9 +204,9 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
     return this.setAside.size;
   }
 
-  async noteEmbed(chatId: string, mts: number, at: number): Promise<number> {
-    const row = this.statements.noteEmbed!.get({ chatId, mts, at }) as { newest_mts: number };
-    return row.newest_mts;
+  async noteEmbed(chatId: string, embed: ReplyClaim, at: number): Promise<ReplyClaim> {
+    const row = this.statements.noteEmbed!.get({ chatId, msg: embed.msg, mts: embed.mts, at }) as { newest_msg: string; newest_mts: number };
+    return { msg: row.newest_msg, mts: row.newest_mts };
   }
 
   async finishedInReply(chatId: string, replyId: string): Promise<Ask[]> {

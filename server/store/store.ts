@@ -1,4 +1,5 @@
 import type { Ask, AskStatus } from "../../lib/ask.ts";
+import type { ReplyClaim } from "../broker/ports.ts";
 
 /**
  * Where asks, chat ownership and history live (cal.com-style repository interface). The embedded
@@ -28,10 +29,11 @@ export interface AskStore {
   setAsideRows(): number;
 
   /**
-   * Notes an embed of the chat minted at `mts` (epoch ms) and returns the newest mint time seen for the
-   * chat, this one included: the live widget's reply (DESIGN §2). Atomic, even across instances.
+   * Notes an embed of the chat, for reply `msg` minted at `mts` (epoch ms), and returns the newest one
+   * seen for the chat, this one included: the live widget's reply (DESIGN §2). Atomic, even across
+   * instances.
    */
-  noteEmbed(chatId: string, mts: number, at: number): Promise<number>;
+  noteEmbed(chatId: string, embed: ReplyClaim, at: number): Promise<ReplyClaim>;
   /** The finished asks whose card was last shown in this reply of the chat (its widget's summaries), oldest first. */
   finishedInReply(chatId: string, replyId: string): Promise<Ask[]>;
 }

@@ -6,7 +6,7 @@
 import type { Browser, Frame, Page, WebSocket } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startAppServer, type AppServer } from "../support/app-server.ts";
-import { gatewayOperator } from "../support/asks.ts";
+import { TEST_AGENT, gatewayOperator, sessionKeyOf } from "../support/asks.ts";
 import { launchBrowser, openPage } from "../support/browser.ts";
 import type { OperatorConnection } from "../support/gateway-client.ts";
 import { appendReply, chatOfReplies, openChat, startOpenWebuiHost, type OpenWebuiHost } from "../support/openwebui-host/index.ts";
@@ -84,7 +84,7 @@ describe.skipIf(!gatewayUrl)("one live widget per chat page, in an Open WebUI ho
 
   beforeAll(async () => {
     host = await startOpenWebuiHost();
-    app = await startAppServer({ gatewayUrl, gatewayToken: inject("gatewayToken"), env: { OPENWEBUI_ORIGINS: host.origin } });
+    app = await startAppServer({ gatewayUrl, gatewayToken: inject("gatewayToken"), env: { AGENT_ID: TEST_AGENT, OPENWEBUI_ORIGINS: host.origin } });
     browser = await launchBrowser();
     requester = await gatewayOperator("requester");
   });
@@ -190,7 +190,7 @@ describe.skipIf(!gatewayUrl)("one live widget per chat page, in an Open WebUI ho
     await page.frameLocator("#a2-embeds-container iframe").locator('main[data-widget="live"]').waitFor({ state: "attached", timeout: UI_TIMEOUT });
     const decision = requester.request(
       "plugin.approval.request",
-      { pluginId: "e2e-plugin", title: "Deploy the build", description: "Deploys to production.", severity: "warning", toolName: "deploy", agentId: "dev", sessionKey: `agent:dev:openwebui:${chat}`, timeoutMs: 300_000 },
+      { pluginId: "e2e-plugin", title: "Deploy the build", description: "Deploys to production.", severity: "warning", toolName: "deploy", agentId: TEST_AGENT, sessionKey: sessionKeyOf(chat), timeoutMs: 300_000 },
       { timeoutMs: 330_000 },
     );
     await page.frameLocator("#a2-embeds-container iframe").getByRole("button", { name: "Deny" }).waitFor({ timeout: UI_TIMEOUT });
