@@ -93,6 +93,10 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
   const [focusTarget, setFocusTarget] = useState<string | null>(null);
 
   useFrameHeight(rootRef);
+  useEffect(() => {
+    // Not in a frame: the page may take the system's colour scheme (styles.css).
+    if (window.parent === window) document.documentElement.dataset.standalone = "true";
+  }, []);
   /** This widget's reply (its token's `msg`): its summaries are the asks last shown in it. */
   const replyId = useRef<string | null>(null);
   const superseded = useRef(false);

@@ -94,10 +94,12 @@ export function renderIdlePage(asks: readonly Ask[], nonce: string): string {
     const prefix = ask.status === "answered" ? "Answer: " : summary.toLowerCase().startsWith(STATUS_LABELS[ask.status].toLowerCase()) ? "" : `${STATUS_LABELS[ask.status]}: `;
     return `<details dir="auto"><summary><span aria-hidden="true" class="m">▶</span><b>❓ Ask User</b><span class="m s" dir="auto">${escapeHtml(summary)}</span></summary><div><p dir="auto">${escapeHtml(askQuestionText(ask))}</p><p dir="auto"><span class="m">${prefix}</span><b>${escapeHtml(summary)}</b></p></div></details>`;
   });
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="robots" content="noindex, nofollow"><meta name="color-scheme" content="light dark"><title>Agent questions</title><style>${IDLE_STYLE}</style></head><body><main aria-label="Agent questions">${items.join("")}</main><script nonce="${nonce}">${HEIGHT_SCRIPT}</script></body></html>`;
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="robots" content="noindex, nofollow"><title>Agent questions</title><style>${IDLE_STYLE}</style></head><body><main aria-label="Agent questions">${items.join("")}</main><script nonce="${nonce}">${HEIGHT_SCRIPT}</script></body></html>`;
 }
 
-// The look of components/asks/AskSummary.tsx, without Tailwind: the page must stay a few kB.
+// The look of components/asks/AskSummary.tsx, without Tailwind: the page must stay a few kB. No
+// color-scheme: a frame whose scheme differs from the host's (Open WebUI leaves its own at light) gets
+// an opaque backdrop; the colours follow the system through the media query instead.
 const IDLE_STYLE = [
   "html,body{margin:0;background:transparent;color:#18181b;font:14px/1.4 ui-sans-serif,system-ui,-apple-system,'Segoe UI',Roboto,sans-serif}",
   "main{display:flex;flex-direction:column;gap:6px}main:not(:empty){padding:6px}",

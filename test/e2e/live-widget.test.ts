@@ -98,7 +98,7 @@ describe.skipIf(!gatewayUrl)("one live widget per chat page, in an Open WebUI ho
 
   /** The widget URL the filter's inlet puts on reply `a<n>`; `firstFilter` mints it as the first filter did (no msg). */
   async function embedOf(chat: string, n: number, options: { firstFilter?: boolean } = {}): Promise<string> {
-    const token = await app.mintToken("owner", chat, options.firstFilter ? undefined : { msg: `a${n}`, mts: BASE + n * 1000 });
+    const token = await app.mintToken("owner", chat, options.firstFilter ? null : { msg: `a${n}`, mts: BASE + n * 1000 });
     return `${app.url}/embed/chat/${encodeURIComponent(chat)}?token=${token}`;
   }
 
@@ -140,9 +140,14 @@ describe.skipIf(!gatewayUrl)("one live widget per chat page, in an Open WebUI ho
 
     // Scroll up: older widgets mount (replies 5-8, two of them the first filter's) and never take the card.
     await first.page.locator("#messages-container").evaluate((container) => (container.scrollTop = 0));
-    await first.page.locator("#a5-embeds-container iframe").waitFor({ timeout: UI_TIMEOUT });
+    await first.page.locator("#a5-embeds-container iframe").waitFor({ state: "attached", timeout: UI_TIMEOUT });
     view = await settlesTo(first.page, firstSockets, "a12");
     expect(view.map((reply) => reply.messageId)).toEqual(["a5", "a6", "a7", "a8", "a9", "a10", "a11", "a12"]);
+    // The first filter's widgets (and every older reply's) got the idle page: no app, no script to load.
+    for (const messageId of ["a5", "a6", "a7"]) {
+      const idle = await (await frameOf(first.page, messageId))!.evaluate(() => ({ app: document.querySelector("main[data-widget]") !== null, scripts: document.querySelectorAll("script[src]").length }));
+      expect(idle, messageId).toEqual({ app: false, scripts: 0 });
+    }
 
     // A second browser opens the chat: the newest view of the latest reply takes the card, once.
     const second = await openPage(browser);
@@ -184,10 +189,18 @@ describe.skipIf(!gatewayUrl)("one live widget per chat page, in an Open WebUI ho
   it("a new reply while an approval is open moves the card to it", async () => {
     const chat = uniqueChat("live-approval");
     await chatWithReplies(chat, 2);
-    const { page, context, errors } = await openPage(browser);
+    // Dark mode: the host keeps the default scheme (as Open WebUI does); the widget's page stays transparent.
+    const { page, context, errors } = await openPage(browser, { colorScheme: "dark" });
     const sockets = countSockets(page);
     await openChat(page, host, chat);
     await page.frameLocator("#a2-embeds-container iframe").locator('main[data-widget="live"]').waitFor({ state: "attached", timeout: UI_TIMEOUT });
+    const backdrop = await (await frameOf(page, "a2"))!.evaluate(() => ({
+      scheme: getComputedStyle(document.documentElement).colorScheme,
+      html: getComputedStyle(document.documentElement).backgroundColor,
+      body: getComputedStyle(document.body).backgroundColor,
+    }));
+    // A root scheme other than the host's would paint an opaque backdrop behind the card.
+    expect(backdrop).toEqual({ scheme: "light", html: "rgba(0, 0, 0, 0)", body: "rgba(0, 0, 0, 0)" });
     const decision = requester.request(
       "plugin.approval.request",
       { pluginId: "e2e-plugin", title: "Deploy the build", description: "Deploys to production.", severity: "warning", toolName: "deploy", agentId: TEST_AGENT, sessionKey: sessionKeyOf(chat), timeoutMs: 300_000 },

@@ -36,8 +36,11 @@ export type AppServer = {
   dataDir: string;
   authSecret: string;
   /** A signed tab token (HS256, AUTH_SECRET): `chat` makes it an embed token for that one chat. */
-  /** With `chat`, an embed token of `reply` (by default one reply shared by every embed token: live). */
-  mintToken(userId: string, chat?: string, reply?: ReplyClaim): Promise<string>;
+  /**
+   * With `chat`, an embed token of `reply` (by default one reply shared by every embed token: live);
+   * `null` mints one as the first filter did, with no reply.
+   */
+  mintToken(userId: string, chat?: string, reply?: ReplyClaim | null): Promise<string>;
   /** The recent output lines of the server (stdout and stderr). */
   logs(): string[];
   stop(): Promise<void>;
@@ -192,7 +195,7 @@ async function startOnce(options: AppServerOptions): Promise<AppServer> {
     port,
     dataDir,
     authSecret,
-    mintToken: (userId, chat, reply = TEST_REPLY) => mintTabToken(key, { userId, chat, reply: chat ? reply : undefined, ttlSeconds: 3600 }),
+    mintToken: (userId, chat, reply = TEST_REPLY) => mintTabToken(key, { userId, chat, reply: chat ? (reply ?? undefined) : undefined, ttlSeconds: 3600 }),
     logs: () => [...lines],
     stop,
   };
