@@ -910,6 +910,67 @@ describe("AskBroker (DESIGN §6 on the broker, injected clock)", () => {
    * settles, every pending ask is held by exactly the newest tab viewing its chat (none if no tab does),
    * as told by the ask:show / ask:close each tab received.
    */
+  it("§2 live widget invariant: whatever the order of views, leaves and arrivals, one card on the newest view of the latest reply", async () => {
+    // Widgets of one chat: two tabs of reply a1, one of a2, two of a3 (mint times in that order).
+    const widgets: Record<string, { msg: string; mts: number }> = {
+      "a1-x": { msg: "a1", mts: 1 },
+      "a1-y": { msg: "a1", mts: 1 },
+      "a2-x": { msg: "a2", mts: 2 },
+      "a3-x": { msg: "a3", mts: 3 },
+      "a3-y": { msg: "a3", mts: 3 },
+    };
+    const ids = Object.keys(widgets);
+    const step = fc.oneof(
+      fc.record({ op: fc.constant("view" as const), tab: fc.constantFrom(...ids) }),
+      fc.record({ op: fc.constant("leave" as const), tab: fc.constantFrom(...ids) }),
+      fc.record({ op: fc.constant("arrive" as const) }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { maxLength: 25 }), fc.boolean(), async (steps, concurrently) => {
+        const run = new AskBroker({ store: new SqliteAskStore(":memory:"), presence: new MemoryPresence(), source: new ScriptedChannel(), clock, owners: new Set(["owner"]), instanceId: "p", log: () => {} });
+        const seen = new Tabs(run);
+        // The model: the newest reply any widget viewed with, and the live views in order.
+        let newest = 0;
+        let live: string[] = [];
+        let arrived = 0;
+        /** Tabs whose last step was a view, live or not (a tab that left holds nothing, it knows). */
+        const present = new Set<string>();
+        const work: Promise<unknown>[] = [];
+        for (const s of steps) {
+          let next: Promise<unknown>;
+          if (s.op === "view") {
+            const reply = widgets[s.tab]!;
+            live = live.filter((id) => id !== s.tab);
+            if (reply.mts >= newest) {
+              newest = reply.mts;
+              live = [...live.filter((id) => widgets[id]!.mts === newest), s.tab];
+            }
+            present.add(s.tab);
+            next = run.view(widget(s.tab, "c1", reply.msg, reply.mts), "c1");
+          } else if (s.op === "leave") {
+            live = live.filter((id) => id !== s.tab);
+            present.delete(s.tab);
+            next = run.leave(s.tab);
+          } else {
+            next = run.receive(question(`q${arrived++}`, "c1"));
+          }
+          if (concurrently) work.push(next);
+          else await next;
+        }
+        await Promise.all(work);
+        await settled();
+        const expected = live.at(-1) ?? null;
+        for (const ask of run.pendingAsks) {
+          expect(await run.shownTo(ask.id)).toBe(expected);
+          // No other tab still there shows it: superseded widgets dropped it, the same reply's got handed-off.
+          expect(ids.filter((id) => present.has(id) && seen.holders(ask.id).includes(id))).toEqual(expected ? [expected] : []);
+        }
+        run.shutdown();
+      }),
+      { numRuns: 200 },
+    );
+  });
+
   it("§6 routing invariant: whatever the order of events, one card on the newest viewer", async () => {
     const chats = ["c1", "c2"];
     const tabIds = ["t1", "t2", "t3"];

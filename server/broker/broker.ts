@@ -37,6 +37,9 @@ export type BrokerOptions = {
   log(message: string): void;
 };
 
+/** How a widget's chat:view was judged: live (and whom it superseded), or not (and the chat it left, if any). */
+type WidgetVerdict = { superseded: Tab[] } & ({ live: false; left: string | null } | { live: true; reply: ReplyClaim } | { live: "stale" });
+
 /** Retention keeps chats viewed within HISTORY_DAYS (at least a day): one write an hour per chat is plenty. */
 const VIEW_NOTE_INTERVAL_MS = 3_600_000;
 
@@ -54,6 +57,12 @@ export class AskBroker extends Emitter<BrokerEvents> {
   private readonly knownOwners = new Map<string, string>();
   /** When this instance last wrote a chat's view time to the store. */
   private readonly viewNoted = new Map<string, number>();
+  /**
+   * The latest view of each widget tab still waiting for its step of the chat: a leave (a disconnect)
+   * or a newer view that comes meanwhile makes that step moot, so a gone tab never ends up viewing.
+   */
+  private readonly widgetViews = new Map<string, number>();
+  private widgetViewCount = 0;
   /** The routing steps of each chat, one at a time: presence answers asynchronously. */
   private readonly chatSteps = new Map<string, Promise<void>>();
   private readonly unsubscribe: (() => void)[];
@@ -190,29 +199,49 @@ export class AskBroker extends Emitter<BrokerEvents> {
    */
   private async viewFromWidget(tab: Tab, chatId: string, newOwner: string | null): Promise<Ack> {
     const reply = tab.reply;
-    // One step of the chat: two widgets viewing at once are judged one after the other, each against
-    // the newest embed noted so far, so the older one never ends up the newest viewer.
-    const verdict = await this.inChat(chatId, async (): Promise<{ live: false; left: string | null } | { live: true; superseded: Tab[] }> => {
-      const newest = reply === null ? null : await this.noteReply(chatId, reply);
-      const viewers = await this.presence.viewers(chatId);
-      if (reply === null || newest === null || !isSameOrNewer(reply, newest) || viewers.some((viewer) => viewer.reply !== null && !isSameOrNewer(reply, viewer.reply))) {
-        return { live: false, left: await this.presence.leave(tab.id) };
-      }
-      const superseded = viewers.filter((viewer) => viewer.id !== tab.id && viewer.chatClaim !== null && (viewer.reply === null || !isSameOrNewer(viewer.reply, reply)));
-      for (const viewer of superseded) await this.presence.leave(viewer.id);
-      await this.presence.view(tab, chatId);
-      return { live: true, superseded };
-    });
-    if (!verdict.live) {
-      this.emit("widget:superseded", tab.id, chatId);
-      if (verdict.left !== null) await this.route(verdict.left);
+    const view = ++this.widgetViewCount;
+    this.widgetViews.set(tab.id, view);
+    const verdict: WidgetVerdict =
+      reply === null
+        ? { live: false, left: await this.presence.leave(tab.id), superseded: [] }
+        : // One step of the chat: two widgets viewing at once are judged one after the other, each
+          // against the newest reply noted so far, so the older one never ends up the newest viewer.
+          await this.inChat(chatId, () => this.judgeWidget(tab, reply, chatId, view));
+    for (const viewer of verdict.superseded) this.emit("widget:superseded", viewer.id, chatId);
+    if (verdict.live !== true) {
+      // Stale: a later view of this tab, or its leave, has the last word.
+      if (verdict.live === false) this.emit("widget:superseded", tab.id, chatId);
+      if (verdict.superseded.length > 0 || (verdict.live === false && verdict.left !== null)) await this.route(chatId);
       return { ok: true };
     }
-    for (const viewer of verdict.superseded) this.emit("widget:superseded", viewer.id, chatId);
-    await this.endTextPromptsBefore(chatId, reply!.msg);
+    await this.endTextPromptsBefore(chatId, verdict.reply.msg);
     if (newOwner !== null) await this.readmit(chatId, newOwner);
     await this.route(chatId);
     return { ok: true };
+  }
+
+  /**
+   * Notes the reply, then every widget of an older reply viewing the chat is superseded, whoever's view
+   * noted the newer one; this widget is live when its reply is the chat's newest and none newer views.
+   */
+  private async judgeWidget(tab: Tab, reply: ReplyClaim, chatId: string, view: number): Promise<WidgetVerdict> {
+    const current = () => this.widgetViews.get(tab.id) === view;
+    // Noted even when the tab left meanwhile: the server has seen this reply's widget.
+    const newest = await this.noteReply(chatId, reply);
+    const viewers = await this.presence.viewers(chatId);
+    const superseded = viewers.filter((viewer) => viewer.id !== tab.id && viewer.chatClaim !== null && (viewer.reply === null || !isSameOrNewer(viewer.reply, newest)));
+    for (const viewer of superseded) await this.presence.leave(viewer.id);
+    if (!current()) return { live: "stale", superseded };
+    if (!isSameOrNewer(reply, newest) || viewers.some((viewer) => viewer.reply !== null && !isSameOrNewer(reply, viewer.reply))) {
+      return { live: false, left: await this.presence.leave(tab.id), superseded };
+    }
+    await this.presence.view(tab, chatId);
+    // Left while presence wrote (another process's presence answers asynchronously): undo it.
+    if (!current()) {
+      await this.presence.leave(tab.id);
+      return { live: "stale", superseded };
+    }
+    return { live: true, reply, superseded };
   }
 
   /**
@@ -247,6 +276,7 @@ export class AskBroker extends Emitter<BrokerEvents> {
   }
 
   async leave(tabId: string): Promise<void> {
+    this.widgetViews.delete(tabId);
     const chatId = await this.presence.leave(tabId);
     if (chatId !== null) await this.route(chatId);
   }
