@@ -81,6 +81,8 @@ export type StartOpenWebuiOptions = {
   /** Open WebUI's WEBUI_SECRET_KEY (its session tokens are signed with it). */
   secretKey?: string;
   startTimeoutMs?: number;
+  /** A free loopback port to serve on, when the caller needs the origin before Open WebUI is up. Default: one picked here. */
+  port?: number;
 };
 
 const sessionSchema = z.object({ id: z.string(), token: z.string() });
@@ -91,7 +93,7 @@ export async function startOpenWebui(options: StartOpenWebuiOptions): Promise<Op
   if (installedOpenWebuiVersion(cacheDir) !== OPEN_WEBUI_VERSION) {
     throw new Error(`open-webui ${OPEN_WEBUI_VERSION} is not installed in ${cacheDir}: run node test/setup/ensure-test-deps.ts --open-webui`);
   }
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const dataDir = mkdtempSync(path.join(tmpdir(), "open-webui-data-"));
   const url = `http://127.0.0.1:${port}`;
   const env: NodeJS.ProcessEnv = {
