@@ -4,7 +4,8 @@
 // while it is still streaming; more messages get their own widgets. Then an ask is raised for that
 // chat's session and what a person sees is asserted as with the host page (live-widget.test.ts):
 // exactly one card, in the last reply's iframe; every other iframe 0 px or a summary; at most one
-// WebSocket to us; through an answer, a reload, and the user writing again while a card is open.
+// WebSocket to us; through an answer, a reload, a second tab, and the user writing again while a
+// card is open.
 // Slow (Open WebUI starts in about a minute): run it with `npm run test:openwebui`, which installs
 // Open WebUI first and sets OPENCLAW_ASKS_OPEN_WEBUI=1.
 import { jwtVerify } from "jose";
@@ -43,7 +44,8 @@ describe.skipIf(!enabled || !gatewayUrl)("the real Open WebUI with the real widg
   let chatId: string;
   const errors: string[] = [];
   const widgetRequests: string[] = [];
-  let sockets: WebSocket[] = [];
+  /** Open WebSockets to our server from `page`'s frames. */
+  let openSockets: () => number;
 
   beforeAll(async () => {
     stub = await startStubModel();
@@ -80,24 +82,36 @@ describe.skipIf(!enabled || !gatewayUrl)("the real Open WebUI with the real widg
   const widgets = () => page.locator(`iframe[src^="${app.url}/embed/chat/"]`);
   // The user's message shows the script too: look for reply words in replies only.
   const replyText = (text: string) => page.locator("#response-content-container", { hasText: text });
-  const embedsOf = (messageId: string) => page.locator(`[id="${messageId}-embeds-container"]`);
-  const openSockets = () => sockets.filter((socket) => !socket.isClosed()).length;
+  const embedsOf = (messageId: string, on = page) => on.locator(`[id="${messageId}-embeds-container"]`);
+
+  /** Counts a page's open WebSockets to our server (Open WebUI has its own), from every frame. */
+  function trackSockets(on: Page): () => number {
+    let sockets: WebSocket[] = [];
+    on.on("websocket", (socket) => {
+      if (socket.url().startsWith(app.url.replace(/^http/, "ws"))) sockets.push(socket);
+    });
+    // A reload ends its documents' sockets; Playwright reports no close for them.
+    on.on("framenavigated", (frame) => {
+      if (frame === on.mainFrame()) sockets = [];
+    });
+    return () => sockets.filter((socket) => !socket.isClosed()).length;
+  }
 
   /** The assistant messages that have an embed, in the chat's order. */
-  const replyIds = (): Promise<string[]> =>
-    page.locator("[id$='-embeds-container']").evaluateAll((containers) => containers.filter((container) => container.querySelector("iframe")).map((container) => container.id.replace(/-embeds-container$/, "")));
+  const replyIds = (on = page): Promise<string[]> =>
+    on.locator("[id$='-embeds-container']").evaluateAll((containers) => containers.filter((container) => container.querySelector("iframe")).map((container) => container.id.replace(/-embeds-container$/, "")));
 
-  async function frameOf(messageId: string): Promise<Frame | null> {
-    const handle = await embedsOf(messageId).locator("iframe").elementHandle();
+  async function frameOf(messageId: string, on = page): Promise<Frame | null> {
+    const handle = await embedsOf(messageId, on).locator("iframe").elementHandle();
     return (await handle?.contentFrame()) ?? null;
   }
 
-  async function seen(): Promise<Seen[]> {
+  async function seen(on: Page): Promise<Seen[]> {
     return Promise.all(
-      (await replyIds()).map(async (messageId) => {
-        const height = await embedsOf(messageId).locator("iframe").evaluate((iframe) => Math.round(iframe.getBoundingClientRect().height));
-        const containerHeight = await embedsOf(messageId).evaluate((container) => Math.round(container.getBoundingClientRect().height));
-        const frame = await frameOf(messageId);
+      (await replyIds(on)).map(async (messageId) => {
+        const height = await embedsOf(messageId, on).locator("iframe").evaluate((iframe) => Math.round(iframe.getBoundingClientRect().height));
+        const containerHeight = await embedsOf(messageId, on).evaluate((container) => Math.round(container.getBoundingClientRect().height));
+        const frame = await frameOf(messageId, on);
         const counts = frame
           ? await frame
               .evaluate(() => ({
@@ -124,25 +138,25 @@ describe.skipIf(!enabled || !gatewayUrl)("the real Open WebUI with the real widg
     );
   }
 
-  async function settlesTo(live: string | null): Promise<Seen[]> {
+  async function settlesTo(live: string | null, on = page, sockets = openSockets): Promise<Seen[]> {
     let last: Seen[] = [];
     await expect
       .poll(
         async () => {
-          last = await seen();
-          return oneCardIn(live, last) && openSockets() <= 1;
+          last = await seen(on);
+          return oneCardIn(live, last) && sockets() <= 1;
         },
         { timeout: SETTLE_MS, interval: 100 },
       )
       .toBe(true)
       .catch((error: unknown) => {
-        throw new Error(`did not settle within ${SETTLE_MS} ms (sockets: ${openSockets()}): ${JSON.stringify(last)}`, { cause: error });
+        throw new Error(`did not settle within ${SETTLE_MS} ms (sockets: ${sockets()}): ${JSON.stringify(last)}`, { cause: error });
       });
     return last;
   }
 
   const lastReply = async () => (await replyIds()).at(-1)!;
-  const card = (messageId: string) => page.frameLocator(`[id="${messageId}-embeds-container"] iframe`);
+  const card = (messageId: string, on = page) => on.frameLocator(`[id="${messageId}-embeds-container"] iframe`);
 
   it("mounts our widget from the inlet on the reply being written, in a new chat and after", async () => {
     context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
@@ -155,14 +169,7 @@ describe.skipIf(!enabled || !gatewayUrl)("the real Open WebUI with the real widg
     page.on("request", (request) => {
       if (request.url().startsWith(`${app.url}/embed/chat/`)) widgetRequests.push(request.url().slice(app.url.length));
     });
-    // Our sockets only (Open WebUI has its own), from every frame of the page.
-    page.on("websocket", (socket) => {
-      if (socket.url().startsWith(app.url.replace(/^http/, "ws"))) sockets.push(socket);
-    });
-    // A reload ends its documents' sockets; Playwright reports no close for them.
-    page.on("framenavigated", (frame) => {
-      if (frame === page.mainFrame()) sockets = [];
-    });
+    openSockets = trackSockets(page);
     await page.goto(`${openWebui.url}/?models=scripted`);
     // A first login shows the release notes; a person closes them.
     const releaseNotes = page.getByRole("button", { name: "Okay, Let's Go!" });
@@ -234,7 +241,7 @@ describe.skipIf(!enabled || !gatewayUrl)("the real Open WebUI with the real widg
     expect(errors).toEqual([]);
   }, 240_000);
 
-  it("an ask for the chat shows as one card, in the last reply, through an answer, a reload and a new reply", async () => {
+  it("an ask for the chat shows as one card, in the last reply, through an answer, a reload, a second tab and a new reply", async () => {
     expect(chatId, "the first test made the chat").toBeTruthy();
     const replies = await replyIds();
     expect(replies).toHaveLength(3);
@@ -269,6 +276,23 @@ describe.skipIf(!enabled || !gatewayUrl)("the real Open WebUI with the real widg
     await page.reload();
     await card(last).getByRole("radio", { name: /^Postgres/ }).waitFor({ state: "attached", timeout: UI_TIMEOUT });
     measured("after reload", await settlesTo(last));
+
+    // The chat opened in a second tab: the newest view takes the card, in the last reply there too.
+    const other = await context.newPage();
+    other.on("pageerror", (error) => errors.push(String(error)));
+    const otherSockets = trackSockets(other);
+    await other.goto(`${openWebui.url}/c/${chatId}`);
+    await card(last, other).getByRole("radio", { name: /^Postgres/ }).waitFor({ state: "attached", timeout: UI_TIMEOUT });
+    await settlesTo(last, other, otherSockets);
+    await card(last).getByText("Moved to a newer tab").waitFor({ timeout: UI_TIMEOUT });
+    expect(await card(last).locator("[data-ask-id]").count()).toBe(0);
+    // The first tab comes back to the front: it takes the card back, and the second shows it moved.
+    await (await frameOf(last))!.evaluate(() => document.dispatchEvent(new Event("visibilitychange")));
+    await card(last).getByRole("radio", { name: /^Postgres/ }).waitFor({ state: "attached", timeout: UI_TIMEOUT });
+    await card(last, other).getByText("Moved to a newer tab").waitFor({ timeout: UI_TIMEOUT });
+    expect(await card(last, other).locator("[data-ask-id]").count()).toBe(0);
+    await other.close();
+    await settlesTo(last);
 
     // The user writes again while the card is open: it moves to the new reply's widget.
     await send(stubScript({ reply: "Fourth reply FOURTH-END", chunkSize: 4, chunkDelayMs: 50 }));
