@@ -171,7 +171,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
   });
   const retention = new Retention({ store, clock, historyDays: config.HISTORY_DAYS, log });
 
-  broker.restore();
+  await broker.restore();
   await new Promise<void>((resolve, reject) => {
     http.once("error", reject);
     http.listen(config.PORT, config.HOST, () => resolve());
@@ -199,7 +199,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
         await tabs.close();
         await push.close();
         devices.close();
-        store.close();
+        await store.close();
       })();
       return stopped;
     },

@@ -52,13 +52,13 @@ async function main(args: readonly string[]): Promise<void> {
   const store = new SqliteAskStore(path.join(config.DATA_DIR, "asks.sqlite"));
   try {
     if (revoke) {
-      revokeOwnerLinks(store);
+      await revokeOwnerLinks(store);
       console.log("Every earlier owner link is revoked.");
     }
     const link = await mintOwnerLink({ store, key: secretKey(authSecret), owner, hours: config.OWNER_LINK_HOURS, baseUrl });
     console.log(describeOwnerLink(link));
   } finally {
-    store.close();
+    await store.close();
   }
 }
 

@@ -224,7 +224,7 @@ describe("AskBroker (DESIGN §6 on the broker, injected clock)", () => {
       await broker.view(tab("t1"), "c1");
       await broker.receive(question("q1", "c1"));
       expect(tabs.changes[0]).not.toHaveProperty("shownTo");
-      expect(store.get("q1")).not.toHaveProperty("shownTo");
+      expect((await store.get("q1"))).not.toHaveProperty("shownTo");
     });
   });
 
@@ -241,7 +241,7 @@ describe("AskBroker (DESIGN §6 on the broker, injected clock)", () => {
       await broker.receive(question("q1", "c1"));
       clock.advance(900_000);
       await settled();
-      expect(store.get("q1")?.status).toBe("expired");
+      expect((await store.get("q1"))?.status).toBe("expired");
       await broker.view(tab("late"), "c1");
       expect(tabs.timeline).toEqual([]);
     });
@@ -251,8 +251,8 @@ describe("AskBroker (DESIGN §6 on the broker, injected clock)", () => {
       broker.on("ask:ended", (ask, reason) => ended.push([ask.id, reason]));
       await broker.receive(textPrompt("tp1", "c1"));
       await broker.receive(textPrompt("tp2", "c1", "secret"));
-      expect(store.get("tp1")).toMatchObject({ status: "ended-as-text", resolution: { summary: "Which database?" } });
-      expect(store.get("tp2")).toMatchObject({ status: "ended-as-text", resolution: { summary: "Secret not received" } });
+      expect((await store.get("tp1"))).toMatchObject({ status: "ended-as-text", resolution: { summary: "Which database?" } });
+      expect((await store.get("tp2"))).toMatchObject({ status: "ended-as-text", resolution: { summary: "Secret not received" } });
       expect(ended).toEqual([
         ["tp1", "ended-as-text"],
         ["tp2", "ended-as-text"],
@@ -264,7 +264,7 @@ describe("AskBroker (DESIGN §6 on the broker, injected clock)", () => {
     it("text prompt: a tab viewing another chat does not count", async () => {
       await broker.view(tab("elsewhere"), "c2");
       await broker.receive(textPrompt("tp1", "c1"));
-      expect(store.get("tp1")?.status).toBe("ended-as-text");
+      expect((await store.get("tp1"))?.status).toBe("ended-as-text");
     });
   });
 
@@ -484,7 +484,7 @@ describe("AskBroker (DESIGN §6 on the broker, injected clock)", () => {
       expect(broker.getPending("tp1")?.status).toBe("pending");
       clock.advance(1);
       await settled();
-      expect(store.get("tp1")?.status).toBe("ended-as-text");
+      expect((await store.get("tp1"))?.status).toBe("ended-as-text");
     });
   });
 
@@ -560,7 +560,7 @@ describe("AskBroker (DESIGN §6 on the broker, injected clock)", () => {
       await broker.view(t1, "c1");
       await broker.receive(secret("s1", "c1"));
       expect(await broker.answer(t1, "s1", { type: "cancel" })).toEqual({ ok: true, status: "cancelled", outcome: "cancelled" });
-      expect(store.get("s1")?.resolution?.summary).toBe("Cancelled (nothing entered)");
+      expect((await store.get("s1"))?.resolution?.summary).toBe("Cancelled (nothing entered)");
     });
 
     it("text prompt: nothing reaches the agent; it stays in the reply as text", async () => {
@@ -569,7 +569,7 @@ describe("AskBroker (DESIGN §6 on the broker, injected clock)", () => {
       await broker.receive(textPrompt("tp1", "c1"));
       expect(await broker.answer(t1, "tp1", { type: "cancel" })).toEqual({ ok: true, status: "cancelled" });
       expect(channel.delivered).toEqual([]);
-      expect(store.get("tp1")?.resolution?.summary).toBe("Which database?");
+      expect((await store.get("tp1"))?.resolution?.summary).toBe("Which database?");
     });
   });
 
@@ -580,7 +580,7 @@ describe("AskBroker (DESIGN §6 on the broker, injected clock)", () => {
       channel.end("q1", (ask) => answeredElsewhere(ask, ["Postgres"]));
       await settled();
       expect(tabs.closes("t1", "q1")).toEqual([{ tabId: "t1", event: "close", askId: "q1", reason: "answered-elsewhere", summary: "Postgres" }]);
-      expect(store.get("q1")).toMatchObject({ status: "answered", resolution: { by: null, summary: "Postgres" } });
+      expect((await store.get("q1"))).toMatchObject({ status: "answered", resolution: { by: null, summary: "Postgres" } });
     });
 
     it("a secret answered elsewhere never shows its value", async () => {
@@ -588,7 +588,7 @@ describe("AskBroker (DESIGN §6 on the broker, injected clock)", () => {
       await broker.receive(secret("s1", "c1"));
       channel.end("s1", (ask) => answeredElsewhere(ask, ["hunter2"]));
       await settled();
-      expect(JSON.stringify(store.get("s1"))).not.toContain("hunter2");
+      expect(JSON.stringify((await store.get("s1")))).not.toContain("hunter2");
       expect(JSON.stringify(tabs.timeline)).not.toContain("hunter2");
     });
 
@@ -598,8 +598,8 @@ describe("AskBroker (DESIGN §6 on the broker, injected clock)", () => {
       await broker.end("q1", CANCELLED_ELSEWHERE);
       await broker.end("q1", EXPIRED);
       await settled();
-      expect(store.get("nope")).toBeNull();
-      expect(store.get("q1")?.status).toBe("cancelled");
+      expect((await store.get("nope"))).toBeNull();
+      expect((await store.get("q1"))?.status).toBe("cancelled");
     });
 
     it.each([
@@ -652,8 +652,8 @@ describe("AskBroker (DESIGN §6 on the broker, injected clock)", () => {
       await guestChat();
       await broker.receive(secret("s1", "c1"));
       await broker.receive(approval("p1", "c1"));
-      expect(store.get("s1")).toMatchObject({ status: "denied", resolution: { summary: "Cancelled: secrets can only be entered by the owner" } });
-      expect(store.get("p1")).toMatchObject({ status: "denied", resolution: { summary: "Denied: this needs the owner's approval" } });
+      expect((await store.get("s1"))).toMatchObject({ status: "denied", resolution: { summary: "Cancelled: secrets can only be entered by the owner" } });
+      expect((await store.get("p1"))).toMatchObject({ status: "denied", resolution: { summary: "Denied: this needs the owner's approval" } });
       expect(channel.refused).toEqual(["s1", "p1"]);
       expect(tabs.timeline).toEqual([]);
     });
@@ -663,7 +663,7 @@ describe("AskBroker (DESIGN §6 on the broker, injected clock)", () => {
       await broker.receive(question("q1", "c1"));
       await guestChat();
       await settled();
-      expect(store.get("p1")?.status).toBe("denied");
+      expect((await store.get("p1"))?.status).toBe("denied");
       expect(channel.refused).toEqual(["p1"]);
       expect(tabs.shownOn("guest")).toEqual(["q1"]);
     });
@@ -679,7 +679,7 @@ describe("AskBroker (DESIGN §6 on the broker, injected clock)", () => {
     it("approval: denied at once, no card", async () => {
       await broker.view(tab("t1"), "c1");
       await broker.receive(approval("p1", "c1", { sessionKey: "agent:dev:openwebui:c1:thread:42" }));
-      expect(store.get("p1")?.status).toBe("denied");
+      expect((await store.get("p1"))?.status).toBe("denied");
       expect(channel.refused).toEqual(["p1"]);
       expect(tabs.timeline).toEqual([]);
     });
@@ -691,7 +691,7 @@ describe("AskBroker (DESIGN §6 on the broker, injected clock)", () => {
       await broker.receive(question("q1", null, { sessionKey: "agent:dev:subagent:1234" }));
       expect(tabs.timeline).toEqual([]);
       expect(tabs.changes.map((ask) => ask.id)).toEqual(["q1"]);
-      expect(broker.list(tab("dash"), undefined).map((ask) => ask.id)).toEqual(["q1"]);
+      expect((await broker.list(tab("dash"), undefined)).map((ask) => ask.id)).toEqual(["q1"]);
     });
   });
 
@@ -755,7 +755,7 @@ describe("AskBroker (DESIGN §6 on the broker, injected clock)", () => {
       channel.list({ live: new Map([["gateway.question", new Set(["q1"])]]), outcomeOf: async () => null });
       await settled();
       expect(broker.getPending("q1")).toBeUndefined();
-      expect(store.get("q1")?.status).toBe("cancelled");
+      expect((await store.get("q1"))?.status).toBe("cancelled");
     });
   });
 
@@ -766,7 +766,7 @@ describe("AskBroker (DESIGN §6 on the broker, injected clock)", () => {
       broker.shutdown();
       const restarted = new AskBroker({ store, presence: new MemoryPresence(), source: channel, clock, owners: new Set(["owner"]), instanceId: "again", log: () => {} });
       const seen = new Tabs(restarted);
-      restarted.restore();
+      await restarted.restore();
       expect(restarted.pendingAsks).toHaveLength(5);
       await restarted.view(tab("t1"), "c1");
       expect(seen.timeline).toEqual([]);
@@ -779,9 +779,9 @@ describe("AskBroker (DESIGN §6 on the broker, injected clock)", () => {
         outcomeOf: async (ask) => outcomes[ask.id] ?? null,
       });
       await settled();
-      expect(store.get("answered")).toMatchObject({ status: "answered", resolution: { summary: "Postgres" } });
-      expect(store.get("forgotten")?.status).toBe("expired");
-      expect(store.get("gone")?.status).toBe("expired");
+      expect((await store.get("answered"))).toMatchObject({ status: "answered", resolution: { summary: "Postgres" } });
+      expect((await store.get("forgotten"))?.status).toBe("expired");
+      expect((await store.get("gone"))?.status).toBe("expired");
       expect(seen.shownOn("t1").sort()).toEqual(["stays", "tp1"]);
       // Their timers came back with them, and nothing else's did.
       expect(restarted.activeTimers).toBe(2);
@@ -794,7 +794,7 @@ describe("AskBroker (DESIGN §6 on the broker, injected clock)", () => {
       broker.shutdown();
       const restarted = new AskBroker({ store, presence: new MemoryPresence(), source: channel, clock, owners: new Set(["owner"]), instanceId: "again", log: () => {} });
       const seen = new Tabs(restarted);
-      restarted.restore();
+      await restarted.restore();
       await restarted.view(tab("t1"), "c1");
       expect(await restarted.shownTo("q1")).toBeNull();
       await restarted.receive(question("q1", "c1"));
@@ -810,15 +810,15 @@ describe("AskBroker (DESIGN §6 on the broker, injected clock)", () => {
       expect(await broker.view(tab("bob-tab", "bob"), "c1")).toMatchObject({ ok: false, error: { code: "FORBIDDEN" } });
       await broker.receive(question("q1", "c1"));
       expect(tabs.timeline).toEqual([{ tabId: "alice-tab", event: "show", askId: "q1" }]);
-      expect(broker.list(tab("bob-tab", "bob"), undefined)).toEqual([]);
+      expect((await broker.list(tab("bob-tab", "bob"), undefined))).toEqual([]);
       expect(await broker.answer(tab("bob-tab", "bob"), "q1", { type: "cancel" })).toMatchObject({ ok: false, error: { code: "NOT_FOUND" } });
     });
 
     it("chat squatting: an unclaimed non-owner token records no owner, so the chat's real user is not locked out", async () => {
       expect(await broker.view(tab("squat", "mallory"), "c1")).toMatchObject({ ok: false, error: { code: "FORBIDDEN" } });
-      expect(store.chatOwner("c1")).toBeNull();
+      expect((await store.chatOwner("c1"))).toBeNull();
       expect(await broker.view(tab("alice-tab", "alice", "c1"), "c1")).toEqual({ ok: true });
-      expect(store.chatOwner("c1")).toBe("alice");
+      expect((await store.chatOwner("c1"))).toBe("alice");
       // Once alice owns it, her unclaimed token (an Open WebUI session) may view it too.
       expect(await broker.view(tab("alice-dash", "alice"), "c1")).toEqual({ ok: true });
     });
@@ -831,14 +831,14 @@ describe("AskBroker (DESIGN §6 on the broker, injected clock)", () => {
       await broker.receive(question("q2", "c2"));
       const ids = (listing: Ask[]) => listing.map((ask) => ask.id).sort();
       for (const status of ["all", "answered"] as const) {
-        expect(ids(broker.list(tab("mallory-tab", "mallory", "c1"), status)), `mallory's embed token for alice's chat, ${status}`).toEqual([]);
-        expect(ids(broker.list(tab("mallory-dash", "mallory"), status)), `mallory's unclaimed token, ${status}`).toEqual([]);
+        expect(ids((await broker.list(tab("mallory-tab", "mallory", "c1"), status))), `mallory's embed token for alice's chat, ${status}`).toEqual([]);
+        expect(ids((await broker.list(tab("mallory-dash", "mallory"), status))), `mallory's unclaimed token, ${status}`).toEqual([]);
       }
-      expect(ids(broker.list(tab("alice-tab", "alice", "c1"), "all"))).toEqual(["q1"]);
-      expect(ids(broker.list(tab("alice-dash", "alice"), "all"))).toEqual(["q1"]);
-      expect(ids(broker.list(tab("owner-dash", "owner"), "all"))).toEqual(["q1", "q2"]);
+      expect(ids((await broker.list(tab("alice-tab", "alice", "c1"), "all")))).toEqual(["q1"]);
+      expect(ids((await broker.list(tab("alice-dash", "alice"), "all")))).toEqual(["q1"]);
+      expect(ids((await broker.list(tab("owner-dash", "owner"), "all")))).toEqual(["q1", "q2"]);
       // An owner's embed token is limited to its chat too.
-      expect(ids(broker.list(tab("owner-widget", "owner", "c2"), "all"))).toEqual(["q2"]);
+      expect(ids((await broker.list(tab("owner-widget", "owner", "c2"), "all")))).toEqual(["q2"]);
     });
 
     it("FORBIDDEN vs NOT_FOUND tells whether an ask id exists: another user's ask answers NOT_FOUND like a missing one", async () => {
@@ -855,19 +855,19 @@ describe("AskBroker (DESIGN §6 on the broker, injected clock)", () => {
     it("unbounded chat registration: views of unknown chats by an unclaimed token write no rows, and listing never needs one SQL variable per chat", async () => {
       const mallory = tab("mallory-tab", "mallory");
       for (let i = 0; i < 1_000; i++) expect(await broker.view(mallory, `spam-${i}`)).toMatchObject({ ok: false, error: { code: "FORBIDDEN" } });
-      expect(store.chatOwner("spam-0")).toBeNull();
-      expect(store.chatOwner("spam-999")).toBeNull();
+      expect((await store.chatOwner("spam-0"))).toBeNull();
+      expect((await store.chatOwner("spam-999"))).toBeNull();
       // A user who does own a great many chats (each opened from its widget) can still list them.
-      for (let i = 0; i < 40_000; i++) store.recordChatOwner(`alice-${i}`, "alice");
+      for (let i = 0; i < 40_000; i++) (await store.recordChatOwner(`alice-${i}`, "alice"));
       await broker.view(tab("alice-tab", "alice", "alice-7"), "alice-7");
       await broker.receive(question("q1", "alice-7"));
-      expect(broker.list(tab("alice-dash", "alice"), "all").map((ask) => ask.id)).toEqual(["q1"]);
+      expect((await broker.list(tab("alice-dash", "alice"), "all")).map((ask) => ask.id)).toEqual(["q1"]);
     });
 
     it("a chat whose owner is not known yet is shown to owners only", async () => {
       await broker.receive(question("q1", "c1"));
-      expect(broker.list(tab("bob-tab", "bob"), undefined)).toEqual([]);
-      expect(broker.list(tab("dash"), undefined).map((ask) => ask.id)).toEqual(["q1"]);
+      expect((await broker.list(tab("bob-tab", "bob"), undefined))).toEqual([]);
+      expect((await broker.list(tab("dash"), undefined)).map((ask) => ask.id)).toEqual(["q1"]);
     });
 
     it("an embed token's chat claim limits the tab to that chat", async () => {
@@ -875,7 +875,7 @@ describe("AskBroker (DESIGN §6 on the broker, injected clock)", () => {
       const widget = tab("w", "owner", "c1");
       expect(await broker.view(widget, "c2")).toMatchObject({ ok: false, error: { code: "FORBIDDEN" } });
       expect(await broker.view(widget, "c1")).toEqual({ ok: true });
-      expect(broker.list(widget, undefined)).toEqual([]);
+      expect((await broker.list(widget, undefined))).toEqual([]);
       // As if there were no such ask: a refusal would tell the tab the id exists.
       expect(await broker.answer(widget, "outside", { type: "cancel" })).toMatchObject({ ok: false, error: { code: "NOT_FOUND" } });
     });

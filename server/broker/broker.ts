@@ -64,7 +64,11 @@ export class AskBroker extends Emitter<BrokerEvents> {
   private readonly widgetViews = new Map<string, number>();
   private widgetViewCount = 0;
   /** The routing steps of each chat, one at a time: presence answers asynchronously. */
-  private readonly chatSteps = new Map<string, Promise<void>>();
+  private readonly chatSteps: Queue = new Map();
+  /** Each chat's views enter presence one at a time, in the order they arrived. */
+  private readonly chatAdmissions: Queue = new Map();
+  /** Each tab's views and leaves, one at a time. */
+  private readonly tabSteps: Queue = new Map();
   private readonly unsubscribe: (() => void)[];
   private readonly store: AskStore;
   private readonly presence: Presence;
@@ -94,8 +98,8 @@ export class AskBroker extends Emitter<BrokerEvents> {
    * Brings back the pending asks of an earlier run. They are shown only once their source confirms
    * them (lists them again), so a tab never sees an ask that ended while the server was down.
    */
-  restore(): void {
-    for (const ask of this.store.pending()) {
+  async restore(): Promise<void> {
+    for (const ask of await this.store.pending()) {
       this.track(ask);
       this.unconfirmed.add(ask.id);
     }
@@ -118,18 +122,18 @@ export class AskBroker extends Emitter<BrokerEvents> {
   async receive(ask: Ask): Promise<void> {
     if (this.unconfirmed.has(ask.id)) return this.confirm([ask.id]);
     if (this.pending.has(ask.id)) return;
-    const stored = this.store.get(ask.id);
+    const stored = await this.store.get(ask.id);
     if (stored) {
       // Another instance sharing the store took it in first: follow it here too. A terminal row is a
       // tombstone. Text prompts belong to the instance whose chat watcher saw them.
       if (stored.status === "pending" && ask.source !== "text-prompt") await this.adopt(stored);
       return;
     }
-    const verdict = admit(ask, { chatOwner: ask.chatId ? this.chatOwner(ask.chatId) : null, owners: this.owners });
+    const verdict = admit(ask, { chatOwner: ask.chatId ? await this.chatOwner(ask.chatId) : null, owners: this.owners });
     if (verdict.action === "refuse") return this.refuse(ask, verdict.summary);
     if (ask.source === "text-prompt" && !(await this.viewerFor(ask))) {
       // A text prompt has nowhere to wait: with no tab it stays in the reply as text.
-      this.store.put(ask);
+      await this.store.put(ask);
       return this.finish(ask, endedAsText(ask));
     }
     this.track(ask);
@@ -169,23 +173,22 @@ export class AskBroker extends Emitter<BrokerEvents> {
 
   async view(tab: Tab, chatId: string): Promise<Ack> {
     if (tab.chatClaim !== null && tab.chatClaim !== chatId) return fail("FORBIDDEN", "this token is for another chat");
-    const known = this.chatOwner(chatId);
-    // A chat's owner is recorded only from a token that proves it: the widget's token for this very
-    // chat (the Open WebUI filter mints it for the chat's user), or an owner's. Any other token could
-    // claim chats nobody has opened yet and lock their users out.
-    if (known === null && tab.chatClaim === null && !tab.isOwner) {
-      return fail("FORBIDDEN", "this chat has no recorded user yet: open it from its Open WebUI widget first");
-    }
-    const owner = known ?? this.store.recordChatOwner(chatId, tab.userId);
-    if (!tab.isOwner && owner !== tab.userId) return fail("FORBIDDEN", "this chat belongs to another user");
-    this.noteView(chatId, owner);
-    if (tab.chatClaim !== null) return this.viewFromWidget(tab, chatId, known === null ? owner : null);
-    // Viewing the same chat again makes this tab the newest viewer; a tab views one chat at a time.
-    // Presence hears of views in the order they arrive, before anything here waits.
-    const viewing = this.presence.view(tab, chatId);
+    // A widget's view is its latest from the moment it arrives: a leave or a newer view meanwhile makes it moot.
+    const widgetView = tab.chatClaim !== null ? this.noteWidgetView(tab.id) : null;
+    // Presence hears of a tab's views and leaves in the order they arrived, and of the views of a
+    // chat in that order too, though finding the chat's owner may wait for the store.
+    const admitted = await inTurn(
+      [
+        [this.tabSteps, tab.id],
+        [this.chatAdmissions, chatId],
+      ],
+      () => this.admitView(tab, chatId),
+    );
+    if (!admitted.ok) return admitted.refusal;
+    if (widgetView !== null) return this.viewFromWidget(tab, chatId, widgetView, admitted.ownerIsNew ? admitted.owner : null);
     // Asks that waited for an unknown owner meet the guest rules now that the owner is known.
-    const [left] = await Promise.all([viewing, known === null ? this.readmit(chatId, owner) : undefined]);
-    if (left !== null && left !== chatId) await this.route(left);
+    if (admitted.ownerIsNew) await this.readmit(chatId, admitted.owner);
+    if (admitted.left !== null && admitted.left !== chatId) await this.route(admitted.left);
     await this.route(chatId);
     return { ok: true };
   }
@@ -197,10 +200,8 @@ export class AskBroker extends Emitter<BrokerEvents> {
    * replies that view the chat. Widgets of the same reply (two browser tabs) follow the v1 rule: the
    * newest `chat:view` wins, so a tab that comes back to the front sends it again.
    */
-  private async viewFromWidget(tab: Tab, chatId: string, newOwner: string | null): Promise<Ack> {
+  private async viewFromWidget(tab: Tab, chatId: string, view: number, newOwner: string | null): Promise<Ack> {
     const reply = tab.reply;
-    const view = ++this.widgetViewCount;
-    this.widgetViews.set(tab.id, view);
     const verdict: WidgetVerdict =
       reply === null
         ? { live: false, left: await this.presence.leave(tab.id), superseded: [] }
@@ -272,47 +273,74 @@ export class AskBroker extends Emitter<BrokerEvents> {
   async replySummaries(viewer: Pick<Tab, "userId" | "isOwner">, chatId: string, replyId: string): Promise<Ask[]> {
     const asks = await this.store.finishedInReply(chatId, replyId);
     const tab: Tab = { id: "", userId: viewer.userId, isOwner: viewer.isOwner, chatClaim: chatId, reply: null };
-    return asks.filter((ask) => this.visibleTo(tab, ask));
+    const visible = await Promise.all(asks.map((ask) => this.visibleTo(tab, ask)));
+    return asks.filter((_, index) => visible[index]);
+  }
+
+  private async admitView(tab: Tab, chatId: string): Promise<{ ok: true; owner: string; ownerIsNew: boolean; left: string | null } | { ok: false; refusal: Ack }> {
+    const known = await this.chatOwner(chatId);
+    // A chat's owner is recorded only from a token that proves it: the widget's token for this very
+    // chat (the Open WebUI filter mints it for the chat's user), or an owner's. Any other token could
+    // claim chats nobody has opened yet and lock their users out.
+    if (known === null && tab.chatClaim === null && !tab.isOwner) {
+      return { ok: false, refusal: fail("FORBIDDEN", "this chat has no recorded user yet: open it from its Open WebUI widget first") };
+    }
+    const owner = known ?? (await this.store.recordChatOwner(chatId, tab.userId));
+    if (!tab.isOwner && owner !== tab.userId) return { ok: false, refusal: fail("FORBIDDEN", "this chat belongs to another user") };
+    this.noteView(chatId, owner);
+    // A widget views (or not) by the live-widget rule, judged in its chat's step.
+    if (tab.chatClaim !== null) return { ok: true, owner, ownerIsNew: known === null, left: null };
+    // Viewing the same chat again makes this tab the newest viewer; a tab views one chat at a time.
+    const left = await this.presence.view(tab, chatId);
+    return { ok: true, owner, ownerIsNew: known === null, left };
+  }
+
+  private noteWidgetView(tabId: string): number {
+    const view = ++this.widgetViewCount;
+    this.widgetViews.set(tabId, view);
+    return view;
   }
 
   async leave(tabId: string): Promise<void> {
     this.widgetViews.delete(tabId);
-    const chatId = await this.presence.leave(tabId);
+    const chatId = await inTurn([[this.tabSteps, tabId]], () => this.presence.leave(tabId));
     if (chatId !== null) await this.route(chatId);
   }
 
   /** May this tab see (and answer) the ask? Its user must, and an embed token's chat claim must match. */
-  visibleTo(tab: Tab, ask: Pick<Ask, "chatId">): boolean {
+  async visibleTo(tab: Tab, ask: Pick<Ask, "chatId">): Promise<boolean> {
     if (tab.chatClaim !== null && ask.chatId !== tab.chatClaim) return false;
-    return canSee(ask, tab.userId, tab.isOwner, ask.chatId ? this.chatOwner(ask.chatId) : null);
+    return canSee(ask, tab.userId, tab.isOwner, ask.chatId ? await this.chatOwner(ask.chatId) : null);
   }
 
   /** The asks this tab may see: pending ones from memory, any other status from the store. */
-  list(tab: Tab, status: AskStatus | "all" | undefined): Ask[] {
+  async list(tab: Tab, status: AskStatus | "all" | undefined): Promise<Ask[]> {
     if (status === undefined || status === "pending") {
-      return this.pendingAsks.filter((ask) => this.visibleTo(tab, ask));
+      const asks = this.pendingAsks;
+      const visible = await Promise.all(asks.map((ask) => this.visibleTo(tab, ask)));
+      return asks.filter((_, index) => visible[index]);
     }
     const filter = { status: status === "all" ? undefined : status };
     let scope: { chatId?: string; ownedBy?: string };
     if (tab.chatClaim !== null) {
       // An embed token sees its chat's history only when its user owns that chat (owners own all).
-      if (!tab.isOwner && this.chatOwner(tab.chatClaim) !== tab.userId) return [];
+      if (!tab.isOwner && (await this.chatOwner(tab.chatClaim)) !== tab.userId) return [];
       scope = { chatId: tab.chatClaim };
     } else {
       scope = tab.isOwner ? {} : { ownedBy: tab.userId };
     }
-    return this.store.list({ ...filter, ...scope }).map((ask) => this.pending.get(ask.id) ?? ask);
+    return (await this.store.list({ ...filter, ...scope })).map((ask) => this.pending.get(ask.id) ?? ask);
   }
 
   async answer(tab: Tab, askId: string, answer: Parameters<typeof mapAnswer>[1]): Promise<AnswerAck> {
     const ask = this.pending.get(askId);
     if (!ask) {
-      const ended = this.store.get(askId);
-      if (!ended || !this.visibleTo(tab, ended)) return fail("NOT_FOUND", "no such ask");
+      const ended = await this.store.get(askId);
+      if (!ended || !(await this.visibleTo(tab, ended))) return fail("NOT_FOUND", "no such ask");
       return ended.status === "expired" ? fail("EXPIRED", "this ask has expired") : fail("ALREADY_RESOLVED", `this ask is already ${ended.status}`);
     }
     // The same answer as for an id that does not exist: a refusal would confirm that it does.
-    if (!this.visibleTo(tab, ask)) return fail("NOT_FOUND", "no such ask");
+    if (!(await this.visibleTo(tab, ask))) return fail("NOT_FOUND", "no such ask");
     const mapped = mapAnswer(ask, answer);
     if (!mapped.ok) return fail(mapped.code, mapped.message);
     if (this.inFlight.has(askId)) return fail("ALREADY_RESOLVED", "another answer to this ask was given first");
@@ -377,17 +405,18 @@ export class AskBroker extends Emitter<BrokerEvents> {
   }
 
   /**
-   * Stores a new ask. It runs in the same synchronous step as the ask's first ask:show, so no tab can
-   * answer before the row its claim needs exists, and the write is not on the card's way (the Gateway
-   * still holds the ask should the process die in between).
+   * Stores a new ask. It is issued in the same synchronous step as the ask's first ask:show (SQLite
+   * writes at once; Redis runs commands in the order they were sent), so no tab can answer before
+   * the row its claim needs exists, and the write is not on the card's way (the Gateway still holds
+   * the ask should the process die in between).
    */
   private write(askId: string): void {
     const ask = this.pending.get(askId);
-    if (ask && this.unwritten.delete(askId)) this.store.put(ask);
+    if (ask && this.unwritten.delete(askId)) this.settle(this.store.put(ask), `storing ask ${askId}`);
   }
 
   private async refuse(ask: Ask, summary: string): Promise<void> {
-    this.store.put(ask);
+    await this.store.put(ask);
     await this.finish(ask, { status: "denied", summary, reason: "denied" });
     await this.tellRefusal(ask);
   }
@@ -419,13 +448,12 @@ export class AskBroker extends Emitter<BrokerEvents> {
     if (ask.chatId) await this.route(ask.chatId);
   }
 
-  private chatOwner(chatId: string): string | null {
-    let owner = this.knownOwners.get(chatId);
-    if (owner === undefined) {
-      owner = this.store.chatOwner(chatId) ?? undefined;
-      if (owner !== undefined) this.knownOwners.set(chatId, owner);
-    }
-    return owner ?? null;
+  private async chatOwner(chatId: string): Promise<string | null> {
+    const known = this.knownOwners.get(chatId);
+    if (known !== undefined) return known;
+    const owner = await this.store.chatOwner(chatId);
+    if (owner !== null) this.knownOwners.set(chatId, owner);
+    return owner;
   }
 
   /** For a chat whose owner is recorded: `chatViewed` writes that owner back if retention removed the row. */
@@ -434,7 +462,7 @@ export class AskBroker extends Emitter<BrokerEvents> {
     const last = this.viewNoted.get(chatId);
     if (last !== undefined && now - last < VIEW_NOTE_INTERVAL_MS) return;
     this.viewNoted.set(chatId, now);
-    this.store.chatViewed(chatId, owner, now);
+    this.settle(this.store.chatViewed(chatId, owner, now), `noting a view of chat ${chatId}`);
   }
 
   private async confirm(ids: readonly string[]): Promise<void> {
@@ -478,7 +506,7 @@ export class AskBroker extends Emitter<BrokerEvents> {
       if (ids?.size === 0) this.pendingByChat.delete(ask.chatId);
     }
     const ended: Ask = { ...ask, status: end.status, resolution: { by: by.by, at: this.clock.now(), summary: end.summary, tabId: by.tabId } };
-    this.store.put(ended);
+    await this.store.put(ended);
     const close = async () => {
       const shownTo = await this.presence.forget(ask.id);
       if (shownTo) this.emit("ask:close", shownTo, { askId: ask.id, reason: end.reason, summary: end.summary });
@@ -490,11 +518,12 @@ export class AskBroker extends Emitter<BrokerEvents> {
   }
 
   private async viewerFor(ask: Ask): Promise<Tab | null> {
-    return ask.chatId ? this.newestAllowed(await this.presence.viewers(ask.chatId), ask) : null;
+    if (!ask.chatId) return null;
+    const [viewers, chatOwner] = await Promise.all([this.presence.viewers(ask.chatId), this.chatOwner(ask.chatId)]);
+    return this.newestAllowed(viewers, ask, chatOwner);
   }
 
-  private newestAllowed(viewers: readonly Tab[], ask: Ask): Tab | null {
-    const chatOwner = ask.chatId ? this.chatOwner(ask.chatId) : null;
+  private newestAllowed(viewers: readonly Tab[], ask: Ask, chatOwner: string | null): Tab | null {
     for (let i = viewers.length - 1; i >= 0; i--) {
       const tab = viewers[i]!;
       if (canSee(ask, tab.userId, tab.isOwner, chatOwner)) return tab;
@@ -505,11 +534,11 @@ export class AskBroker extends Emitter<BrokerEvents> {
   /** Puts every pending ask of the chat on its current viewer, handing off from an older tab. */
   private route(chatId: string): Promise<void> {
     return this.inChat(chatId, async () => {
-      const viewers = await this.presence.viewers(chatId);
+      const [viewers, chatOwner] = await Promise.all([this.presence.viewers(chatId), this.chatOwner(chatId)]);
       for (const askId of [...(this.pendingByChat.get(chatId) ?? [])]) {
         const ask = this.pending.get(askId);
         if (!ask || this.unconfirmed.has(askId)) continue;
-        const target = this.newestAllowed(viewers, ask);
+        const target = this.newestAllowed(viewers, ask, chatOwner);
         const previous = await this.presence.shownTo(askId);
         if ((target?.id ?? null) === previous) continue;
         await this.presence.show(askId, target?.id ?? null);
@@ -532,20 +561,30 @@ export class AskBroker extends Emitter<BrokerEvents> {
     if (tab.reply === null || ask.replyId === tab.reply.msg) return ask;
     const moved: Ask = { ...ask, replyId: tab.reply.msg };
     this.pending.set(ask.id, moved);
-    if (!this.unwritten.has(ask.id)) this.store.put(moved);
+    if (!this.unwritten.has(ask.id)) this.settle(this.store.put(moved), `storing ask ${ask.id}`);
     return moved;
   }
 
   /** Runs `step` after every earlier step of the chat; a failed step does not stop the ones after it. */
   private inChat<T>(chatId: string, step: () => Promise<T>): Promise<T> {
-    const run = (this.chatSteps.get(chatId) ?? Promise.resolve()).then(step);
-    const done = (): void => {
-      if (this.chatSteps.get(chatId) === tail) this.chatSteps.delete(chatId);
-    };
-    const tail: Promise<void> = run.then(done, done);
-    this.chatSteps.set(chatId, tail);
-    return run;
+    return inTurn([[this.chatSteps, chatId]], step);
   }
+}
+
+type Queue = Map<string, Promise<unknown>>;
+
+/**
+ * Runs `step` after every earlier step queued in any of its slots (a queue and a key); a failed step
+ * does not stop the ones after it. A step waits only on steps queued before it, so none waits forever.
+ */
+function inTurn<T>(slots: readonly (readonly [Queue, string])[], step: () => Promise<T>): Promise<T> {
+  const run = Promise.all(slots.map(([queue, key]) => queue.get(key))).then(step);
+  const done = (): void => {
+    for (const [queue, key] of slots) if (queue.get(key) === tail) queue.delete(key);
+  };
+  const tail: Promise<void> = run.then(done, done);
+  for (const [queue, key] of slots) queue.set(key, tail);
+  return run;
 }
 
 /**

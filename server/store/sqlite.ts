@@ -1,9 +1,10 @@
 import { closeSync, existsSync, openSync } from "node:fs";
 import path from "node:path";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
-import { Ask, type AskStatus } from "../../lib/ask.ts";
+import type { Ask, AskStatus } from "../../lib/ask.ts";
 import { PRIVATE_FILE_MODE, preparePrivateDir, restrictFiles } from "./data-dir.ts";
 import type { ReplyClaim } from "../broker/ports.ts";
+import { SetAsideRows } from "./rows.ts";
 import type { AskStore, OwnerLinkKeyStore, RetentionStore } from "./store.ts";
 
 const SCHEMA = `
@@ -45,18 +46,18 @@ export type SqliteAskStoreOptions = {
 };
 
 /**
- * The embedded store: one SQLite file under DATA_DIR, in WAL mode so two instances can share it.
- * The directory is 0700 and the database files 0600. A row that no longer parses (a hand edit, a
- * schema from another version) is set aside: reported once with its id, skipped, and counted.
+ * The embedded store of one instance: one SQLite file under DATA_DIR, in WAL mode. The directory is
+ * 0700 and the database files 0600. A row that no longer parses (a hand edit, a schema from another
+ * version) is set aside: reported once with its id, skipped, and counted. Several instances share
+ * Redis instead (redis.ts), not this file.
  */
 export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeyStore {
   private readonly db: DatabaseSync;
   private readonly statements: Record<string, StatementSync>;
-  private readonly log: (message: string) => void;
-  private readonly setAside = new Set<string>();
+  private readonly rows: SetAsideRows;
 
   constructor(file: string, options: SqliteAskStoreOptions = {}) {
-    this.log = options.log ?? (() => {});
+    this.rows = new SetAsideRows(options.log);
     const onDisk = file !== ":memory:";
     if (onDisk) {
       preparePrivateDir(path.dirname(file));
@@ -121,7 +122,7 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
     };
   }
 
-  /** Databases from before retention have no last view time; two instances may start at once. */
+  /** Databases from before retention have no last view time. */
   private migrate(): void {
     this.db.exec("BEGIN IMMEDIATE");
     try {
@@ -135,7 +136,7 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
   }
 
   /** A terminal ask is a tombstone: the WHERE clause of the upsert never lets it be written again. */
-  put(ask: Ask): void {
+  async put(ask: Ask): Promise<void> {
     const written = this.statements.upsert!.run({
       id: ask.id,
       status: ask.status,
@@ -145,20 +146,20 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
       body: JSON.stringify(ask),
     });
     // A set-aside pending row that its source sent again (a backfill) is readable from now on.
-    if (Number(written.changes) === 1) this.setAside.delete(ask.id);
+    if (Number(written.changes) === 1) this.rows.healed(ask.id);
   }
 
-  get(id: string): Ask | null {
+  async get(id: string): Promise<Ask | null> {
     const row = this.statements.get!.get(id) as Row | undefined;
-    return row ? this.read(row) : null;
+    return row ? this.rows.read(row.id, row.body) : null;
   }
 
-  pending(): Ask[] {
-    return this.readAll(this.statements.pending!.all() as Row[]);
+  async pending(): Promise<Ask[]> {
+    return this.rows.readAll(this.statements.pending!.all() as Row[]);
   }
 
   /** A user's chats are a subquery here, never one parameter per chat: the statement's size is fixed. */
-  list(filter: { status?: AskStatus; chatId?: string; ownedBy?: string; limit?: number }): Ask[] {
+  async list(filter: { status?: AskStatus; chatId?: string; ownedBy?: string; limit?: number }): Promise<Ask[]> {
     const where: string[] = [];
     const params: (string | number)[] = [];
     if (filter.status) {
@@ -175,7 +176,7 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
     }
     const sql = `SELECT id, body FROM asks ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY updated_at DESC LIMIT ?`;
     params.push(filter.limit ?? 200);
-    return this.readAll(this.db.prepare(sql).all(...params) as Row[]);
+    return this.rows.readAll(this.db.prepare(sql).all(...params) as Row[]);
   }
 
   async claim(id: string, claimant: string): Promise<boolean> {
@@ -186,22 +187,26 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
     this.statements.release!.run(id, claimant);
   }
 
-  chatOwner(chatId: string): string | null {
+  async chatOwner(chatId: string): Promise<string | null> {
+    return this.ownerOf(chatId);
+  }
+
+  private ownerOf(chatId: string): string | null {
     const row = this.statements.owner!.get(chatId) as { owner: string } | undefined;
     return row?.owner ?? null;
   }
 
-  recordChatOwner(chatId: string, userId: string): string {
+  async recordChatOwner(chatId: string, userId: string): Promise<string> {
     this.statements.recordOwner!.run(chatId, userId, Date.now());
-    return this.chatOwner(chatId) ?? userId;
+    return this.ownerOf(chatId) ?? userId;
   }
 
-  chatViewed(chatId: string, owner: string, at: number): void {
+  async chatViewed(chatId: string, owner: string, at: number): Promise<void> {
     this.statements.chatViewed!.run({ chatId, owner, at });
   }
 
   setAsideRows(): number {
-    return this.setAside.size;
+    return this.rows.count;
   }
 
   async noteEmbed(chatId: string, embed: ReplyClaim, at: number): Promise<ReplyClaim> {
@@ -210,10 +215,10 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
   }
 
   async finishedInReply(chatId: string, replyId: string): Promise<Ask[]> {
-    return this.readAll(this.statements.finishedInReply!.all(chatId, replyId) as Row[]);
+    return this.rows.readAll(this.statements.finishedInReply!.all(chatId, replyId) as Row[]);
   }
 
-  prune(cutoff: number, limit: number): { asks: number; chats: number } {
+  async prune(cutoff: number, limit: number): Promise<{ asks: number; chats: number }> {
     const asks = Number(this.statements.pruneAsks!.run({ cutoff, limit }).changes);
     const chats = Number(this.statements.pruneChats!.run({ cutoff, limit }).changes);
     // A chat nobody embedded for as long has no widget to order: a later one starts a new note.
@@ -221,12 +226,12 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
     return { asks, chats };
   }
 
-  ownerLinkKid(): string | null {
+  async ownerLinkKid(): Promise<string | null> {
     const row = this.statements.setting!.get(OWNER_LINK_KID) as { value: string } | undefined;
     return row?.value ?? null;
   }
 
-  setOwnerLinkKid(kid: string): void {
+  async setOwnerLinkKid(kid: string): Promise<void> {
     this.statements.setSetting!.run(OWNER_LINK_KID, kid);
   }
 
@@ -243,42 +248,10 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
     }
   }
 
-  close(): void {
+  async close(): Promise<void> {
     this.db.close();
   }
 
-  private readAll(rows: Row[]): Ask[] {
-    const asks: Ask[] = [];
-    for (const row of rows) {
-      const ask = this.read(row);
-      if (ask) asks.push(ask);
-    }
-    return asks;
-  }
-
-  private read(row: Row): Ask | null {
-    const parsed = parseBody(row.body);
-    if (parsed.ok) return parsed.ask;
-    if (!this.setAside.has(row.id)) {
-      this.setAside.add(row.id);
-      this.log(`set aside unreadable stored ask ${row.id}: ${parsed.error}`);
-    }
-    return null;
-  }
 }
 
 type Row = { id: string; body: string };
-
-/** Why a body does not parse, without quoting it: a stored ask may hold text a log must not. */
-function parseBody(body: string): { ok: true; ask: Ask } | { ok: false; error: string } {
-  let json: unknown;
-  try {
-    json = JSON.parse(body);
-  } catch {
-    return { ok: false, error: "not valid JSON" };
-  }
-  const result = Ask.safeParse(json);
-  if (result.success) return { ok: true, ask: result.data };
-  const issue = result.error.issues[0];
-  return { ok: false, error: `${issue?.path.join(".") || "ask"}: ${issue?.code ?? "invalid"}` };
-}

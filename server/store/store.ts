@@ -3,28 +3,30 @@ import type { ReplyClaim } from "../broker/ports.ts";
 
 /**
  * Where asks, chat ownership and history live (cal.com-style repository interface). The embedded
- * default is SQLite; `claim` is the atomic pending → resolving step that lets exactly one answer win,
- * even between two server instances sharing the store.
+ * default is SQLite (one process); Redis lets several instances share one store. Every operation is
+ * asynchronous for Redis's sake; SQLite does its work synchronously inside them, so a write issued
+ * before an await has happened by the time the caller goes on. `claim` is the atomic pending →
+ * resolving step that lets exactly one answer win, even between instances.
  */
 export interface AskStore {
-  put(ask: Ask): void;
-  get(id: string): Ask | null;
-  pending(): Ask[];
+  put(ask: Ask): Promise<void>;
+  get(id: string): Promise<Ask | null>;
+  pending(): Promise<Ask[]>;
   /** Newest first; `chatId` keeps one chat's asks, `ownedBy` those of the chats a user owns. */
-  list(filter: { status?: AskStatus; chatId?: string; ownedBy?: string; limit?: number }): Ask[];
+  list(filter: { status?: AskStatus; chatId?: string; ownedBy?: string; limit?: number }): Promise<Ask[]>;
   /** True for exactly one caller until `release` or a terminal `put` (atomic, even across instances). */
   claim(id: string, claimant: string): Promise<boolean>;
   release(id: string, claimant: string): Promise<void>;
-  chatOwner(chatId: string): string | null;
+  chatOwner(chatId: string): Promise<string | null>;
   /** Records the owner if the chat has none yet; returns the owner in force. */
-  recordChatOwner(chatId: string, userId: string): string;
-  close(): void;
+  recordChatOwner(chatId: string, userId: string): Promise<string>;
+  close(): Promise<void>;
 
   /**
    * Notes that a tab viewed the chat (retention keeps chats viewed recently). `owner` must be the chat's
    * recorded owner: a row retention removed meanwhile is written again with it, never with a mere viewer.
    */
-  chatViewed(chatId: string, owner: string, at: number): void;
+  chatViewed(chatId: string, owner: string, at: number): Promise<void>;
   /** How many stored rows did not parse and were set aside (skipped) since this store was opened. */
   setAsideRows(): number;
 
@@ -44,13 +46,13 @@ export interface RetentionStore {
    * Deletes at most `limit` terminal asks last changed before `cutoff`, at most `limit` chats not viewed
    * since (and with no pending ask), and at most `limit` newest-embed notes not renewed since.
    */
-  prune(cutoff: number, limit: number): { asks: number; chats: number };
+  prune(cutoff: number, limit: number): Promise<{ asks: number; chats: number }>;
 }
 
 /** The key id every valid owner link carries; replacing it revokes every owner link minted before. */
 export interface OwnerLinkKeyStore {
-  ownerLinkKid(): string | null;
-  setOwnerLinkKid(kid: string): void;
+  ownerLinkKid(): Promise<string | null>;
+  setOwnerLinkKid(kid: string): Promise<void>;
 }
 
 /** Everything the service keeps in its store. */

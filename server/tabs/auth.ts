@@ -21,7 +21,7 @@ export type TokenRules = {
   maxTokenDays: number;
   now?: () => number;
   /** Owner links carry a key id (`kid`); one that is not current was revoked. Without this check no kid is accepted. */
-  isKnownKid?: (kid: string) => boolean;
+  isKnownKid?: (kid: string) => Promise<boolean>;
   /**
    * An expired token is still good for what needs no live token (a reply's summaries): it must be
    * validly signed and well-formed all the same. Sockets never set this.
@@ -44,7 +44,7 @@ export async function verifyTabToken(token: unknown, key: Uint8Array, rules: Tok
       // jose takes no "ignore exp": a tolerance reaching back to the epoch admits every past exp.
       ...(rules.allowExpired ? { clockTolerance: Math.ceil(now / 1000) } : {}),
     });
-    if (protectedHeader.kid !== undefined && !rules.isKnownKid?.(protectedHeader.kid)) throw new AuthError("this owner link was revoked: mint a new one with npm run owner-link");
+    if (protectedHeader.kid !== undefined && !(await rules.isKnownKid?.(protectedHeader.kid))) throw new AuthError("this owner link was revoked: mint a new one with npm run owner-link");
     const userId = typeof payload.sub === "string" && payload.sub ? payload.sub : typeof payload.id === "string" ? payload.id : "";
     if (!userId) throw new AuthError("token has no user id (sub or id claim)");
     if (payload.exp! * 1000 - now > rules.maxTokenDays * DAY_MS) throw new AuthError(`token lives too long: exp is more than ${rules.maxTokenDays} days ahead`);

@@ -56,9 +56,9 @@ export function createAskHandlers(broker: AskBroker): { answer: TabHandler<"ask:
       const parsed = parse(AskAnswerPayload, payload);
       return parsed.ok ? broker.answer(socket.data.tab, parsed.value.askId, parsed.value.answer) : parsed.ack;
     },
-    list(socket, payload) {
+    async list(socket, payload) {
       const parsed = parse(AsksListPayload, payload);
-      return parsed.ok ? { ok: true, asks: broker.list(socket.data.tab, parsed.value.status) } : parsed.ack;
+      return parsed.ok ? { ok: true, asks: await broker.list(socket.data.tab, parsed.value.status) } : parsed.ack;
     },
     async watch(socket, payload) {
       const parsed = parse(AsksWatchPayload, payload);

@@ -34,7 +34,7 @@ export type TabServerOptions = {
   /** How long a connection may stay without an authenticated socket. */
   authTimeoutMs?: number;
   /** Whether an owner link's key id is current (not revoked). */
-  isKnownKid?: (kid: string) => boolean;
+  isKnownKid?: (kid: string) => Promise<boolean>;
   /** Inbound events per second per socket, with a burst of twice that. */
   eventsPerSecond?: number;
   now?: () => number;

@@ -1,40 +1,35 @@
-import { afterEach, describe, expect, it } from "vitest";
-import { SqliteAskStore } from "../store/sqlite.ts";
+import { describe, expect, it } from "vitest";
+import { storeBackends } from "../../test/support/store-backends.ts";
 import { mintTabToken, secretKey, verifyTabToken } from "./auth.ts";
 import { isCurrentOwnerLinkKid, mintOwnerLink, revokeOwnerLinks } from "./owner-links.ts";
 
 const key = secretKey("owner-links-test-secret-owner-links-test-secret");
-const stores: SqliteAskStore[] = [];
-afterEach(() => {
-  for (const store of stores.splice(0)) store.close();
-});
-
-function setup() {
-  const store = new SqliteAskStore(":memory:");
-  stores.push(store);
-  return { store, isKnownKid: isCurrentOwnerLinkKid(store) };
-}
 
 const tokenOf = (url: string) => new URL(url).searchParams.get("token")!;
 
-describe("owner links (before: none could be revoked)", () => {
+describe.each(storeBackends())("owner links on $name (before: none could be revoked)", (backend) => {
+  const setup = async () => {
+    const store = await backend.open();
+    return { store, isKnownKid: isCurrentOwnerLinkKid(store) };
+  };
+
   it("an owner link works until it is revoked; the next one works", async () => {
-    const { store, isKnownKid } = setup();
+    const { store, isKnownKid } = await setup();
     const first = await mintOwnerLink({ store, key, owner: "owner", hours: 24, baseUrl: "http://127.0.0.1:3000/" });
     expect(first.url).toMatch(/^http:\/\/127\.0\.0\.1:3000\/\?token=/);
     expect(await verifyTabToken(tokenOf(first.url), key, { maxTokenDays: 30, isKnownKid })).toEqual({ userId: "owner", chat: null, reply: null });
-    revokeOwnerLinks(store);
+    await revokeOwnerLinks(store);
     await expect(verifyTabToken(tokenOf(first.url), key, { maxTokenDays: 30, isKnownKid })).rejects.toThrow(/owner link was revoked/);
     const second = await mintOwnerLink({ store, key, owner: "owner", hours: 24, baseUrl: "http://127.0.0.1:3000" });
     expect(await verifyTabToken(tokenOf(second.url), key, { maxTokenDays: 30, isKnownKid })).toEqual({ userId: "owner", chat: null, reply: null });
   });
 
   it("a token with a kid is refused where no kid check is given; tokens without a kid (embed, Open WebUI) are untouched by revocation", async () => {
-    const { store, isKnownKid } = setup();
+    const { store, isKnownKid } = await setup();
     const link = await mintOwnerLink({ store, key, owner: "owner", hours: 1, baseUrl: "http://x" });
     await expect(verifyTabToken(tokenOf(link.url), key, { maxTokenDays: 30 })).rejects.toThrow(/revoked/);
     const embed = await mintTabToken(key, { userId: "alice", chat: "chat-1", ttlSeconds: 60 });
-    revokeOwnerLinks(store);
+    await revokeOwnerLinks(store);
     expect(await verifyTabToken(embed, key, { maxTokenDays: 30, isKnownKid })).toEqual({ userId: "alice", chat: "chat-1", reply: null });
   });
 });

@@ -15,27 +15,27 @@ export type OwnerLink = { url: string; owner: string; hours: number };
 const newKid = () => randomBytes(12).toString("base64url");
 
 /** The current key id, made on first use. */
-function currentKid(store: OwnerLinkKeyStore): string {
-  const kid = store.ownerLinkKid();
+async function currentKid(store: OwnerLinkKeyStore): Promise<string> {
+  const kid = await store.ownerLinkKid();
   if (kid) return kid;
   const created = newKid();
-  store.setOwnerLinkKid(created);
+  await store.setOwnerLinkKid(created);
   return created;
 }
 
 /** Every owner link minted so far stops working. */
-export function revokeOwnerLinks(store: OwnerLinkKeyStore): void {
-  store.setOwnerLinkKid(newKid());
+export function revokeOwnerLinks(store: OwnerLinkKeyStore): Promise<void> {
+  return store.setOwnerLinkKid(newKid());
 }
 
 /** The check `verifyTabToken` runs on a token with a kid. */
-export function isCurrentOwnerLinkKid(store: OwnerLinkKeyStore): (kid: string) => boolean {
-  return (kid) => kid === store.ownerLinkKid();
+export function isCurrentOwnerLinkKid(store: OwnerLinkKeyStore): (kid: string) => Promise<boolean> {
+  return async (kid) => kid === (await store.ownerLinkKid());
 }
 
 export async function mintOwnerLink(options: { store: OwnerLinkKeyStore; key: Uint8Array; owner: string; hours: number; baseUrl: string }): Promise<OwnerLink> {
   const { store, key, owner, hours, baseUrl } = options;
-  const token = await mintTabToken(key, { userId: owner, ttlSeconds: hours * 3600, kid: currentKid(store) });
+  const token = await mintTabToken(key, { userId: owner, ttlSeconds: hours * 3600, kid: await currentKid(store) });
   return { url: `${baseUrl.replace(/\/$/, "")}/?token=${token}`, owner, hours };
 }
 

@@ -141,7 +141,7 @@ describe("plugin approvals from a real plugin's before_tool_call, in live runs",
       await decide(viewer, card, "allow-once");
       expect(await modelIsTold(tag, `marker written: ${first.marker} (approved with allow-once)`)).toBeTruthy();
       expect(existsSync(first.marker)).toBe(true);
-      expect(server.store.get(card.id)).toMatchObject({ status: "answered", resolution: { by: "owner", tabId: viewer.socket.id } });
+      expect((await server.store.get(card.id))).toMatchObject({ status: "answered", resolution: { by: "owner", tabId: viewer.socket.id } });
 
       // Allow once trusted that call only: the next call of the same tool asks again.
       const again = await nextCard(viewer, sessionKey, [card]);
@@ -209,7 +209,7 @@ describe("plugin approvals from a real plugin's before_tool_call, in live runs",
       const card = await nextCard(viewer, sessionKey);
       expect(card.expiresAt! - card.createdAt).toBe(5_000);
       expect(await viewer.waitFor(() => viewer.closed.find((close) => close.askId === card.id), "the card to close", WAIT_MS)).toMatchObject({ reason: "expired" });
-      expect(server.store.get(card.id)?.status).toBe("expired");
+      expect((await server.store.get(card.id))?.status).toBe("expired");
 
       expect(await modelIsTold(tag, "Approval timed out")).toBeTruthy();
       expect(existsSync(call.marker)).toBe(false);
@@ -311,7 +311,7 @@ describe("sessions that must not be asked, from live runs", () => {
       expect(await modelIsTold(tag, "Denied by user")).toBeTruthy();
       expect(existsSync(call.marker)).toBe(false);
 
-      expect(server.store.get(requested.id)).toMatchObject({ status: "denied" });
+      expect((await server.store.get(requested.id))).toMatchObject({ status: "denied" });
       expect(viewer.shown.map((ask) => ask.id)).not.toContain(requested.id);
       expect(dashboard.shown.map((ask) => ask.id)).not.toContain(requested.id);
     },
@@ -344,7 +344,7 @@ describe("sessions that must not be asked, from live runs", () => {
 
       expect(existsSync(call.marker)).toBe(false);
       expect(user.events.filter((event) => /^(plugin|exec)\.approval\.requested$/.test(event.event) && event.payload.request?.sessionKey === childSessionKey)).toEqual([]);
-      expect(server.store.list({ limit: 100_000 }).filter((ask) => ask.sessionKey === childSessionKey)).toEqual([]);
+      expect((await server.store.list({ limit: 100_000 })).filter((ask) => ask.sessionKey === childSessionKey)).toEqual([]);
       expect(dashboard.changed.filter((ask) => ask.sessionKey === childSessionKey)).toEqual([]);
       expect(viewer.shown).toEqual([]);
     },

@@ -112,7 +112,7 @@ describe.each(kinds)("$name approvals end to end on the real Gateway", (kind) =>
     const resolved = await elsewhere.waitForEvent(`${kind.name}.approval.resolved`, (p) => p.id === requested.id);
     expect(resolved.decision).toBe(decision);
     expect(elsewhere.events.filter((e) => e.event === `${kind.name}.approval.resolved` && e.payload.id === requested.id)).toHaveLength(1);
-    expect(server.store.get(requested.id)).toMatchObject({ status: "answered", resolution: { by: "owner", tabId: viewer.socket.id } });
+    expect((await server.store.get(requested.id))).toMatchObject({ status: "answered", resolution: { by: "owner", tabId: viewer.socket.id } });
   });
 
   it("§6 Cancel: approval = deny", async () => {
@@ -139,7 +139,7 @@ describe.each(kinds)("$name approvals end to end on the real Gateway", (kind) =>
     expect(await pending.decision).toMatchObject({ decision: "allow-once" });
     const late = await viewer.send("ask:answer", { askId: id, answer: { type: "decision", decision: "deny" } });
     expect(late).toMatchObject({ ok: false, error: { code: "ALREADY_RESOLVED" } });
-    expect(server.store.get(id)?.status).toBe("answered");
+    expect((await server.store.get(id))?.status).toBe("answered");
   });
 
   it("§6 timeout: a real 2-second timeoutMs closes the card with reason expired (not answered-elsewhere)", async () => {
@@ -152,7 +152,7 @@ describe.each(kinds)("$name approvals end to end on the real Gateway", (kind) =>
     expect(shown.expiresAt).toBe(requested.expiresAtMs);
     expect(requested.expiresAtMs - requested.createdAtMs).toBe(2_000);
     expect(await viewer.waitForClose(requested.id)).toMatchObject({ askId: requested.id, reason: "expired" });
-    expect(server.store.get(requested.id)?.status).toBe("expired");
+    expect((await server.store.get(requested.id))?.status).toBe("expired");
     const outcome = await pending.decision;
     expect(outcome.decision === null || outcome.decision === "deny").toBe(true);
     const late = await viewer.send("ask:answer", { askId: requested.id, answer: { type: "decision", decision: "allow-once" } });
@@ -165,7 +165,7 @@ describe.each(kinds)("$name approvals end to end on the real Gateway", (kind) =>
     const { id } = await pending.requested;
     await expect.poll(() => server.broker.getPending(id)?.status, { timeout: 10_000 }).toBe("pending");
     await pending.decision;
-    await expect.poll(() => server.store.get(id)?.status, { timeout: 10_000 }).toBe("expired");
+    await expect.poll(async () => (await server.store.get(id))?.status, { timeout: 10_000 }).toBe("expired");
     const late = await tab(chatId);
     expect(late.shown.map((a) => a.id)).not.toContain(id);
     expect((await late.list()).map((a) => a.id)).not.toContain(id);
@@ -182,7 +182,7 @@ describe.each(kinds)("$name approvals end to end on the real Gateway", (kind) =>
     expect(await pending.decision).toMatchObject({ id, decision: "deny" });
     // "At once": long before the 120 s timeout.
     expect(Date.now() - pending.startedAt).toBeLessThan(15_000);
-    await expect.poll(() => server.store.get(id)?.status, { timeout: 10_000 }).toBe("denied");
+    await expect.poll(async () => (await server.store.get(id))?.status, { timeout: 10_000 }).toBe("denied");
     expect(viewer.shown.map((a) => a.id)).not.toContain(id);
     expect(watcher.shown.map((a) => a.id)).not.toContain(id);
   });
@@ -194,8 +194,8 @@ describe.each(kinds)("$name approvals end to end on the real Gateway", (kind) =>
     const { id } = await pending.requested;
     expect(await pending.decision).toMatchObject({ id, decision: "deny" });
     expect(Date.now() - pending.startedAt).toBeLessThan(15_000);
-    await expect.poll(() => server.store.get(id)?.status, { timeout: 10_000 }).toBe("denied");
-    expect(server.store.get(id)?.resolution?.summary).toMatch(/owner/i);
+    await expect.poll(async () => (await server.store.get(id))?.status, { timeout: 10_000 }).toBe("denied");
+    expect((await server.store.get(id))?.resolution?.summary).toMatch(/owner/i);
     expect(guest.shown.map((a) => a.id)).not.toContain(id);
   });
 
@@ -208,11 +208,11 @@ describe.each(kinds)("$name approvals end to end on the real Gateway", (kind) =>
     const guest = await tab(chatId, "alice");
     // The guest rules now apply: alice never gets a card to allow it, and it is denied.
     await expect
-      .poll(() => server.store.get(id)?.status, { timeout: 10_000 })
+      .poll(async () => (await server.store.get(id))?.status, { timeout: 10_000 })
       .not.toBe("pending")
       .catch(() => {});
     expect.soft(guest.shown.map((a) => a.id), "a guest got an approval card").not.toContain(id);
-    expect(server.store.get(id)?.status).toBe("denied");
+    expect((await server.store.get(id))?.status).toBe("denied");
     expect(await pending.decision).toMatchObject({ id, decision: "deny" });
   });
 
@@ -245,9 +245,9 @@ describe.each(kinds)("$name approvals end to end on the real Gateway", (kind) =>
     const own = kind.request(chatKey(chatId));
     const ownId = (await own.requested).id as string;
     expect(await own.decision).toMatchObject({ decision: "deny" });
-    await expect.poll(() => server.store.get(ownId)?.status, { timeout: 10_000 }).toBe("denied");
+    await expect.poll(async () => (await server.store.get(ownId))?.status, { timeout: 10_000 }).toBe("denied");
 
-    expect(server.store.get(foreignId)).toBeNull();
+    expect((await server.store.get(foreignId))).toBeNull();
     expect(server.broker.getPending(foreignId)).toBeUndefined();
     expect(guest.shown.map((a) => a.id)).not.toContain(foreignId);
     const stillPending = await requester.request<Payload[]>(kind.list, {});
@@ -255,7 +255,7 @@ describe.each(kinds)("$name approvals end to end on the real Gateway", (kind) =>
     // Settled by someone else: still nothing here.
     await elsewhere.request(kind.resolve, { id: foreignId, decision: "allow-once" });
     expect(await foreign.decision).toMatchObject({ decision: "allow-once" });
-    expect(server.store.get(foreignId)).toBeNull();
+    expect((await server.store.get(foreignId))).toBeNull();
   });
 });
 
@@ -288,7 +288,7 @@ describe("exec approvals: Gateway-specific fields", () => {
     await elsewhere.waitForEvent("chat", (p) => p.runId === runId && (p.state === "aborted" || p.state === "error"), 30_000);
     const close = await viewer.waitForClose(id);
     expect(["answered-elsewhere", "cancelled", "expired"]).toContain(close.reason);
-    expect(server.store.get(id)?.status).not.toBe("pending");
+    expect((await server.store.get(id))?.status).not.toBe("pending");
     const late = await viewer.send("ask:answer", { askId: id, answer: { type: "decision", decision: "allow-once" } });
     expect(late.ok).toBe(false);
     await elsewhere.request("exec.approval.resolve", { id, decision: "deny" }).catch(() => {});

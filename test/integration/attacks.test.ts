@@ -112,12 +112,12 @@ describe("authorization", () => {
     const approval = requestApproval(requester, elsewhere, "plugin", { pluginId: "deploy-kit", title: "Deploy", description: "Deploys the build", toolName: "deploy", sessionKey: chatKey(chatId), timeoutMs: 120_000 });
     const { id } = await approval.requested;
     const outcome = await widget.waitFor(
-      () => (widget.shown.some((a) => a.id === id) ? "shown" : (server.store.get(id)?.resolution?.summary ?? undefined)),
+      async () => (widget.shown.some((a) => a.id === id) ? "shown" : ((await server.store.get(id))?.resolution?.summary ?? undefined)),
       "the approval to be shown or ended",
     );
     expect(outcome, "the owner's approval was auto-denied in a squatted chat").toBe("shown");
     expect(squat).toMatchObject({ ok: false, error: { code: "FORBIDDEN" } });
-    expect(server.store.chatOwner(chatId)).toBe("owner");
+    expect((await server.store.chatOwner(chatId))).toBe("owner");
     expect(await widget.send("ask:answer", { askId: id, answer: { type: "decision", decision: "deny" } })).toEqual({ ok: true, status: "answered" });
   });
 

@@ -119,9 +119,9 @@ describe("Gateway faults (fake Gateway)", () => {
       expect(await viewer.waitForClose(expired.id)).toMatchObject({ reason: "expired" });
       expect(["answered-elsewhere", "expired"]).toContain((await viewer.waitForClose(approved.id)).reason);
       expect(["answered-elsewhere", "expired"]).toContain((await viewer.waitForClose(execExpired.id)).reason);
-      expect(server.store.get(answered.id)?.status).toBe("answered");
-      expect(server.store.get(cancelled.id)?.status).toBe("cancelled");
-      expect(server.store.get(expired.id)?.status).toBe("expired");
+      expect((await server.store.get(answered.id))?.status).toBe("answered");
+      expect((await server.store.get(cancelled.id))?.status).toBe("cancelled");
+      expect((await server.store.get(expired.id))?.status).toBe("expired");
       expect(server.broker.getPending(stays.id)).toMatchObject({ status: "pending" });
       expect(await server.broker.shownTo(stays.id)).toBe(viewer.socket.id);
       expect(viewer.closed.map((c) => c.askId)).not.toContain(stays.id);
@@ -230,7 +230,7 @@ describe("Gateway faults (fake Gateway)", () => {
         expect(lines.some((line) => line.includes("malformed") && line.includes(event)), `a log line for the malformed ${event}`).toBe(true);
       }
       expect(viewer.shown.map((a) => a.id)).toEqual([good.id]);
-      for (const id of ["bad-question", "plugin:bad", "bad-exec"]) expect(server.store.get(id)).toBeNull();
+      for (const id of ["bad-question", "plugin:bad", "bad-exec"]) expect((await server.store.get(id))).toBeNull();
       expect(server.gateway.status.connected).toBe(true);
     });
 
@@ -248,7 +248,7 @@ describe("Gateway faults (fake Gateway)", () => {
         fake.setHandler("plugin.approval.list", null);
       }
       expect(server.logs.slice(logged).some((line) => line.includes("malformed"))).toBe(true);
-      expect(server.store.get("plugin:broken")).toBeNull();
+      expect((await server.store.get("plugin:broken"))).toBeNull();
     });
 
     it("a malformed question in a backfill list is logged and skipped; the rest of the backfill still happens", async () => {
@@ -269,7 +269,7 @@ describe("Gateway faults (fake Gateway)", () => {
         fake.setHandler("question.list", null);
       }
       expect(server.logs.slice(logged).some((line) => line.includes("malformed"))).toBe(true);
-      expect(server.store.get("broken-question")).toBeNull();
+      expect((await server.store.get("broken-question"))).toBeNull();
     });
   });
 
@@ -286,7 +286,7 @@ describe("Gateway faults (fake Gateway)", () => {
       fake.emitChat(chatKey(chatId), runId, { state, ...(state === "error" ? { errorMessage: "boom" } : { stopReason: "user" }) });
       const close = await viewer.waitForClose(approval.id);
       expect(["answered-elsewhere", "cancelled", "expired"]).toContain(close.reason);
-      expect(server.store.get(approval.id)?.status).not.toBe("pending");
+      expect((await server.store.get(approval.id))?.status).not.toBe("pending");
       const late = await viewer.send("ask:answer", { askId: approval.id, answer: { type: "decision", decision: "allow-once" } });
       expect(late.ok).toBe(false);
       expect(server.broker.getPending(unrelated.id)?.status).toBe("pending");
@@ -297,7 +297,7 @@ describe("Gateway faults (fake Gateway)", () => {
       const { chatId, viewer, ask: approval } = await shownOnNewChat(server, (chat) => exec(chat, { runId }));
       fake.emitChat(chatKey(chatId), runId, { state: "aborted" });
       await viewer.waitForClose(approval.id);
-      expect(server.store.get(approval.id)?.status).not.toBe("pending");
+      expect((await server.store.get(approval.id))?.status).not.toBe("pending");
     });
   });
 
@@ -369,7 +369,7 @@ describe("timers (ManualClock through startTestServer)", () => {
     expect(server.broker.getPending(record.id)?.status).toBe("pending");
     clock.advance(1);
     expect(await viewer.waitForClose(record.id)).toMatchObject({ askId: record.id, reason: "expired" });
-    expect(server.store.get(record.id)?.status).toBe("expired");
+    expect((await server.store.get(record.id))?.status).toBe("expired");
     expectTimersMatchPending();
   });
 
@@ -385,7 +385,7 @@ describe("timers (ManualClock through startTestServer)", () => {
     const { viewer, ask: approval } = await shownOnNewChat(server, (chat) => plugin(chat, { timeoutMs: 120_000 }));
     fake.expire(approval.id);
     expect(await viewer.waitForClose(approval.id)).toMatchObject({ reason: "expired" });
-    expect(server.store.get(approval.id)?.status).toBe("expired");
+    expect((await server.store.get(approval.id))?.status).toBe("expired");
     expectTimersMatchPending();
   });
 
@@ -427,7 +427,7 @@ describe("timers (ManualClock through startTestServer)", () => {
     const chatId = newChat();
     const before = server.broker.activeTimers;
     const approval = fake.createPluginApproval({ sessionKey: `${chatKey(chatId)}:thread:42`, title: "Deploy", description: "Deploys", timeoutMs: 600_000 });
-    await expect.poll(() => server.store.get(approval.id)?.status, { timeout: 10_000 }).toBe("denied");
+    await expect.poll(async () => (await server.store.get(approval.id))?.status, { timeout: 10_000 }).toBe("denied");
     expect(server.broker.activeTimers).toBe(before);
     expectTimersMatchPending();
   });

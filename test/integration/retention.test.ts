@@ -34,23 +34,23 @@ describe("retention (HISTORY_DAYS=7)", () => {
     const waitingTab = await openOn(server, waitingChat);
     const waiting = fake.createQuestion({ sessionKey: sessionKeyOf(waitingChat), timeoutMs: 600_000, questions: [DB] });
     await waitingTab.waitForShow((ask) => ask.id === waiting.id);
-    expect(server.store.get(answered.id)?.status).toBe("answered");
+    expect((await server.store.get(answered.id))?.status).toBe("answered");
 
     clock.advance(6 * DAY);
-    expect(server.store.get(answered.id)?.status).toBe("answered");
+    expect((await server.store.get(answered.id))?.status).toBe("answered");
     (await openOn(server, revisitedChat)).close();
     clock.advance(2 * DAY);
-    expect(server.store.get(answered.id)).toBeNull();
-    expect(server.store.chatOwner(answeredChat)).toBeNull();
+    expect((await server.store.get(answered.id))).toBeNull();
+    expect((await server.store.chatOwner(answeredChat))).toBeNull();
     expect(server.logs.some((line) => /^retention: deleted 1 finished asks and 1 chats older than 7 days$/.test(line))).toBe(true);
     const dashboard = await openOn(server, null);
     expect((await dashboard.list("all")).map((ask) => ask.id)).not.toContain(answered.id);
 
-    expect(server.store.get(waiting.id)?.status).toBe("pending");
-    expect(server.store.chatOwner(waitingChat)).toBe("owner");
+    expect((await server.store.get(waiting.id))?.status).toBe("pending");
+    expect((await server.store.chatOwner(waitingChat))).toBe("owner");
     // Viewed on day 6: its owner is kept for another HISTORY_DAYS.
-    expect(server.store.chatOwner(revisitedChat)).toBe("owner");
+    expect((await server.store.chatOwner(revisitedChat))).toBe("owner");
     clock.advance(6 * DAY);
-    expect(server.store.chatOwner(revisitedChat)).toBeNull();
+    expect((await server.store.chatOwner(revisitedChat))).toBeNull();
   });
 });

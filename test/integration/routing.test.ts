@@ -243,7 +243,7 @@ describe("§6 timeout", () => {
     const shown = await viewer.waitForShow((a) => a.id === id);
     expect(shown.expiresAt).toBe(expiresAtMs);
     expect(await viewer.waitForClose(id)).toMatchObject({ askId: id, reason: "expired" });
-    expect(server.store.get(id)?.status).toBe("expired");
+    expect((await server.store.get(id))?.status).toBe("expired");
     expect(await viewer.send("ask:answer", { askId: id, answer: { type: "text", text: "SQLite" } })).toMatchObject({ ok: false, error: { code: "EXPIRED" } });
   });
 
@@ -287,7 +287,7 @@ describe("§6 answered elsewhere (Control UI, /approve, another instance)", () =
     await viewer.waitForShow((a) => a.id === id);
     await elsewhere.request("question.resolve", { id, cancel: true });
     expect(await viewer.waitForClose(id)).toMatchObject({ askId: id, reason: "answered-elsewhere" });
-    expect(server.store.get(id)?.status).toBe("cancelled");
+    expect((await server.store.get(id))?.status).toBe("cancelled");
   });
 
   it("another instance (sharing the store) answers: the card on this instance closes with answered-elsewhere", async () => {
@@ -488,7 +488,7 @@ describe("with the fake Gateway", () => {
       await viewer.waitForShow((x) => x.id === marker.id);
       expect(showsOf(viewer, record.id)).toBe(1);
       expect(primary.broker.getPending(record.id)).toBeUndefined();
-      expect(primary.store.get(record.id)?.status).toBe("answered");
+      expect((await primary.store.get(record.id))?.status).toBe("answered");
       expect(await viewer.send("ask:answer", { askId: record.id, answer: { type: "text", text: "Postgres" } })).toMatchObject({ ok: false, error: { code: "ALREADY_RESOLVED" } });
     });
 
@@ -503,7 +503,7 @@ describe("with the fake Gateway", () => {
       const marker = fakeQuestion(chatId);
       await viewer.waitForShow((x) => x.id === marker.id);
       expect(showsOf(viewer, approval.id)).toBe(1);
-      expect(primary.store.get(approval.id)?.status).toBe("expired");
+      expect((await primary.store.get(approval.id))?.status).toBe("expired");
     });
 
     it("a reconnect whose backfill still lists a terminal ask does not revive it", async () => {
@@ -531,7 +531,7 @@ describe("with the fake Gateway", () => {
       }
       expect(showsOf(viewer, record.id)).toBe(1);
       expect(primary.broker.getPending(record.id)).toBeUndefined();
-      expect(primary.store.get(record.id)?.status).toBe("cancelled");
+      expect((await primary.store.get(record.id))?.status).toBe("cancelled");
     });
 
     it("a restart does not revive a terminal ask, even if the Gateway still lists it", async () => {
@@ -539,7 +539,7 @@ describe("with the fake Gateway", () => {
       const record = fakeQuestion(chatId);
       await expect.poll(() => primary.broker.getPending(record.id)?.status, { timeout: 10_000 }).toBe("pending");
       fake.resolveQuestion(record.id, { answers: { answers: { db: ["SQLite"] } } });
-      await expect.poll(() => primary.store.get(record.id)?.status, { timeout: 10_000 }).toBe("answered");
+      await expect.poll(async () => (await primary.store.get(record.id))?.status, { timeout: 10_000 }).toBe("answered");
       fake.setHandler("question.list", () => ({ questions: [{ ...record, status: "pending" }] }));
       try {
         primary = await primary.restart();
@@ -548,7 +548,7 @@ describe("with the fake Gateway", () => {
         const marker = fakeQuestion(chatId);
         await viewer.waitForShow((x) => x.id === marker.id);
         expect(viewer.shown.map((a) => a.id)).not.toContain(record.id);
-        expect(primary.store.get(record.id)?.status).toBe("answered");
+        expect((await primary.store.get(record.id))?.status).toBe("answered");
       } finally {
         fake.setHandler("question.list", null);
       }
@@ -582,10 +582,10 @@ describe("with the fake Gateway", () => {
         const viewer = await openOn(primary, chatId);
         await viewer.waitForShow((x) => x.id === stays.id);
         await viewer.waitForShow((x) => x.id === approvalStays.id);
-        await expect.poll(() => primary.store.get(answeredMeanwhile.id)?.status, { timeout: 10_000 }).toBe("answered");
-        await expect.poll(() => primary.store.get(forgotten.id)?.status, { timeout: 10_000 }).toBe("expired");
-        await expect.poll(() => primary.store.get(approvalGone.id)?.status, { timeout: 10_000 }).not.toBe("pending");
-        expect(primary.store.get(answeredMeanwhile.id)?.resolution?.summary).toBe("Postgres");
+        await expect.poll(async () => (await primary.store.get(answeredMeanwhile.id))?.status, { timeout: 10_000 }).toBe("answered");
+        await expect.poll(async () => (await primary.store.get(forgotten.id))?.status, { timeout: 10_000 }).toBe("expired");
+        await expect.poll(async () => (await primary.store.get(approvalGone.id))?.status, { timeout: 10_000 }).not.toBe("pending");
+        expect((await primary.store.get(answeredMeanwhile.id))?.resolution?.summary).toBe("Postgres");
         const shownIds = viewer.shown.map((a) => a.id);
         for (const id of [answeredMeanwhile.id, forgotten.id, approvalGone.id]) expect(shownIds).not.toContain(id);
         // The restored ask is live: its answer reaches the Gateway.

@@ -101,7 +101,7 @@ describe("secret requests from a live run (secrets tool)", () => {
     const resolved = await requester.waitForEvent("question.resolved", (p) => p.id === shown.id);
     expect(resolved).toMatchObject({ status: "answered", answers: { answers: { secret_value: ["stored"] } } });
     expect(await viewer.waitForClose(shown.id)).toEqual({ askId: shown.id, reason: "answered", summary: SECRET_ENTERED_SUMMARY });
-    expect(server.store.get(shown.id)).toMatchObject({ status: "answered", resolution: { summary: SECRET_ENTERED_SUMMARY, by: "owner" } });
+    expect((await server.store.get(shown.id))).toMatchObject({ status: "answered", resolution: { summary: SECRET_ENTERED_SUMMARY, by: "owner" } });
 
     // The run went on: the model got the tool result and the reply finished.
     expect(chatText(await final)).toBe("All set.");
@@ -165,8 +165,8 @@ describe("secret requests from a live run (secrets tool)", () => {
     const requested = await requester.waitForEvent("question.requested", (p) => p.runId === runId, LIVE);
     const resolved = await requester.waitForEvent("question.resolved", (p) => p.id === requested.id, 15_000);
     expect(resolved.status).toBe("cancelled");
-    await expect.poll(() => server.store.get(requested.id as string)?.status, { timeout: 10_000 }).not.toBe("pending");
-    const stored = server.store.get(requested.id as string);
+    await expect.poll(async () => (await server.store.get(requested.id as string))?.status, { timeout: 10_000 }).not.toBe("pending");
+    const stored = (await server.store.get(requested.id as string));
     expect(["cancelled", "denied"]).toContain(stored?.status);
     expect(stored?.resolution?.summary).toMatch(/owner/i);
     expect(guest.shown.map((a) => a.id)).not.toContain(requested.id);
@@ -184,7 +184,7 @@ describe("secret requests from a live run (secrets tool)", () => {
     const ownRequested = await requester.waitForEvent("question.requested", (p) => p.runId === own.runId, LIVE);
     expect(await requester.waitForEvent("question.resolved", (p) => p.id === ownRequested.id, 15_000)).toMatchObject({ status: "cancelled" });
     expect(chatText(await own.final)).toBe("Own agent done.");
-    expect(server.store.get(foreign.id as string)).toBeNull();
+    expect((await server.store.get(foreign.id as string))).toBeNull();
     expect(guest.shown.map((a) => a.id)).not.toContain(foreign.id);
     const record = await requester.request<Payload>("question.get", { id: foreign.id });
     expect(JSON.stringify(record)).toContain('"pending"');
@@ -198,11 +198,11 @@ describe("secret requests from a live run (secrets tool)", () => {
     await expect.poll(() => server.broker.getPending(requested.id as string)?.status, { timeout: 10_000 }).toBe("pending");
     const guest = await tab(chatId, "alice");
     await expect
-      .poll(() => server.store.get(requested.id as string)?.status, { timeout: 10_000 })
+      .poll(async () => (await server.store.get(requested.id as string))?.status, { timeout: 10_000 })
       .not.toBe("pending")
       .catch(() => {});
     expect.soft(guest.shown.map((a) => a.id), "a guest got the secret dialog").not.toContain(requested.id);
-    expect(server.store.get(requested.id as string)?.status).not.toBe("pending");
+    expect((await server.store.get(requested.id as string))?.status).not.toBe("pending");
     expect(await requester.waitForEvent("question.resolved", (p) => p.id === requested.id, 10_000)).toMatchObject({ status: "cancelled" });
     expect(chatText(await final)).toBe("Later.");
   });

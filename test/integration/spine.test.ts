@@ -132,7 +132,7 @@ describe("restart against the real Gateway", () => {
     await waitConnected(server);
     const viewer = await tab(chatId);
     await viewer.waitForShow((a) => a.id === stays);
-    await expect.poll(() => server.store.get(answered)?.status, { timeout: 30_000 }).toBe("answered");
+    await expect.poll(async () => (await server.store.get(answered))?.status, { timeout: 30_000 }).toBe("answered");
     expect(viewer.shown.map((a) => a.id)).not.toContain(answered);
   });
 });

@@ -116,7 +116,7 @@ describe("text prompts on the real Gateway with a live agent run", () => {
       expect(answered.receivedAtMs).toBeGreaterThan(first.receivedAtMs);
 
       // The answer's own run (this service started it) closes nothing and asks nothing new here.
-      expect(server.store.get(card.id)?.status).toBe("answered");
+      expect((await server.store.get(card.id))?.status).toBe("answered");
       expect(tab.shown.filter((a) => a.sessionKey === sessionKey).map((a) => a.id)).toEqual([card.id]);
     },
     LIVE_TIMEOUT_MS,
@@ -133,7 +133,7 @@ describe("text prompts on the real Gateway with a live agent run", () => {
 
       const ended = await watcher.waitFor(() => watcher.changed.find((a) => a.sessionKey === sessionKey && a.status !== "pending"), "the ask on the dashboard feed", WAIT_MS);
       expect(ended).toMatchObject({ source: "text-prompt", chatId, status: "ended-as-text" });
-      expect(server.store.get(ended.id)?.status).toBe("ended-as-text");
+      expect((await server.store.get(ended.id))?.status).toBe("ended-as-text");
       expect(watcher.changed.filter((a) => a.sessionKey === sessionKey).map((a) => a.status)).not.toContain("pending");
       expect(elsewhere.shown).toEqual([]);
 
@@ -170,7 +170,7 @@ describe("text prompts on the real Gateway with a live agent run", () => {
       const typed = `Let me think about the database first (${tag}).`;
       await userSends(sessionKey, typed);
       expect(await waitForClose(tab, card.id)).toMatchObject({ askId: card.id, reason: "answered-elsewhere" });
-      expect(server.store.get(card.id)?.status).toBe("ended-as-text");
+      expect((await server.store.get(card.id))?.status).toBe("ended-as-text");
       expect(await tab.send("ask:answer", { askId: card.id, answer: { type: "text", text: "2" } })).toMatchObject({ ok: false, error: { code: "ALREADY_RESOLVED" } });
 
       // The model got the user's own words, and no answer from this service.

@@ -401,7 +401,7 @@ describe("text prompts: every way the Gateway streams a reply gives the same car
     await settle(h);
     expect(showsFor(tab, sessionKey)).toHaveLength(1);
     expect(sentTo(h, sessionKey)).toHaveLength(1);
-    expect(h.server.store.get(card.id)?.status).toBe("answered");
+    expect((await h.server.store.get(card.id))?.status).toBe("answered");
   });
 });
 
@@ -420,7 +420,7 @@ describe("text prompts: answers continue the run with chat.send", () => {
     expect(sent!.idempotencyKey).toEqual(expect.any(String));
     expect(sent!.idempotencyKey.length).toBeGreaterThan(0);
     expect(await tab.waitForClose(card.id)).toEqual({ askId: card.id, reason: "answered", summary: "SQLite" });
-    expect(h.server.store.get(card.id)).toMatchObject({ status: "answered", resolution: { by: "owner", summary: "SQLite" } });
+    expect((await h.server.store.get(card.id))).toMatchObject({ status: "answered", resolution: { by: "owner", summary: "SQLite" } });
   });
 
   it("a picked option, or its name in any case, sends the label; anything else goes as typed", async () => {
@@ -517,7 +517,7 @@ describe("text prompts: answers continue the run with chat.send", () => {
     const { sessionKey, tab, card } = await cardOn(h, "choice");
     expect(await tab.send("ask:answer", { askId: card.id, answer: { type: "text", text: "SQLite" } })).toEqual({ ok: true, status: "answered" });
     expect(await tab.waitForClose(card.id)).toEqual({ askId: card.id, reason: "answered", summary: "SQLite" });
-    expect(h.server.store.get(card.id)?.status).toBe("answered");
+    expect((await h.server.store.get(card.id))?.status).toBe("answered");
     expect(sentTo(h, sessionKey)).toHaveLength(1);
   });
 });
@@ -554,8 +554,8 @@ describe("text prompts: secrets", () => {
     expect(sent[0]).toMatchObject({ sessionKey, message: value });
     expect(await tab.waitForClose(dialog.id)).toEqual({ askId: dialog.id, reason: "answered", summary: SECRET_ENTERED_SUMMARY });
     await h.watcher.waitFor(() => h.watcher.changed.find((a) => a.id === dialog.id && a.status === "answered"), "the answered secret on the dashboard feed");
-    expect(h.server.store.get(dialog.id)).toMatchObject({ status: "answered", resolution: { summary: SECRET_ENTERED_SUMMARY } });
-    expect(JSON.stringify(h.server.store.get(dialog.id))).not.toContain(value);
+    expect((await h.server.store.get(dialog.id))).toMatchObject({ status: "answered", resolution: { summary: SECRET_ENTERED_SUMMARY } });
+    expect(JSON.stringify((await h.server.store.get(dialog.id)))).not.toContain(value);
     await settle(h);
 
     // Never in any frame to any tab (the answering tab, a bystander, the dashboard feed), nor the log.
@@ -575,7 +575,7 @@ describe("text prompts: secrets", () => {
     const { sessionKey, tab, card: dialog } = await cardOn(h, "secret", "deltaText-only frames");
     expect(await tab.send("ask:answer", { askId: dialog.id, answer: { type: "cancel" } })).toMatchObject({ ok: true, status: "cancelled" });
     expect(await tab.waitForClose(dialog.id)).toEqual({ askId: dialog.id, reason: "cancelled", summary: SECRET_CANCELLED_SUMMARY });
-    expect(h.server.store.get(dialog.id)).toMatchObject({ status: "cancelled", resolution: { summary: SECRET_CANCELLED_SUMMARY } });
+    expect((await h.server.store.get(dialog.id))).toMatchObject({ status: "cancelled", resolution: { summary: SECRET_CANCELLED_SUMMARY } });
     await settle(h);
     // Told once that the user cancelled and nothing was entered; no "not received" notice on top.
     const sent = sentTo(h, sessionKey);
@@ -591,7 +591,7 @@ describe("text prompts: secrets", () => {
     expect(await tab.send("ask:answer", { askId: card.id, answer: { type: "cancel" } })).toEqual({ ok: true, status: "cancelled" });
     const closed = await tab.waitForClose(card.id);
     expect(closed.reason).toBe("cancelled");
-    const ended = h.server.store.get(card.id);
+    const ended = (await h.server.store.get(card.id));
     expect(ended?.status).toBe("cancelled");
     // What stays is the question as text, the trigger removed.
     expect(ended?.resolution?.summary).toContain("Which database?");
@@ -614,7 +614,7 @@ describe("text prompts: no tab and timeouts", () => {
     streamReply(h.fake, sessionKey, newRun(), PROMPTS.choice, "7-character deltas (cumulative message)");
     const ended = await h.watcher.waitFor(() => h.watcher.changed.find((a) => a.sessionKey === sessionKey && a.status === "ended-as-text"), "ended-as-text", 3_000);
     expect(ended).toMatchObject({ source: "text-prompt", chatId });
-    expect(h.server.store.get(ended.id)?.status).toBe("ended-as-text");
+    expect((await h.server.store.get(ended.id))?.status).toBe("ended-as-text");
     expect(h.server.broker.getPending(ended.id)).toBeUndefined();
     expect(elsewhere.shown).toEqual([]);
     const late = await openTabOn(h, chatId);
@@ -653,7 +653,7 @@ describe("text prompts: no tab and timeouts", () => {
     expect(h.server.broker.getPending(card.id)?.status).toBe("pending");
     clock.advance(1);
     expect(await tab.waitForClose(card.id)).toMatchObject({ askId: card.id, reason: "ended-as-text" });
-    expect(h.server.store.get(card.id)?.status).toBe("ended-as-text");
+    expect((await h.server.store.get(card.id))?.status).toBe("ended-as-text");
     expect(await tab.send("ask:answer", { askId: card.id, answer: { type: "text", text: "1" } })).toMatchObject({ ok: false });
     await settle(h);
     expect(chatSendRequests(h, sessionKey)).toEqual([]);
@@ -701,7 +701,7 @@ describe("text prompts: the run moves on without the card", () => {
     // The user's message is never echoed: it shows only as a new run on the session.
     h.fake.emitChat(sessionKey, newRun("user"), { state: "status", phase: "preparing_workspace" });
     expect(await tab.waitForClose(card.id)).toMatchObject({ askId: card.id, reason: "answered-elsewhere" });
-    expect(h.server.store.get(card.id)?.status).toBe("ended-as-text");
+    expect((await h.server.store.get(card.id))?.status).toBe("ended-as-text");
     expect(await tab.send("ask:answer", { askId: card.id, answer: { type: "text", text: "1" } })).toMatchObject({ ok: false, error: { code: "ALREADY_RESOLVED" } });
     await settle(h);
     expect(chatSendRequests(h, sessionKey)).toEqual([]);

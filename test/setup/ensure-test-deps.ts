@@ -1,16 +1,19 @@
 // Makes sure the test-only dependencies outside the repo are present: the pinned real
-// OpenClaw Gateway (in a cache folder) and Chromium for the browser tests.
+// OpenClaw Gateway (in a cache folder), Chromium for the browser tests and redis-server for the
+// several-instances tests.
 // Run as `node test/setup/ensure-test-deps.ts` (npm `pretest`, CI). Fast when all is there.
 // With `--open-webui` it also installs the pinned real Open WebUI (npm run test:openwebui).
-// `--gateway-only`: just the Gateway (npm `bench`: its real-Gateway figure needs no browser).
+// `--gateway-only`: the Gateway and redis-server (npm `bench`: its figures need no browser).
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { dirname } from "node:path";
 import { OPEN_WEBUI_VERSION, installOpenWebui, installedOpenWebuiVersion, openWebuiCacheDir } from "../support/open-webui.ts";
+import { redisServerBinary } from "../support/redis-server.ts";
 import { OPENCLAW_VERSION, installedOpenclawVersion, openclawBin, openclawCacheDir } from "../support/real-gateway.ts";
 
 const MIN_NODE = { major: 24, minor: 16 } as const;
 const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
+const REDIS_SERVER = redisServerBinary();
 
 function log(message: string): void {
   console.log(`[ensure-test-deps] ${message}`);
@@ -51,22 +54,23 @@ function ensureGateway(): void {
   log(`openclaw ${OPENCLAW_VERSION} installed`);
 }
 
-function ensureChromium(): void {
-  if (existsSync(CHROMIUM)) {
-    log(`chromium present at ${CHROMIUM}`);
+/** Debian packages the tests run: chromium (browser tests) and redis-server (the several-instances tests). */
+function ensureDebianPackage(name: string, binary: string, override: string): void {
+  if (existsSync(binary)) {
+    log(`${name} present at ${binary}`);
     return;
   }
   const isRoot = process.getuid?.() === 0;
   const hasApt = existsSync("/usr/bin/apt-get");
-  if (isRoot && hasApt && !process.env.CHROMIUM_PATH) {
-    log("installing chromium with apt-get");
+  if (isRoot && hasApt && !process.env[override]) {
+    log(`installing ${name} with apt-get`);
     const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
-    if (run("apt-get", ["update"], env) && run("apt-get", ["install", "-y", "chromium"], env) && existsSync(CHROMIUM)) {
-      log("chromium installed");
+    if (run("apt-get", ["update"], env) && run("apt-get", ["install", "-y", name], env) && existsSync(binary)) {
+      log(`${name} installed`);
       return;
     }
   }
-  fail(`chromium not found at ${CHROMIUM}: install it with \`sudo apt-get install -y chromium\` (Debian/Ubuntu) or set CHROMIUM_PATH.`);
+  fail(`${name} not found at ${binary}: install it with \`sudo apt-get install -y ${name}\` (Debian/Ubuntu) or set ${override}.`);
 }
 
 function ensureOpenWebui(): void {
@@ -84,5 +88,7 @@ function ensureOpenWebui(): void {
 
 ensureNode();
 ensureGateway();
-if (!process.argv.includes("--gateway-only")) ensureChromium();
+if (!process.argv.includes("--gateway-only")) ensureDebianPackage("chromium", CHROMIUM, "CHROMIUM_PATH");
+// The benchmark's cross-instance figure needs Redis too.
+ensureDebianPackage("redis-server", REDIS_SERVER, "REDIS_SERVER_PATH");
 if (process.argv.includes("--open-webui")) ensureOpenWebui();

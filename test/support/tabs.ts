@@ -115,7 +115,7 @@ export type Tab = {
   sendRaw(event: ClientEvent, payload: unknown): Promise<unknown>;
   /** `asks:list` that must succeed: its asks. */
   list(status?: ClientEvents["asks:list"]["payload"]["status"]): Promise<Ask[]>;
-  waitFor<T>(read: () => T | undefined, what: string, timeoutMs?: number): Promise<T>;
+  waitFor<T>(read: () => T | undefined | Promise<T | undefined>, what: string, timeoutMs?: number): Promise<T>;
   waitForShow(predicate?: (ask: Ask) => boolean): Promise<Ask>;
   waitForClose(askId: string): Promise<AskClose>;
   close(): void;
@@ -140,7 +140,7 @@ export async function openTab(url: string, token: string): Promise<Tab> {
     async waitFor(read, what, timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
-        const value = read();
+        const value = await read();
         if (value !== undefined) return value;
         if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
         await new Promise((resolve) => setTimeout(resolve, 20));

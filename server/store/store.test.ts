@@ -1,0 +1,185 @@
+import { describe, expect, it } from "vitest";
+import { storeBackends } from "../../test/support/store-backends.ts";
+import { question } from "../../test/support/stored-asks.ts";
+
+/** The contract every AskStore keeps, run against SQLite and a real Redis alike. */
+
+const answered = (id: string, chatId: string | null, at: number) =>
+  question(id, chatId, { status: "answered", resolution: { by: "owner", at, summary: "SQLite", tabId: null } });
+const ids = (asks: { id: string }[]) => asks.map((ask) => ask.id);
+
+describe.each(storeBackends())("AskStore on $name", (backend) => {
+  it("puts and gets an ask; an unknown id is null", async () => {
+    const store = await backend.open();
+    const ask = question("q1", "c1");
+    await store.put(ask);
+    expect(await store.get("q1")).toEqual(ask);
+    expect(await store.get("nope")).toBeNull();
+  });
+
+  it("a terminal ask is a tombstone: a later pending or terminal write never revives or changes it", async () => {
+    const store = await backend.open();
+    await store.put(question("q1", "c1"));
+    await store.put(answered("q1", "c1", 1_700_000_001_000));
+    await store.put(question("q1", "c1"));
+    await store.put(question("q1", "c1", { status: "expired", resolution: { by: null, at: 1_700_000_002_000, summary: "Expired", tabId: null } }));
+    expect(await store.get("q1")).toMatchObject({ status: "answered", resolution: { summary: "SQLite" } });
+    expect(ids(await store.pending())).toEqual([]);
+    expect(await store.claim("q1", "a")).toBe(false);
+  });
+
+  it("pending() lists pending asks oldest first; ended ones leave it", async () => {
+    const store = await backend.open();
+    await store.put(question("late", "c1", { createdAt: 3 }));
+    await store.put(question("early", "c2", { createdAt: 1 }));
+    await store.put(question("middle", null, { createdAt: 2 }));
+    await store.put(question("done", "c1", { createdAt: 0 }));
+    await store.put(answered("done", "c1", 5));
+    expect(ids(await store.pending())).toEqual(["early", "middle", "late"]);
+  });
+
+  it("list: newest change first, filtered by status, chat and owned chats, up to the limit", async () => {
+    const store = await backend.open();
+    await store.recordChatOwner("alice-1", "alice");
+    await store.recordChatOwner("alice-2", "alice");
+    await store.recordChatOwner("bob-1", "bob");
+    await store.put(answered("a1", "alice-1", 10));
+    await store.put(answered("a2", "alice-2", 30));
+    await store.put(question("a3", "alice-1", { createdAt: 40 }));
+    await store.put(answered("b1", "bob-1", 20));
+    await store.put(answered("n1", null, 50));
+    await store.put(answered("unowned", "nobody-yet", 60));
+    expect(ids(await store.list({}))).toEqual(["unowned", "n1", "a3", "a2", "b1", "a1"]);
+    expect(ids(await store.list({ status: "answered" }))).toEqual(["unowned", "n1", "a2", "b1", "a1"]);
+    expect(ids(await store.list({ status: "pending" }))).toEqual(["a3"]);
+    expect(ids(await store.list({ chatId: "alice-1" }))).toEqual(["a3", "a1"]);
+    expect(ids(await store.list({ chatId: "alice-1", status: "answered" }))).toEqual(["a1"]);
+    expect(ids(await store.list({ ownedBy: "alice" }))).toEqual(["a3", "a2", "a1"]);
+    expect(ids(await store.list({ ownedBy: "alice", status: "answered" }))).toEqual(["a2", "a1"]);
+    expect(ids(await store.list({ ownedBy: "alice", chatId: "bob-1" }))).toEqual([]);
+    expect(ids(await store.list({ ownedBy: "bob" }))).toEqual(["b1"]);
+    expect(ids(await store.list({ ownedBy: "mallory" }))).toEqual([]);
+    expect(ids(await store.list({ limit: 2 }))).toEqual(["unowned", "n1"]);
+    expect(ids(await store.list({ ownedBy: "alice", limit: 1 }))).toEqual(["a3"]);
+    // A chat recorded after its asks were stored brings them into its owner's listing.
+    await store.recordChatOwner("nobody-yet", "carol");
+    expect(ids(await store.list({ ownedBy: "carol" }))).toEqual(["unowned"]);
+    // An ask that ends moves from one status to the other.
+    await store.put(answered("a3", "alice-1", 70));
+    expect(ids(await store.list({ status: "pending" }))).toEqual([]);
+    expect(ids(await store.list({ ownedBy: "alice", status: "answered" }))).toEqual(["a3", "a2", "a1"]);
+  });
+
+  it("the first recorded owner of a chat stays", async () => {
+    const store = await backend.open();
+    expect(await store.chatOwner("c1")).toBeNull();
+    expect(await store.recordChatOwner("c1", "alice")).toBe("alice");
+    expect(await store.recordChatOwner("c1", "bob")).toBe("alice");
+    await store.chatViewed("c1", "bob", 5);
+    expect(await store.chatOwner("c1")).toBe("alice");
+  });
+
+  it("claim: one winner among many at once; release or a terminal write ends the claim", async () => {
+    const store = await backend.open();
+    await store.put(question("q1", "c1"));
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => store.claim("q1", `tab-${i}`)));
+    expect(results.filter(Boolean)).toHaveLength(1);
+    const winner = `tab-${results.indexOf(true)}`;
+    await store.release("q1", "someone-else");
+    expect(await store.claim("q1", "late")).toBe(false);
+    await store.release("q1", winner);
+    expect(await store.claim("q1", "late")).toBe(true);
+    // A pending write (a backfill) keeps the claim; a terminal one ends the ask and with it any claim.
+    await store.put(question("q1", "c1"));
+    expect(await store.claim("q1", "later")).toBe(false);
+    await store.put(answered("q1", "c1", 9));
+    expect(await store.claim("q1", "later")).toBe(false);
+    expect(await store.claim("missing", "x")).toBe(false);
+  });
+
+  it.runIf(backend.shared)("claim across instances: two instances answering at once, exactly one wins", async () => {
+    const one = await backend.open();
+    const two = await backend.shared!();
+    for (let round = 0; round < 20; round++) {
+      await one.put(question(`q${round}`, "c1"));
+      const [a, b] = await Promise.all([one.claim(`q${round}`, "instance-1"), two.claim(`q${round}`, "instance-2")]);
+      expect([a, b].filter(Boolean), `round ${round}`).toHaveLength(1);
+    }
+    // What one instance writes the other reads: asks, owners, tombstones.
+    await one.recordChatOwner("c9", "alice");
+    expect(await two.recordChatOwner("c9", "bob")).toBe("alice");
+    await two.put(answered("q0", "c1", 5));
+    await one.put(question("q0", "c1"));
+    expect((await one.get("q0"))?.status).toBe("answered");
+  });
+
+  it("owner-link key id: none at first, then the one set last", async () => {
+    const store = await backend.open();
+    expect(await store.ownerLinkKid()).toBeNull();
+    await store.setOwnerLinkKid("k1");
+    await store.setOwnerLinkKid("k2");
+    expect(await store.ownerLinkKid()).toBe("k2");
+  });
+
+  it("prune: terminal asks last changed before the cutoff go, with chats not viewed since and without a pending ask; a batch at a time", async () => {
+    const store = await backend.open();
+    await store.chatViewed("old", "alice", 100);
+    await store.chatViewed("waiting", "alice", 100);
+    await store.chatViewed("fresh", "alice", 100);
+    await store.chatViewed("fresh", "alice", 5_000);
+    await store.put(answered("old-1", "old", 200));
+    await store.put(answered("old-2", "old", 300));
+    await store.put(answered("recent", "fresh", 6_000));
+    await store.put(question("still-pending", "waiting", { createdAt: 150, expiresAt: null }));
+    expect(await store.prune(1_000, 1)).toEqual({ asks: 1, chats: 1 });
+    expect(await store.prune(1_000, 10)).toEqual({ asks: 1, chats: 0 });
+    expect(await store.get("old-1")).toBeNull();
+    expect(await store.get("old-2")).toBeNull();
+    expect(await store.chatOwner("old")).toBeNull();
+    expect(await store.chatOwner("waiting")).toBe("alice");
+    expect(await store.chatOwner("fresh")).toBe("alice");
+    expect((await store.get("recent"))?.status).toBe("answered");
+    expect((await store.get("still-pending"))?.status).toBe("pending");
+    expect(ids(await store.list({ ownedBy: "alice" }))).toEqual(["recent", "still-pending"]);
+    // A view after pruning writes the owner back: its asks are alice's again.
+    await store.chatViewed("old", "alice", 7_000);
+    expect(await store.chatOwner("old")).toBe("alice");
+  });
+
+  describe("one unreadable row", () => {
+    it("a pending row that does not parse is set aside when pending asks are restored: logged once with its id, skipped, counted", async () => {
+      const logs: string[] = [];
+      const store = await backend.open({ log: (line) => logs.push(line) });
+      await store.put(question("good", "c"));
+      await backend.writeRaw("bad-json", "pending", "c", "{not json");
+      await backend.writeRaw("bad-shape", "pending", "c", JSON.stringify({ ...question("bad-shape", "c"), kind: "riddle", questions: "which?" }));
+      expect(ids(await store.pending())).toEqual(["good"]);
+      expect(ids(await store.pending())).toEqual(["good"]);
+      expect(store.setAsideRows()).toBe(2);
+      expect(logs).toHaveLength(2);
+      expect(logs.some((line) => line.includes("bad-json") && line.includes("not valid JSON"))).toBe(true);
+      // The reason names the field, never the stored text.
+      expect(logs.some((line) => line.includes("bad-shape") && !line.includes("which?"))).toBe(true);
+    });
+
+    it("a set-aside pending row that its source sends again (a backfill) is written over, readable and no longer counted", async () => {
+      const store = await backend.open();
+      await backend.writeRaw("healed", "pending", "c", "{not json");
+      expect(await store.pending()).toEqual([]);
+      expect(store.setAsideRows()).toBe(1);
+      await store.put(question("healed", "c"));
+      expect(ids(await store.pending())).toEqual(["healed"]);
+      expect(store.setAsideRows()).toBe(0);
+    });
+
+    it("an answered row that does not parse no longer breaks listing: the rest of the history is listed", async () => {
+      const store = await backend.open();
+      await store.put(answered("answered", "c", 1_700_000_000_500));
+      await backend.writeRaw("bad-answered", "answered", "c", JSON.stringify({ id: "bad-answered", status: "answered" }));
+      expect(ids(await store.list({ status: "answered" }))).toEqual(["answered"]);
+      expect(ids(await store.list({}))).toEqual(["answered"]);
+      expect(await store.get("bad-answered")).toBeNull();
+      expect(store.setAsideRows()).toBe(1);
+    });
+  });
+});
