@@ -40,6 +40,9 @@ export type BrokerOptions = {
 /** How a widget's chat:view was judged: live (and whom it superseded), or not (and the chat it left, if any). */
 type WidgetVerdict = { superseded: Tab[] } & ({ live: false; left: string | null } | { live: true; reply: ReplyClaim } | { live: "stale" });
 
+/** Instances routing one chat at once each settle within a few rounds; more means presence is thrashing. */
+const MAX_ROUTE_ATTEMPTS = 8;
+
 /** Retention keeps chats viewed within HISTORY_DAYS (at least a day): one write an hour per chat is plenty. */
 const VIEW_NOTE_INTERVAL_MS = 3_600_000;
 
@@ -400,7 +403,7 @@ export class AskBroker extends Emitter<BrokerEvents> {
   }
 
   /** The one boundary for work started by an event or a timer: a failure is logged, once. */
-  private settle(work: Promise<void>, what: string): void {
+  private settle(work: Promise<unknown>, what: string): void {
     work.catch((error: unknown) => this.log(`${what} failed: ${error instanceof Error ? error.message : String(error)}`));
   }
 
@@ -417,8 +420,9 @@ export class AskBroker extends Emitter<BrokerEvents> {
 
   private async refuse(ask: Ask, summary: string): Promise<void> {
     await this.store.put(ask);
+    const ours = await this.store.claim(ask.id, this.instanceId);
     await this.finish(ask, { status: "denied", summary, reason: "denied" });
-    await this.tellRefusal(ask);
+    if (ours) await this.tellRefusal(ask);
   }
 
   private async readmit(chatId: string, owner: string): Promise<void> {
@@ -427,9 +431,12 @@ export class AskBroker extends Emitter<BrokerEvents> {
       if (!ask || this.inFlight.has(askId)) continue;
       const verdict = admit(ask, { chatOwner: owner, owners: this.owners });
       if (verdict.action !== "refuse") continue;
+      // Every instance refuses it; the one that claims it (the row must exist) tells the source, once.
+      if (this.unwritten.delete(askId)) await this.store.put(ask);
+      const ours = await this.store.claim(ask.id, this.instanceId);
       await this.finish(ask, { status: "denied", summary: verdict.summary, reason: "denied" });
       // The view need not wait for the source: the ask is over here either way.
-      this.settle(this.tellRefusal(ask), `refusing ask ${ask.id}`);
+      if (ours) this.settle(this.tellRefusal(ask), `refusing ask ${ask.id}`);
     }
   }
 
@@ -506,7 +513,8 @@ export class AskBroker extends Emitter<BrokerEvents> {
       if (ids?.size === 0) this.pendingByChat.delete(ask.chatId);
     }
     const ended: Ask = { ...ask, status: end.status, resolution: { by: by.by, at: this.clock.now(), summary: end.summary, tabId: by.tabId } };
-    await this.store.put(ended);
+    // With several instances each hears the end; the one whose write ends the ask reports it (once).
+    const endedHere = await this.store.put(ended);
     const close = async () => {
       const shownTo = await this.presence.forget(ask.id);
       if (shownTo) this.emit("ask:close", shownTo, { askId: ask.id, reason: end.reason, summary: end.summary });
@@ -514,7 +522,7 @@ export class AskBroker extends Emitter<BrokerEvents> {
     // After any routing step of the chat already under way, so a card shown by it is closed too.
     await (ask.chatId ? this.inChat(ask.chatId, close) : close());
     this.emit("ask:changed", ended);
-    this.emit("ask:ended", ended, end.reason);
+    if (endedHere) this.emit("ask:ended", ended, end.reason);
   }
 
   private async viewerFor(ask: Ask): Promise<Tab | null> {
@@ -531,23 +539,31 @@ export class AskBroker extends Emitter<BrokerEvents> {
     return null;
   }
 
-  /** Puts every pending ask of the chat on its current viewer, handing off from an older tab. */
+  /**
+   * Puts every pending ask of the chat on its current viewer, handing off from an older tab. Another
+   * instance may route the same chat at once: a card moves only from the tab this one saw holding it,
+   * and when another instance moved it first, this one looks again at who views the chat now.
+   */
   private route(chatId: string): Promise<void> {
     return this.inChat(chatId, async () => {
-      const [viewers, chatOwner] = await Promise.all([this.presence.viewers(chatId), this.chatOwner(chatId)]);
+      let [viewers, chatOwner] = await Promise.all([this.presence.viewers(chatId), this.chatOwner(chatId)]);
       for (const askId of [...(this.pendingByChat.get(chatId) ?? [])]) {
-        const ask = this.pending.get(askId);
-        if (!ask || this.unconfirmed.has(askId)) continue;
-        const target = this.newestAllowed(viewers, ask, chatOwner);
-        const previous = await this.presence.shownTo(askId);
-        if ((target?.id ?? null) === previous) continue;
-        await this.presence.show(askId, target?.id ?? null);
-        // A tab that left the chat knows; only one still viewing it is told the card moved.
-        if (previous !== null && (await this.presence.chatOf(previous)) === chatId) this.emit("ask:close", previous, { askId, reason: "handed-off" });
-        if (target !== null) {
-          const shown = this.inReply(ask, target);
-          this.emit("ask:show", target.id, shown);
-          this.write(askId);
+        for (let attempt = 0; attempt < MAX_ROUTE_ATTEMPTS; attempt++) {
+          const ask = this.pending.get(askId);
+          if (!ask || this.unconfirmed.has(askId)) break;
+          const target = this.newestAllowed(viewers, ask, chatOwner);
+          const previous = await this.presence.shownTo(askId);
+          if ((target?.id ?? null) === previous) break;
+          if (await this.presence.show(askId, target?.id ?? null, previous)) {
+            // A tab that left the chat knows; only one still viewing it is told the card moved.
+            if (previous !== null && (await this.presence.chatOf(previous)) === chatId) this.emit("ask:close", previous, { askId, reason: "handed-off" });
+            if (target !== null) {
+              this.emit("ask:show", target.id, this.inReply(ask, target));
+              this.write(askId);
+            }
+            break;
+          }
+          viewers = await this.presence.viewers(chatId);
         }
       }
     });

@@ -57,6 +57,8 @@ export interface AskChannel extends Subscribable<AskChannelEvents> {
 
 /**
  * Who views which chat, newest viewer last, and which tab shows each ask. A tab views at most one chat.
+ * With several instances it is shared (Redis): each operation is atomic, and `show` only moves a card
+ * from the tab the caller saw holding it, so two instances routing one chat at once show it once.
  */
 export interface Presence {
   /** The tab becomes the chat's newest viewer; returns the chat it viewed before, or null. */
@@ -67,8 +69,8 @@ export interface Presence {
   viewers(chatId: string): Promise<readonly Tab[]>;
   chatOf(tabId: string): Promise<string | null>;
   shownTo(askId: string): Promise<string | null>;
-  /** Records the tab that shows the ask now (null: none). */
-  show(askId: string, tabId: string | null): Promise<void>;
+  /** Records the tab that shows the ask now (null: none) if `from` still does; false when another did first. */
+  show(askId: string, tabId: string | null, from: string | null): Promise<boolean>;
   /** The ask ended: forgets it and returns the tab that showed it, or null. */
   forget(askId: string): Promise<string | null>;
 }

@@ -46,9 +46,11 @@ export class MemoryPresence implements Presence {
     return this.shown.get(askId) ?? null;
   }
 
-  async show(askId: string, tabId: string | null): Promise<void> {
+  async show(askId: string, tabId: string | null, from: string | null): Promise<boolean> {
+    if ((this.shown.get(askId) ?? null) !== from) return false;
     if (tabId === null) this.shown.delete(askId);
     else this.shown.set(askId, tabId);
+    return true;
   }
 
   async forget(askId: string): Promise<string | null> {

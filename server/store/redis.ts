@@ -1,6 +1,6 @@
-import { createHash } from "node:crypto";
-import { Redis } from "ioredis";
+import type { Redis } from "ioredis";
 import type { Ask, AskStatus } from "../../lib/ask.ts";
+import { redisScripts } from "./redis-scripts.ts";
 import { SetAsideRows } from "./rows.ts";
 import type { AskStore, OwnerLinkKeyStore, RetentionStore } from "./store.ts";
 
@@ -172,14 +172,6 @@ end
 return { asks, chats }
 `;
 
-type ScriptName = "put" | "list" | "pending" | "claim" | "release" | "recordOwner" | "prune";
-const SCRIPTS: Record<ScriptName, { lua: string; sha: string }> = Object.fromEntries(
-  Object.entries({ put: PUT, list: LIST, pending: PENDING, claim: CLAIM, release: RELEASE, recordOwner: RECORD_OWNER, prune: PRUNE }).map(([name, lua]) => [
-    name,
-    { lua, sha: createHash("sha1").update(lua).digest("hex") },
-  ]),
-) as Record<ScriptName, { lua: string; sha: string }>;
-
 const OWNER_LINK_KID = "owner-link-kid";
 
 export type RedisAskStoreOptions = {
@@ -192,19 +184,23 @@ export class RedisAskStore implements AskStore, RetentionStore, OwnerLinkKeyStor
   private readonly redis: Redis;
   private readonly prefix: string;
   private readonly rows: SetAsideRows;
+  private readonly run: ReturnType<typeof redisScripts<"put" | "list" | "pending" | "claim" | "release" | "recordOwner" | "prune">>;
 
   /** Takes a connected client; `close` does not end it (its owner does). */
   constructor(redis: Redis, options: RedisAskStoreOptions = {}) {
     this.redis = redis;
     this.prefix = options.prefix ?? "asks:";
     this.rows = new SetAsideRows(options.log);
+    this.run = redisScripts(redis, this.prefix, { put: PUT, list: LIST, pending: PENDING, claim: CLAIM, release: RELEASE, recordOwner: RECORD_OWNER, prune: PRUNE });
   }
 
   /** A terminal ask is a tombstone: the script writes nothing over one. */
-  async put(ask: Ask): Promise<void> {
+  async put(ask: Ask): Promise<boolean> {
     const body = JSON.stringify(ask);
     const written = await this.run("put", ask.id, ask.status, ask.chatId ?? "", ask.createdAt, ask.resolution?.at ?? ask.createdAt, body);
-    if (written === 1) this.rows.healed(ask.id);
+    if (written !== 1) return false;
+    this.rows.healed(ask.id);
+    return true;
   }
 
   async get(id: string): Promise<Ask | null> {
@@ -262,17 +258,6 @@ export class RedisAskStore implements AskStore, RetentionStore, OwnerLinkKeyStor
 
   private key(name: string): string {
     return this.prefix + name;
-  }
-
-  /** Runs a script by its hash, loading it once per Redis (a restarted Redis has forgotten it). */
-  private async run(name: ScriptName, ...args: (string | number)[]): Promise<unknown> {
-    const script = SCRIPTS[name];
-    try {
-      return await this.redis.evalsha(script.sha, 0, this.prefix, ...args);
-    } catch (error) {
-      if (!(error instanceof Error) || !error.message.startsWith("NOSCRIPT")) throw error;
-      return this.redis.eval(script.lua, 0, this.prefix, ...args);
-    }
   }
 }
 

@@ -136,7 +136,7 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
   }
 
   /** A terminal ask is a tombstone: the WHERE clause of the upsert never lets it be written again. */
-  async put(ask: Ask): Promise<void> {
+  async put(ask: Ask): Promise<boolean> {
     const written = this.statements.upsert!.run({
       id: ask.id,
       status: ask.status,
@@ -145,8 +145,10 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
       updatedAt: ask.resolution?.at ?? ask.createdAt,
       body: JSON.stringify(ask),
     });
+    if (Number(written.changes) !== 1) return false;
     // A set-aside pending row that its source sent again (a backfill) is readable from now on.
-    if (Number(written.changes) === 1) this.rows.healed(ask.id);
+    this.rows.healed(ask.id);
+    return true;
   }
 
   async get(id: string): Promise<Ask | null> {

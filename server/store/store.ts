@@ -9,7 +9,8 @@ import type { ReplyClaim } from "../broker/ports.ts";
  * resolving step that lets exactly one answer win, even between instances.
  */
 export interface AskStore {
-  put(ask: Ask): Promise<void>;
+  /** Writes the ask unless a terminal one is stored already (a tombstone); true when it wrote. */
+  put(ask: Ask): Promise<boolean>;
   get(id: string): Promise<Ask | null>;
   pending(): Promise<Ask[]>;
   /** Newest first; `chatId` keeps one chat's asks, `ownedBy` those of the chats a user owns. */
