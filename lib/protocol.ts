@@ -45,6 +45,8 @@ export const ErrorCode = z.enum([
   "RATE_LIMITED",
   /** The server failed while handling the event; its log says why. */
   "INTERNAL",
+  /** The store the instances share (Redis) is unreachable: nothing was taken; try again once it is back. */
+  "UNAVAILABLE",
 ]);
 export type ErrorCode = z.infer<typeof ErrorCode>;
 
@@ -81,6 +83,8 @@ export const GatewayStatus = z.object({
   /** Epoch ms of the last change of `connected`. */
   since: z.number(),
   error: z.string().optional(),
+  /** Set while this instance cannot reach the store the instances share (Redis): answers are refused until it is back. */
+  degraded: z.string().optional(),
 });
 export type GatewayStatus = z.infer<typeof GatewayStatus>;
 

@@ -3,13 +3,17 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { Agent } from "node:https";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
+import { createAdapter } from "@socket.io/redis-adapter";
+import type { Redis } from "ioredis";
 import type { Clock } from "../lib/clock.ts";
 import { AskBroker } from "./broker/broker.ts";
 import type { Presence } from "./broker/ports.ts";
 import { MemoryPresence } from "./broker/presence.ts";
+import { RedisPresence } from "./broker/redis-presence.ts";
 import type { Config } from "./config.ts";
 import type { Gateway } from "./gateway/gateway.ts";
 import { ChatWatcher } from "./prompts/chat-watcher.ts";
+import { ServiceStatus } from "./status.ts";
 import { Retention } from "./store/retention.ts";
 import type { ServiceStore } from "./store/store.ts";
 import { secretKey, verifyTabToken } from "./tabs/auth.ts";
@@ -39,7 +43,14 @@ export type ApplicationOptions = {
   clock: Clock;
   authSecret: string;
   log(message: string): void;
-  /** Default: in memory (one instance). */
+  /**
+   * Several instances: the Redis they share (connected; the application owns it from here and ends it
+   * on stop). Presence and the Socket.IO fan-out go through it; the store given should be Redis's too.
+   */
+  redis?: Redis;
+  /** Key prefix in that Redis. */
+  redisKeyPrefix?: string;
+  /** Default: in Redis when `redis` is given, else in memory (one instance). */
   presence?: Presence;
   /** Serves pages; without it (tests) only Socket.IO and /healthz answer. */
   pages?: HttpHandler;
@@ -60,15 +71,19 @@ export type Application = {
 
 export async function createApplication(options: ApplicationOptions): Promise<Application> {
   const { config, store, gateway, clock, log } = options;
-  const presence = options.presence ?? new MemoryPresence();
+  const redis = options.redis ?? null;
+  const instanceId = randomUUID();
+  const sharedPresence = redis && !options.presence ? new RedisPresence({ redis, instanceId, clock, prefix: `${options.redisKeyPrefix ?? "openclaw-asks:"}presence:`, log }) : null;
+  const presence = options.presence ?? sharedPresence ?? new MemoryPresence();
   const key = secretKey(options.authSecret);
   const devices = new DeviceStore(path.join(config.DATA_DIR, "devices.sqlite"));
   const isOwnerLinkKid = isCurrentOwnerLinkKid(store);
   // Owner links share one kid; each device link has its own, revoked alone.
-  const isKnownKid = (kid: string) => isOwnerLinkKid(kid) || devices.isActive(kid, clock.now());
+  const isKnownKid = async (kid: string) => devices.isActive(kid, clock.now()) || (await isOwnerLinkKid(kid));
   let port = config.PORT;
+  const status = new ServiceStatus(gateway, redis);
 
-  const broker = new AskBroker({ store, presence, source: gateway, clock, owners: config.owners, instanceId: randomUUID(), log });
+  const broker = new AskBroker({ store, presence, source: gateway, clock, owners: config.owners, instanceId, log });
   const chatWatcher = new ChatWatcher({
     broker,
     runs: gateway,
@@ -91,9 +106,11 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
   /** Anyone may learn ok or degraded; the details (Gateway status, set-aside rows) are for an owner's token. */
   async function health(request: IncomingMessage): Promise<Record<string, unknown>> {
     const setAsideRows = store.setAsideRows();
-    const status = gateway.status.connected && setAsideRows === 0 ? "ok" : "degraded";
-    if ((await ownerOf(request)) === null) return { status };
-    return { status, gateway: gateway.status, setAsideRows };
+    const healthy = gateway.status.connected && setAsideRows === 0 && status.redisConnected;
+    const summary = healthy ? "ok" : "degraded";
+    // Checking an owner link's kid needs the store: with Redis away, the details wait for it.
+    if (!status.redisConnected || (await ownerOf(request)) === null) return { status: summary };
+    return { status: summary, gateway: gateway.status, setAsideRows, ...(redis ? { redis: { connected: status.redisConnected } } : {}) };
   }
 
   const deviceRoutes = createDeviceRoutes({
@@ -156,9 +173,14 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
       },
     );
   });
+  // Pub/sub clients of their own; they queue while Redis is away (the adapter does not await its
+  // publishes), and what they queued goes out once it is back.
+  const adapterClients = redis ? [redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null }), redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null })] : [];
+  for (const client of adapterClients) client.on("error", () => {});
   const tabs = createTabServer(http, {
     broker,
-    gateway,
+    gateway: status,
+    adapter: redis ? createAdapter(adapterClients[0], adapterClients[1], { key: `${options.redisKeyPrefix ?? "openclaw-asks:"}socket.io` }) : undefined,
     key,
     owners: config.owners,
     allowedOrigins: config.OPENWEBUI_ORIGINS,
@@ -171,6 +193,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
   });
   const retention = new Retention({ store, clock, historyDays: config.HISTORY_DAYS, log });
 
+  await sharedPresence?.start();
   await broker.restore();
   await new Promise<void>((resolve, reject) => {
     http.once("error", reject);
@@ -199,7 +222,10 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
         await tabs.close();
         await push.close();
         devices.close();
+        status.stop();
+        await sharedPresence?.stop().catch((error: unknown) => log(`leaving presence failed: ${error instanceof Error ? error.message : String(error)}`));
         await store.close();
+        for (const client of [...adapterClients, ...(redis ? [redis] : [])]) client.disconnect();
       })();
       return stopped;
     },

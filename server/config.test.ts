@@ -30,6 +30,14 @@ describe("config", () => {
     expect(parseConfig({ OPENWEBUI_URL: "https://chat.example.com/owui/" }).OPENWEBUI_URL).toBe("https://chat.example.com/owui");
   });
 
+  it("REDIS_URL: a redis URL, and only with an explicit AUTH_SECRET (a generated one would differ per instance)", () => {
+    const secret = "a-secret-of-at-least-thirty-two-characters";
+    expect(parseConfig({ REDIS_URL: "redis://127.0.0.1:6380", AUTH_SECRET: secret })).toMatchObject({ REDIS_URL: "redis://127.0.0.1:6380", REDIS_KEY_PREFIX: "openclaw-asks:" });
+    expect(() => parseConfig({ REDIS_URL: "redis://127.0.0.1:6380" })).toThrow(/^Invalid configuration: AUTH_SECRET must be set when REDIS_URL is/);
+    expect(() => parseConfig({ REDIS_URL: "http://127.0.0.1", AUTH_SECRET: secret })).toThrow(/REDIS_URL must be a redis:\/\/ or rediss:\/\/ URL/);
+    expect(parseConfig({}).REDIS_URL).toBeUndefined();
+  });
+
   it("parses lists", () => {
     const config = parseConfig({ OWNER_USERS: "u1, u2", OPENWEBUI_ORIGINS: "https://chat.example.com" });
     expect([...config.owners]).toEqual(["u1", "u2"]);

@@ -87,6 +87,13 @@ const EnvSchema = z.object({
   /** Open sockets per client address; the default admits the benchmark's 5,000 tabs on loopback. */
   MAX_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().min(1).default(10_000),
   /** Proxies whose X-Forwarded-For is believed: addresses or CIDR subnets. */
+  /** Several instances share this Redis (store, presence, Socket.IO fan-out); without it one process keeps SQLite in DATA_DIR. */
+  REDIS_URL: z
+    .string()
+    .refine((url) => /^rediss?:\/\/[^\s]+$/.test(url), "must be a redis:// or rediss:// URL")
+    .optional(),
+  /** Every key this service writes in Redis starts with it (several deployments may share one Redis). */
+  REDIS_KEY_PREFIX: z.string().min(1).default("openclaw-asks:"),
   TRUSTED_PROXIES: commaList.pipe(z.array(z.union([z.ipv4(), z.ipv6(), z.cidrv4(), z.cidrv6()], "must be a comma-separated list of IP addresses or CIDR subnets"))),
 }).superRefine((env, context) => {
   if (env.OWNER_LINK_HOURS > env.MAX_TOKEN_DAYS * 24) {
@@ -94,6 +101,13 @@ const EnvSchema = z.object({
   }
   if ((env.VAPID_PUBLIC_KEY === undefined) !== (env.VAPID_PRIVATE_KEY === undefined)) {
     context.addIssue({ code: "custom", path: [env.VAPID_PUBLIC_KEY === undefined ? "VAPID_PUBLIC_KEY" : "VAPID_PRIVATE_KEY"], message: "must be set together with its pair, or neither (then a pair is generated into DATA_DIR)" });
+  }
+  if (env.REDIS_URL !== undefined && env.AUTH_SECRET === undefined) {
+    context.addIssue({
+      code: "custom",
+      path: ["AUTH_SECRET"],
+      message: "must be set when REDIS_URL is: every instance must sign and check tokens with the same secret, and a generated one differs per DATA_DIR",
+    });
   }
   if (env.DEBUG !== undefined && env.ALLOW_UNSAFE_DEBUG === undefined && debugShowsFrames(env.DEBUG)) {
     context.addIssue({

@@ -7,7 +7,7 @@ import { loadOrCreateAuthSecret } from "./auth-secret.ts";
 import { parseConfig } from "./config.ts";
 import { gatewayFromConfig } from "./gateway/gateway.ts";
 import { createPagesHandler } from "./http/pages.ts";
-import { SqliteAskStore } from "./store/sqlite.ts";
+import { openStore } from "./store/open.ts";
 import { secretKey } from "./tabs/auth.ts";
 import { describeOwnerLink, mintOwnerLink } from "./tabs/owner-links.ts";
 
@@ -26,8 +26,8 @@ async function main(): Promise<void> {
   const authSecret = loadOrCreateAuthSecret(config);
   const log = (message: string) => console.log(message);
   const clock = systemClock();
-  // Opened before Next.js so an unusable DATA_DIR or database stops the start at once.
-  const store = new SqliteAskStore(path.join(config.DATA_DIR, "asks.sqlite"), { log });
+  // Opened before Next.js so an unusable DATA_DIR, database or Redis stops the start at once.
+  const { store, redis } = await openStore(config, log);
   const nextApp = next({ dev, dir: projectRoot, hostname: config.HOST, port: config.PORT });
   await nextApp.prepare();
   const handle = nextApp.getRequestHandler();
@@ -42,6 +42,7 @@ async function main(): Promise<void> {
     clock,
     log,
     store,
+    ...(redis ? { redis, redisKeyPrefix: config.REDIS_KEY_PREFIX } : {}),
     gateway: gatewayFromConfig(config, { clock, log }),
     pages: createPagesHandler({ handle, frameAncestors: config.OPENWEBUI_ORIGINS, dev, log: (message) => console.error(message) }),
   });

@@ -1,7 +1,7 @@
 import path from "node:path";
 import { loadOrCreateAuthSecret } from "./auth-secret.ts";
 import { parseConfig } from "./config.ts";
-import { SqliteAskStore } from "./store/sqlite.ts";
+import { openStore } from "./store/open.ts";
 import { secretKey } from "./tabs/auth.ts";
 import { describeOwnerLink, mintOwnerLink, revokeOwnerLinks } from "./tabs/owner-links.ts";
 import { renderUnicodeCompact } from "uqr";
@@ -49,7 +49,8 @@ async function main(args: readonly string[]): Promise<void> {
     }
     return;
   }
-  const store = new SqliteAskStore(path.join(config.DATA_DIR, "asks.sqlite"));
+  // With REDIS_URL the key id lives in Redis, where every instance checks it.
+  const { store, redis } = await openStore(config, () => {});
   try {
     if (revoke) {
       await revokeOwnerLinks(store);
@@ -59,6 +60,7 @@ async function main(args: readonly string[]): Promise<void> {
     console.log(describeOwnerLink(link));
   } finally {
     await store.close();
+    redis?.disconnect();
   }
 }
 

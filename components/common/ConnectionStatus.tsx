@@ -16,6 +16,7 @@ export function describeStatus(state: ConnectionState, gateway: GatewayStatus | 
       return { tone: "warn", text: "Connection lost, reconnecting…" };
     case "connected":
       if (!gateway) return { tone: "busy", text: "Connecting…" };
+      if (gateway.degraded) return { tone: "warn", text: gateway.degraded };
       return gateway.connected ? { tone: "ok", text: "Gateway connected" } : { tone: "warn", text: "Gateway unreachable, retrying" };
   }
 }

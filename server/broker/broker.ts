@@ -5,7 +5,7 @@ import { ANSWERED_ELSEWHERE, EXPIRED, endedAsText, type Ending } from "../../lib
 import { admit, canSee } from "../../lib/policy.ts";
 import { fail, type Ack, type AnswerAck, type AskClose, type CloseReason, type SecretOutcome } from "../../lib/protocol.ts";
 import { Emitter } from "../events.ts";
-import type { AskStore } from "../store/store.ts";
+import { StoreUnavailable, type AskStore } from "../store/store.ts";
 import { AskAlreadyEnded, type AskChannel, type Outcome, type Presence, type ReplyClaim, type SourceListing, type Tab } from "./ports.ts";
 
 /**
@@ -357,8 +357,9 @@ export class AskBroker extends Emitter<BrokerEvents> {
     try {
       claimed = await this.store.claim(askId, this.instanceId);
     } catch (error) {
-      // The store failed (a full disk): the answer fails, and the ask stays answerable.
+      // The store failed (a full disk, Redis away): the answer fails, and the ask stays answerable.
       await applyEndedMeanwhile();
+      if (error instanceof StoreUnavailable) return fail("UNAVAILABLE", `The answer was not taken: ${error.message}. The card stays; answer again once the status says the server is back.`);
       throw error;
     }
     if (!claimed) {

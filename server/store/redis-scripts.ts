@@ -1,10 +1,11 @@
 import { createHash } from "node:crypto";
 import type { Redis } from "ioredis";
+import { StoreUnavailable } from "./store.ts";
 
 /**
  * Lua scripts run by their hash (EVALSHA), each loaded once per Redis: a Redis that restarted has
  * forgotten them, and the first call after that sends the script itself. The key prefix is always the
- * first argument.
+ * first argument. A command that fails because Redis is away rejects with StoreUnavailable.
  */
 export function redisScripts<Name extends string>(redis: Redis, prefix: string, sources: Record<Name, string>): (name: Name, ...args: (string | number)[]) => Promise<unknown> {
   const scripts = new Map<Name, { lua: string; sha: string }>();
@@ -14,8 +15,22 @@ export function redisScripts<Name extends string>(redis: Redis, prefix: string, 
     try {
       return await redis.evalsha(script.sha, 0, prefix, ...args);
     } catch (error) {
-      if (!(error instanceof Error) || !error.message.startsWith("NOSCRIPT")) throw error;
-      return redis.eval(script.lua, 0, prefix, ...args);
+      if (error instanceof Error && error.message.startsWith("NOSCRIPT")) return unavailableAs(redis, () => redis.eval(script.lua, 0, prefix, ...args));
+      throw unavailable(redis, error);
     }
   };
+}
+
+/** Runs a command; a failure because Redis is away becomes StoreUnavailable. */
+export async function unavailableAs<T>(redis: Redis, command: () => Promise<T>): Promise<T> {
+  try {
+    return await command();
+  } catch (error) {
+    throw unavailable(redis, error);
+  }
+}
+
+/** With the offline queue off, a command sent while the connection is down fails at once. */
+function unavailable(redis: Redis, error: unknown): unknown {
+  return redis.status === "ready" ? error : new StoreUnavailable(`the store the instances share (Redis) is unreachable (${redis.status})`);
 }

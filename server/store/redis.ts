@@ -1,6 +1,6 @@
 import type { Redis } from "ioredis";
 import type { Ask, AskStatus } from "../../lib/ask.ts";
-import { redisScripts } from "./redis-scripts.ts";
+import { redisScripts, unavailableAs } from "./redis-scripts.ts";
 import { SetAsideRows } from "./rows.ts";
 import type { AskStore, OwnerLinkKeyStore, RetentionStore } from "./store.ts";
 
@@ -204,7 +204,7 @@ export class RedisAskStore implements AskStore, RetentionStore, OwnerLinkKeyStor
   }
 
   async get(id: string): Promise<Ask | null> {
-    const body = await this.redis.hget(this.key(`ask:${id}`), "body");
+    const body = await unavailableAs(this.redis, () => this.redis.hget(this.key(`ask:${id}`), "body"));
     return body === null ? null : this.rows.read(id, body);
   }
 
@@ -226,7 +226,7 @@ export class RedisAskStore implements AskStore, RetentionStore, OwnerLinkKeyStor
   }
 
   async chatOwner(chatId: string): Promise<string | null> {
-    return this.redis.hget(this.key("chats"), chatId);
+    return unavailableAs(this.redis, () => this.redis.hget(this.key("chats"), chatId));
   }
 
   async recordChatOwner(chatId: string, userId: string): Promise<string> {
@@ -247,11 +247,11 @@ export class RedisAskStore implements AskStore, RetentionStore, OwnerLinkKeyStor
   }
 
   async ownerLinkKid(): Promise<string | null> {
-    return this.redis.hget(this.key("settings"), OWNER_LINK_KID);
+    return unavailableAs(this.redis, () => this.redis.hget(this.key("settings"), OWNER_LINK_KID));
   }
 
   async setOwnerLinkKid(kid: string): Promise<void> {
-    await this.redis.hset(this.key("settings"), OWNER_LINK_KID, kid);
+    await unavailableAs(this.redis, () => this.redis.hset(this.key("settings"), OWNER_LINK_KID, kid));
   }
 
   async close(): Promise<void> {}

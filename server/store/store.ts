@@ -41,6 +41,9 @@ export interface AskStore {
   finishedInReply(chatId: string, replyId: string): Promise<Ask[]>;
 }
 
+/** The store cannot be reached now (Redis is down): nothing was read or written; it may be back soon. */
+export class StoreUnavailable extends Error {}
+
 /** What retention needs: terminal history and unviewed chats older than a cutoff go, a batch at a time. */
 export interface RetentionStore {
   /**

@@ -1,5 +1,5 @@
 import type { IncomingMessage, Server as HttpServer } from "node:http";
-import { Server } from "socket.io";
+import { Server, type ServerOptions } from "socket.io";
 import { fail, type ClientEvent, type ClientEvents, type ClientToServerEvents, type GatewayStatus, type ServerToClientEvents } from "../../lib/protocol.ts";
 import type { AskBroker } from "../broker/broker.ts";
 import type { Subscribable } from "../events.ts";
@@ -35,6 +35,8 @@ export type TabServerOptions = {
   authTimeoutMs?: number;
   /** Whether an owner link's key id is current (not revoked). */
   isKnownKid?: (kid: string) => Promise<boolean>;
+  /** Several instances: the Socket.IO adapter that fans events out to the others (Redis). */
+  adapter?: ServerOptions["adapter"];
   /** Inbound events per second per socket, with a burst of twice that. */
   eventsPerSecond?: number;
   now?: () => number;
@@ -66,6 +68,7 @@ export function createTabServer(http: HttpServer, options: TabServerOptions): Ta
 
   const io = new Server<ClientToServerEvents, ServerToClientEvents>(http, {
     maxHttpBufferSize: MAX_PAYLOAD_BYTES,
+    ...(options.adapter ? { adapter: options.adapter } : {}),
     serveClient: false,
     // Socket.IO closes a connection that has joined no namespace by then: sockets that never
     // authenticate, or only fail to, are not kept.
@@ -129,11 +132,13 @@ export function createTabServer(http: HttpServer, options: TabServerOptions): Ta
   broker.on("ask:show", (tabId, ask) => io.to(tabId).emit("ask:show", ask));
   broker.on("ask:close", (tabId, close) => io.to(tabId).emit("ask:close", close));
   broker.on("widget:superseded", (tabId, chatId) => io.to(tabId).emit("widget:superseded", { chatId }));
+  // A card, or a widget's notice that it was superseded, goes to its tab wherever it is connected (the adapter carries it to another instance);
+  // the dashboard feed and the status stay local: every instance hears every ask and has its own link.
   broker.on("ask:changed", (ask) => {
     // Encoding an ask for an empty room is work on every delivery: skip it when no dashboard watches.
-    if (io.sockets.adapter.rooms.get(WATCHERS_ROOM)?.size) io.to(WATCHERS_ROOM).emit("ask:changed", ask);
+    if (io.sockets.adapter.rooms.get(WATCHERS_ROOM)?.size) io.local.to(WATCHERS_ROOM).emit("ask:changed", ask);
   });
-  gateway.on("gateway:status", (status) => io.emit("gateway:status", status));
+  gateway.on("gateway:status", (status) => io.local.emit("gateway:status", status));
 
   const chats = createChatHandlers(broker);
   const asks = createAskHandlers(broker);

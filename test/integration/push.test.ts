@@ -112,12 +112,12 @@ describe("an exec approval no tab shows", () => {
     // No push offers Always allow, and an Allow once token cannot become one.
     expect(await act({ askId: id, decision: "allow-always", token: tokens["allow-once"] })).toMatchObject({ status: 403, body: { error: { code: "FORBIDDEN" } } });
     expect(await act({ askId: id, decision: "allow-once" })).toMatchObject({ status: 400, body: { error: { code: "INVALID" } } });
-    expect(server.store.get(id)?.status).toBe("pending");
+    expect((await server.store.get(id))?.status).toBe("pending");
 
     // The Allow once token decides, through the broker: the Gateway gets allow-once.
     expect(await act({ askId: id, decision: "allow-once", token: tokens["allow-once"] })).toEqual({ status: 200, body: { ok: true, status: "answered" } });
     expect(await pending.decision).toMatchObject({ decision: "allow-once" });
-    expect(server.store.get(id)?.resolution).toMatchObject({ by: "owner", summary: "Allow once" });
+    expect((await server.store.get(id))?.resolution).toMatchObject({ by: "owner", summary: "Allow once" });
 
     // Replayed, and the other decision's token after the ask ended: refused.
     expect(await act({ askId: id, decision: "allow-once", token: tokens["allow-once"] })).toMatchObject({ status: 409, body: { error: { code: "ALREADY_RESOLVED" } } });

@@ -1,14 +1,14 @@
 // DESIGN §6 "Who sees an ask, and when it ends" where it faces the Gateway and the sockets: each row's
 // Gateway methods and events end to end (one describe per row, named after it), the rules under the
-// table (two tabs / two instances answering at once, tombstones), §9 chat ownership over the wire and
+// table (two tabs answering at once, tombstones; several instances: instances.test.ts), §9 chat ownership over the wire and
 // §10 restart reconciliation. The rules themselves, every case and every expiry, are checked on the
 // broker with an injected clock (server/broker/broker.test.ts). The real OpenClaw Gateway carries the
 // contract; the in-repo fake Gateway is used where a test must count what reaches the Gateway or
 // script a replay.
 import { randomUUID } from "node:crypto";
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Ask } from "../../lib/ask.ts";
-import type { AnswerAck, AskClose } from "../../lib/protocol.ts";
+import type { AskClose } from "../../lib/protocol.ts";
 import {
   DB_QUESTION,
   TEST_AGENT,
@@ -25,10 +25,8 @@ import {
 } from "../support/asks.ts";
 import type { OperatorConnection, Payload } from "../support/gateway-client.ts";
 import { FakeGatewayError, type FakeGateway } from "../support/fake-gateway.ts";
-import { TEST_OWNER, openTab, startTestServer, waitConnected, type Tab, type TestServer } from "../support/tabs.ts";
+import { TEST_OWNER, openTab, waitConnected, type Tab, type TestServer } from "../support/tabs.ts";
 
-const gatewayUrl = inject("gatewayUrl");
-const gatewayToken = inject("gatewayToken");
 
 let requester: OperatorConnection;
 let elsewhere: OperatorConnection;
@@ -289,25 +287,6 @@ describe("§6 answered elsewhere (Control UI, /approve, another instance)", () =
     expect(await viewer.waitForClose(id)).toMatchObject({ askId: id, reason: "answered-elsewhere" });
     expect((await server.store.get(id))?.status).toBe("cancelled");
   });
-
-  it("another instance (sharing the store) answers: the card on this instance closes with answered-elsewhere", async () => {
-    const chatId = newChat();
-    const second = await startTestServer({ gatewayUrl, gatewayToken, dataDir: server.dataDir, env: { AGENT_ID: TEST_AGENT } });
-    try {
-      await waitConnected(second);
-      const viewer = await tab(chatId);
-      const { id } = await askQuestion(chatKey(chatId));
-      await viewer.waitForShow((a) => a.id === id);
-      // The owner's dashboard happens to be connected to the other instance.
-      const dashboard = await openOn(second, null);
-      const waiting = waitAnswer(requester, id);
-      expect(await dashboard.send("ask:answer", { askId: id, answer: { type: "questions", answers: { db: ["Postgres"] } } })).toEqual({ ok: true, status: "answered" });
-      expect(await waiting).toMatchObject({ status: "answered", answers: { answers: { db: ["Postgres"] } } });
-      expect(await viewer.waitForClose(id)).toMatchObject({ askId: id, reason: "answered-elsewhere" });
-    } finally {
-      await second.stop();
-    }
-  });
 });
 
 describe("§6 session is a sub-agent", () => {
@@ -417,61 +396,6 @@ describe("with the fake Gateway", () => {
         fake.setLatency(0, "plugin.approval.resolve");
       }
       expect(resolveCalls("plugin.approval.resolve", id)).toHaveLength(1);
-    });
-  });
-
-  describe("§6 two instances answering at once", () => {
-    it("two servers sharing one data dir: exactly one answer reaches the Gateway; the other gets ALREADY_RESOLVED", async () => {
-      const chatId = newChat();
-      const { id } = fakeQuestion(chatId);
-      await expect.poll(() => primary.broker.getPending(id)?.status, { timeout: 10_000 }).toBe("pending");
-      const second = await startTestServer({ gatewayUrl: fake.url, gatewayToken: fake.token, dataDir: primary.dataDir, env: { AGENT_ID: TEST_AGENT } });
-      extra.push(second);
-      try {
-        await waitConnected(second);
-        await expect.poll(() => second.broker.getPending(id)?.status, { timeout: 10_000 }).toBe("pending");
-        // The chat's tab is on the first instance; the owner's dashboard on the second.
-        const onFirst = await openOn(primary, chatId);
-        const onSecond = await openOn(second, null);
-        await onFirst.waitForShow((x) => x.id === id);
-        expect((await onSecond.list()).map((a) => a.id)).toContain(id);
-        fake.setLatency(300, "question.resolve");
-        let acks: AnswerAck[];
-        try {
-          acks = await Promise.all([
-            onFirst.send("ask:answer", { askId: id, answer: { type: "text", text: "Postgres" } }),
-            onSecond.send("ask:answer", { askId: id, answer: { type: "text", text: "SQLite" } }),
-          ]);
-        } finally {
-          fake.setLatency(0, "question.resolve");
-        }
-        expect(acks.filter((ack) => ack.ok)).toHaveLength(1);
-        expect(acks.filter((ack) => !ack.ok)).toEqual([{ ok: false, error: { code: "ALREADY_RESOLVED", message: expect.any(String) } }]);
-        expect(resolveCalls("question.resolve", id)).toHaveLength(1);
-        // The card closes: as answered when its own tab won, as answered elsewhere when the other instance did.
-        expect(await onFirst.waitForClose(id)).toMatchObject({ reason: acks[0]?.ok ? "answered" : "answered-elsewhere" });
-        await expect.poll(() => second.broker.getPending(id), { timeout: 10_000 }).toBeUndefined();
-      } finally {
-        await second.stop();
-      }
-    });
-
-    it("an ask that arrives while both instances run is shown on a tab of either instance", async () => {
-      const second = await startTestServer({ gatewayUrl: fake.url, gatewayToken: fake.token, dataDir: primary.dataDir, env: { AGENT_ID: TEST_AGENT } });
-      extra.push(second);
-      try {
-        await waitConnected(second);
-        const chatA = newChat();
-        const chatB = newChat();
-        const onFirst = await openOn(primary, chatA);
-        const onSecond = await openOn(second, chatB);
-        const qa = fakeQuestion(chatA);
-        const qb = fakeQuestion(chatB);
-        await onFirst.waitFor(() => onFirst.shown.find((x) => x.id === qa.id), "ask:show on the first instance", 10_000);
-        await onSecond.waitFor(() => onSecond.shown.find((x) => x.id === qb.id), "ask:show on the second instance", 10_000);
-      } finally {
-        await second.stop();
-      }
     });
   });
 

@@ -36,7 +36,7 @@ async function freePort(): Promise<number> {
 function launch(port: number, dir: string): Promise<ChildProcess> {
   const child = spawn(
     redisServerBinary(),
-    ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--appendonly", "yes", "--appendfsync", "everysec", "--save", "", "--daemonize", "no", "--loglevel", "warning", "--logfile", ""],
+    ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--appendonly", "yes", "--appendfsync", "always", "--save", "", "--daemonize", "no", "--loglevel", "warning", "--logfile", ""],
     { stdio: ["ignore", "pipe", "pipe"] },
   );
   return new Promise((resolve, reject) => {

@@ -10,7 +10,7 @@ import { createApplication, type Application } from "../../server/app.ts";
 import type { Presence, ReplyClaim } from "../../server/broker/ports.ts";
 import { parseConfig, type Config } from "../../server/config.ts";
 import { gatewayFromConfig } from "../../server/gateway/gateway.ts";
-import { SqliteAskStore } from "../../server/store/sqlite.ts";
+import { openStore } from "../../server/store/open.ts";
 import { mintTabToken, secretKey } from "../../server/tabs/auth.ts";
 import { TEST_REPLY } from "./replies.ts";
 import { emitWithAck, untyped, type TypedSocket } from "./typed-ack.ts";
@@ -50,21 +50,23 @@ export function testConfig(gatewayUrl: string, gatewayToken: string, dataDir: st
   });
 }
 
-/** The application as production wires it (SQLite under DATA_DIR, the configured Gateway), without the UI. */
-export function startApplication(
+/** The application as production wires it (SQLite under DATA_DIR, or Redis with REDIS_URL; the configured Gateway), without the UI. */
+export async function startApplication(
   config: Config,
   authSecret: string,
   log: (line: string) => void,
   parts: { clock?: Clock; presence?: Presence; pushAgent?: Agent } = {},
 ): Promise<Application> {
   const clock = parts.clock ?? systemClock();
+  const { store, redis } = await openStore(config, log);
   return createApplication({
     config,
     authSecret,
     clock,
     log,
     presence: parts.presence,
-    store: new SqliteAskStore(path.join(config.DATA_DIR, "asks.sqlite"), { log }),
+    store,
+    ...(redis ? { redis, redisKeyPrefix: config.REDIS_KEY_PREFIX } : {}),
     gateway: gatewayFromConfig(config, { clock, log }),
     pushAgent: parts.pushAgent,
   });
