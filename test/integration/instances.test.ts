@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { Ask } from "../../lib/ask.ts";
 import type { AnswerAck } from "../../lib/protocol.ts";
 import { REDIS_DOWN } from "../../server/status.ts";
-import { gatewayOperator, newChat, requestApproval, requestQuestion, sessionKeyOf, useTabs, waitAnswer } from "../support/asks.ts";
+import { TEST_AGENT, gatewayOperator, newChat, requestApproval, requestQuestion, sessionKeyOf, useTabs, waitAnswer } from "../support/asks.ts";
 import { startFakeGateway, type FakeGateway } from "../support/fake-gateway.ts";
 import type { OperatorConnection } from "../support/gateway-client.ts";
 import { startRedis, type TestRedis } from "../support/redis-server.ts";
@@ -26,7 +26,7 @@ afterAll(async () => {
 
 /** An instance on the shared Redis; instances of one deployment share a key prefix. */
 async function instance(gatewayUrl: string, gatewayToken: string, prefix: string, redisUrl = redis.url): Promise<TestServer> {
-  const server = await startTestServer({ gatewayUrl, gatewayToken, env: { REDIS_URL: redisUrl, AUTH_SECRET: TEST_AUTH_SECRET, REDIS_KEY_PREFIX: prefix } });
+  const server = await startTestServer({ gatewayUrl, gatewayToken, env: { AGENT_ID: TEST_AGENT, REDIS_URL: redisUrl, AUTH_SECRET: TEST_AUTH_SECRET, REDIS_KEY_PREFIX: prefix } });
   await waitConnected(server);
   return server;
 }
@@ -141,7 +141,7 @@ describe("two instances on the fake Gateway (counting what reaches it)", () => {
   let b: TestServer;
 
   beforeAll(async () => {
-    fake = await startFakeGateway({ agents: ["dev"] });
+    fake = await startFakeGateway({ agents: [TEST_AGENT] });
     const prefix = `deployment-${randomUUID()}:`;
     const servers = await Promise.all([0, 1].map(() => instance(fake.url, fake.token, prefix)));
     [a, b] = servers as [TestServer, TestServer];
@@ -190,7 +190,7 @@ describe("Redis restarting mid-run", () => {
   let server: TestServer;
 
   beforeAll(async () => {
-    fake = await startFakeGateway({ agents: ["dev"] });
+    fake = await startFakeGateway({ agents: [TEST_AGENT] });
     own = await startRedis();
     server = await instance(fake.url, fake.token, "restart:", own.url);
   });

@@ -8,7 +8,7 @@ import path from "node:path";
 import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { mintTabToken, secretKey } from "../../server/tabs/auth.ts";
-import { gatewayOperator, newChat, requestQuestion, sessionKeyOf, waitAnswer } from "../support/asks.ts";
+import { TEST_AGENT, gatewayOperator, newChat, requestQuestion, sessionKeyOf, waitAnswer } from "../support/asks.ts";
 import type { OperatorConnection } from "../support/gateway-client.ts";
 import { startRedis, type TestRedis } from "../support/redis-server.ts";
 import { TEST_AUTH_SECRET, TEST_OWNER, openTab, type Tab } from "../support/tabs.ts";
@@ -32,7 +32,7 @@ function startInstance(): Promise<Instance> {
       PORT: "0",
       HOST: "127.0.0.1",
       DATA_DIR: dataDir,
-      AGENT_ID: "dev",
+      AGENT_ID: TEST_AGENT,
       OWNER_USERS: TEST_OWNER,
       OPENCLAW_GATEWAY_URL: inject("gatewayUrl"),
       OPENCLAW_GATEWAY_TOKEN: inject("gatewayToken"),
