@@ -14,7 +14,7 @@ const SCHEMA = `
     chat_id TEXT,
     created_at INTEGER NOT NULL,
     updated_at INTEGER NOT NULL,
-    claimed_by TEXT,
+    claimed_by TEXT, -- unused: claims live in memory (kept for files of earlier versions)
     body TEXT NOT NULL
   );
   CREATE INDEX IF NOT EXISTS asks_status ON asks(status, updated_at);
@@ -55,6 +55,8 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
   private readonly db: DatabaseSync;
   private readonly statements: Record<string, StatementSync>;
   private readonly rows: SetAsideRows;
+  /** Answers being delivered: ask id → claimant. */
+  private readonly claims = new Map<string, string>();
 
   constructor(file: string, options: SqliteAskStoreOptions = {}) {
     this.rows = new SetAsideRows(options.log);
@@ -78,14 +80,12 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
       upsert: this.db.prepare(
         `INSERT INTO asks (id, status, chat_id, created_at, updated_at, claimed_by, body)
          VALUES (:id, :status, :chatId, :createdAt, :updatedAt, NULL, :body)
-         ON CONFLICT(id) DO UPDATE SET status = :status, chat_id = :chatId, updated_at = :updatedAt, body = :body,
-           claimed_by = CASE WHEN :status = 'pending' THEN claimed_by ELSE NULL END
+         ON CONFLICT(id) DO UPDATE SET status = :status, chat_id = :chatId, updated_at = :updatedAt, body = :body
          WHERE asks.status = 'pending'`,
       ),
       get: this.db.prepare("SELECT id, body FROM asks WHERE id = ?"),
       pending: this.db.prepare("SELECT id, body FROM asks WHERE status = 'pending' ORDER BY created_at"),
-      claim: this.db.prepare("UPDATE asks SET claimed_by = ? WHERE id = ? AND status = 'pending' AND claimed_by IS NULL"),
-      release: this.db.prepare("UPDATE asks SET claimed_by = NULL WHERE id = ? AND claimed_by = ?"),
+      status: this.db.prepare("SELECT status FROM asks WHERE id = ?"),
       owner: this.db.prepare("SELECT owner FROM chats WHERE chat_id = ?"),
       recordOwner: this.db.prepare("INSERT OR IGNORE INTO chats (chat_id, owner, recorded_at) VALUES (?, ?, ?)"),
       chatViewed: this.db.prepare(
@@ -146,6 +146,7 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
       body: JSON.stringify(ask),
     });
     if (Number(written.changes) !== 1) return false;
+    if (ask.status !== "pending") this.claims.delete(ask.id);
     // A set-aside pending row that its source sent again (a backfill) is readable from now on.
     this.rows.healed(ask.id);
     return true;
@@ -181,12 +182,21 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
     return this.rows.readAll(this.db.prepare(sql).all(...params) as Row[]);
   }
 
+  /**
+   * One process owns the file (several instances share Redis instead), so the claim lives in memory:
+   * no write, and no WAL checkpoint, on the way of an answer. It ends with a terminal `put`, so a
+   * process that dies while delivering leaves nothing that blocks the next answer after its restart.
+   */
   async claim(id: string, claimant: string): Promise<boolean> {
-    return Number(this.statements.claim!.run(claimant, id).changes) === 1;
+    if (this.claims.has(id)) return false;
+    const row = this.statements.status!.get(id) as { status: string } | undefined;
+    if (row?.status !== "pending") return false;
+    this.claims.set(id, claimant);
+    return true;
   }
 
   async release(id: string, claimant: string): Promise<void> {
-    this.statements.release!.run(id, claimant);
+    if (this.claims.get(id) === claimant) this.claims.delete(id);
   }
 
   async chatOwner(chatId: string): Promise<string | null> {
