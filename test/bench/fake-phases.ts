@@ -14,6 +14,8 @@ import { openIdleTab, openMany, openTab, strays, type BenchTab } from "./tabs.ts
  *             over IPC) → server → `ask:show` on the viewing tab (stamped here)
  *   handoff   a newer tab's `chat:view` → `ask:show` there and `ask:close` on the old tab
  *   answer    `ask:answer` → `question.resolve` at the fake Gateway → its answer → the ack
+ *   crossInstance  as delivery, but the event enters instance A and the viewing tab sits on instance
+ *             B (two product instances on one local Redis); against single-instance delivery
  *   memory    server heap per connected, viewing tab
  * Samples alternate product/relay (the order flips every pair) so both see the same noise; each
  * sample waits for the previous one to finish, with a short random pause between them.
@@ -40,6 +42,8 @@ export type FakeResults = {
   handoff: Comparison;
   /** Baseline: the bare relay's delivery timed from the load client; info: the relay forwarding the same answer. */
   answer: Comparison;
+  /** Delivery from one instance to a tab on another (one Redis); baseline: single-instance delivery in the same rounds. */
+  crossInstance: Comparison;
   memory: { tabs: number; heapBeforeBytes: number; heapAfterBytes: number; heapPerTabBytes: number; externalPerTabBytes: number; rssPerTabBytes: number };
   ipc: Summary;
   /** Tabs the product and the relay each had besides the idle ones (the viewing tabs of the figures). */
@@ -60,6 +64,9 @@ export type FakeOptions = {
   progress(message: string): void;
 };
 
+/** The product and its bare relay, side by side (the cross-instance pair is measured on its own). */
+type Side = Exclude<Target, "cross">;
+
 const PAIRS = 20;
 const ANSWER_TABS = 20;
 const CONNECT_CONCURRENCY = 100;
@@ -78,15 +85,15 @@ export async function runFakePhases(options: FakeOptions): Promise<FakeResults> 
   // of non-owner token that may view a chat nobody has opened yet).
   const token = (userId: string, chat: string) => mintTabToken(key, { userId, chat, reply: TEST_REPLY, ttlSeconds: 4 * 3600 });
   const { productUrl, relayUrl } = await server.call<{ productUrl: string; relayUrl: string }>({ cmd: "start-fake" });
-  const url = (target: Target) => (target === "product" ? productUrl : relayUrl);
-  const tokenFor = async (target: Target, userId: string, chat: string) => (target === "product" ? token(userId, chat) : null);
-  const targets: Target[] = ["product", "relay"];
+  const url = (target: Side) => (target === "product" ? productUrl : relayUrl);
+  const tokenFor = async (target: Side, userId: string, chat: string) => (target === "product" ? token(userId, chat) : null);
+  const targets: Side[] = ["product", "relay"];
 
   // --- measurement tabs ------------------------------------------------------------------------
   const live = { product: await openTab(productUrl, await token("viewer", "live"), "live"), relay: await openTab(relayUrl, null, "live") };
   type Pair = { chat: string; tabs: [BenchTab, BenchTab]; viewer: 0 | 1; askId: string };
-  const pairs: Record<Target, Pair[]> = { product: [], relay: [] };
-  const answerTabs: Record<Target, BenchTab[]> = { product: [], relay: [] };
+  const pairs: Record<Side, Pair[]> = { product: [], relay: [] };
+  const answerTabs: Record<Side, BenchTab[]> = { product: [], relay: [] };
   for (const target of targets) {
     for (let k = 0; k < PAIRS; k++) {
       const chat = `handoff-${k}`;
@@ -107,30 +114,32 @@ export async function runFakePhases(options: FakeOptions): Promise<FakeResults> 
    * the load client's IPC request that makes it emit (a round trip from the load client and back,
    * shaped like the handoff and answer figures, which start and end here too).
    */
-  const roundTrips: Record<Target, number[]> = { product: [], relay: [] };
-  const deliverySample = async (target: Target): Promise<{ oneWay: number; roundTrip: number }> => {
-    const tab = live[target];
+  const roundTrips: Record<Side, number[]> = { product: [], relay: [] };
+  const deliverySample = async (target: Target, tab: BenchTab = live[target as Side]): Promise<{ oneWay: number; roundTrip: number }> => {
     const shown = tab.next("ask:show");
     const sentAt = nowMs();
     const sent = server.call<{ id: string; emittedAt: number }>({ cmd: "ask", target, chat: tab.chat });
     const arrival = await shown;
     const { id, emittedAt } = await sent;
     if (arrival.payload.id !== id) throw new Error(`${target}: ask:show carried ${arrival.payload.id}, expected ${id}`);
-    const closed = target === "product" ? tab.next("ask:close", (payload) => payload.askId === id) : null;
+    const closed = target !== "relay" ? tab.next("ask:close", (payload) => payload.askId === id) : null;
     await server.call({ cmd: "cancel", target, askId: id });
     await closed;
     return { oneWay: arrival.at - emittedAt, roundTrip: arrival.at - sentAt };
   };
-  const delivery = async (target: Target): Promise<number> => {
+  const delivery = async (target: Side): Promise<number> => {
     const { oneWay, roundTrip } = await deliverySample(target);
     roundTrips[target].push(roundTrip);
     return oneWay;
   };
+  /** Cross-instance delivery: the event enters the first instance, the card reaches a tab on the second (Redis between). */
+  let crossTab: BenchTab | null = null;
+  const crossDelivery = async (): Promise<number> => (await deliverySample("cross", crossTab!)).oneWay;
   /** The bare relay timed like handoff and answer: from the load client and back to a tab here. */
   const relayRoundTrip = async (): Promise<number> => (await deliverySample("relay")).roundTrip;
 
-  const pairTurn: Record<Target, number> = { product: 0, relay: 0 };
-  const handoff = async (target: Target): Promise<number> => {
+  const pairTurn: Record<Side, number> = { product: 0, relay: 0 };
+  const handoff = async (target: Side): Promise<number> => {
     const pair = pairs[target][pairTurn[target]++ % PAIRS]!;
     const older = pair.tabs[pair.viewer];
     const newer = pair.tabs[1 - pair.viewer]!;
@@ -144,9 +153,9 @@ export async function runFakePhases(options: FakeOptions): Promise<FakeResults> 
     return Math.max(show.at, close.at) - t0;
   };
 
-  const answerTurn: Record<Target, number> = { product: 0, relay: 0 };
-  const answeredIds: Record<Target, string[]> = { product: [], relay: [] };
-  const answer = async (target: Target): Promise<number> => {
+  const answerTurn: Record<Side, number> = { product: 0, relay: 0 };
+  const answeredIds: Record<Side, string[]> = { product: [], relay: [] };
+  const answer = async (target: Side): Promise<number> => {
     const tab = answerTabs[target][answerTurn[target]++ % ANSWER_TABS]!;
     const shown = tab.next("ask:show");
     const { id } = await server.call<{ id: string }>({ cmd: "ask", target, chat: tab.chat });
@@ -196,8 +205,8 @@ export async function runFakePhases(options: FakeOptions): Promise<FakeResults> 
   const maxTabs = options.levels[0]!;
   const heapBefore = await server.call<Heap>({ cmd: "heap" });
   progress(`connecting ${maxTabs} idle tabs to the product server`);
-  const idle: Record<Target, Socket[]> = { product: [], relay: [] };
-  const connectIdle = async (target: Target, count: number) => {
+  const idle: Record<Side, Socket[]> = { product: [], relay: [] };
+  const connectIdle = async (target: Side, count: number) => {
     const tokens = target === "product" ? await Promise.all(Array.from({ length: count }, (_, i) => token(`user-${i}`, `idle-${i}`))) : null;
     const started = nowMs();
     idle[target] = await openMany(0, count, CONNECT_CONCURRENCY, (i) => openIdleTab(url(target), tokens?.[i] ?? null, `idle-${i}`));
@@ -251,6 +260,7 @@ export async function runFakePhases(options: FakeOptions): Promise<FakeResults> 
   const levels: Level[] = [];
   let handoffResult: Comparison | null = null;
   let answerResult: Comparison | null = null;
+  let crossResult: Comparison | null = null;
   for (const level of options.levels) {
     for (const target of targets) {
       const extra = idle[target].splice(level);
@@ -265,9 +275,14 @@ export async function runFakePhases(options: FakeOptions): Promise<FakeResults> 
       progress(`handoff and answer with ${level} idle tabs (${options.rounds} rounds of ${options.samples} each)`);
       handoffResult = await compare(`handoff@${level}`, options.samples, () => handoff("product"), relayRoundTrip, () => handoff("relay"));
       answerResult = await compare(`answer@${level}`, options.samples, () => answer("product"), relayRoundTrip, () => answer("relay"));
+      progress(`cross-instance delivery: two instances on one Redis, the tab on the second (${options.rounds} rounds of ${options.samples}, against single-instance delivery)`);
+      const { viewerUrl } = await server.call<{ viewerUrl: string }>({ cmd: "start-cross" });
+      crossTab = await openTab(viewerUrl, await token("viewer", "cross-live"), "cross-live");
+      await interleave(Math.min(50, options.warmup), [crossDelivery, () => delivery("product")]);
+      crossResult = await compare(`crossInstance@${level}`, options.samples, crossDelivery, () => delivery("product"));
     }
   }
-  if (!handoffResult || !answerResult) throw new Error(`the main level ${options.mainLevel} is not one of the levels ${options.levels.join(", ")}`);
+  if (!handoffResult || !answerResult || !crossResult) throw new Error(`the main level ${options.mainLevel} is not one of the levels ${options.levels.join(", ")}`);
 
   // --- honesty checks ----------------------------------------------------------------------------
   for (const target of targets) {
@@ -280,8 +295,9 @@ export async function runFakePhases(options: FakeOptions): Promise<FakeResults> 
   if (strays.disconnects.length > 0) throw new Error(`${strays.disconnects.length} idle tabs were disconnected: ${strays.disconnects.slice(0, 3).join("; ")}`);
 
   for (const target of targets) for (const socket of idle[target]) socket.close();
+  crossTab?.close();
   for (const tab of [live.product, live.relay, ...pairs.product.flatMap((pair) => pair.tabs), ...pairs.relay.flatMap((pair) => pair.tabs), ...answerTabs.product, ...answerTabs.relay]) tab.close();
-  return { levels, handoff: handoffResult, answer: answerResult, memory, ipc: summarize(ipcSamples), measurementTabs, raw };
+  return { levels, handoff: handoffResult, answer: answerResult, crossInstance: crossResult, memory, ipc: summarize(ipcSamples), measurementTabs, raw };
 }
 
 /** Waits until both servers have seen every (dis)connect the load client made. */

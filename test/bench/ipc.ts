@@ -4,12 +4,17 @@
  * carries an id; the server process answers each with a Reply.
  */
 
-/** Which side of the side-by-side comparison a Gateway event goes to. */
-export type Target = "product" | "relay";
+/**
+ * Which server a Gateway event goes to: the product, the bare relay, or the first of two product
+ * instances on one Redis (`cross`: the viewing tab sits on the second).
+ */
+export type Target = "product" | "relay" | "cross";
 
 export type Command =
   | { cmd: "start-fake" }
   | { cmd: "start-real"; gatewayUrl: string; gatewayToken: string }
+  /** Two product instances on a throwaway Redis; only the first hears the `cross` fake Gateway. Answers {viewerUrl}: the second's. */
+  | { cmd: "start-cross" }
   /** The fake Gateway of `target` emits `question.requested` for `chat` (createQuestion); answers {id, emittedAt} (clock.ts). */
   | { cmd: "ask"; target: Target; chat: string }
   /** The fake Gateway of `target` cancels the question (→ `question.resolved`). */

@@ -9,6 +9,7 @@ import type { Application } from "../../server/app.ts";
 import { MemoryPresence } from "../../server/broker/presence.ts";
 import { startApplication, testConfig } from "../support/tabs.ts";
 import { startFakeGateway, type FakeGateway } from "../support/fake-gateway.ts";
+import { startRedis, type TestRedis } from "../support/redis-server.ts";
 import { nowMs } from "./clock.ts";
 import type { Command, Counts, Heap, Ready, Reply, Request, Target } from "./ipc.ts";
 import { startRelay, type Relay } from "./relay.ts";
@@ -31,18 +32,44 @@ const log = (line: string) => {
 
 let product: { app: Application; presence: MemoryPresence } | null = null;
 let relay: Relay | null = null;
+/** The cross-instance pair: its Redis, the instance the Gateway events enter, and the one the tab views. */
+let cross: { redis: TestRedis; idleGateway: FakeGateway; instances: Application[] } | null = null;
 const fakes = new Map<Target, FakeGateway>();
 
 async function startProduct(gatewayUrl: string, gatewayToken: string): Promise<{ app: Application; presence: MemoryPresence }> {
   const config = testConfig(gatewayUrl, gatewayToken, dataDir);
   const presence = new MemoryPresence();
   const server = await startApplication(config, authSecret!, log, { presence });
+  await connected(server, gatewayUrl);
+  return { app: server, presence };
+}
+
+async function connected(server: Application, gatewayUrl: string): Promise<void> {
   const deadline = Date.now() + 30_000;
   while (!server.gateway.status.connected) {
     if (Date.now() > deadline) throw new Error(`the product server did not connect to the Gateway at ${gatewayUrl}: ${logs.slice(-5).join(" | ")}`);
     await sleep(20);
   }
-  return { app: server, presence };
+}
+
+/**
+ * Two product instances as a deployment runs them (REDIS_URL, one Redis). The events of the `cross`
+ * fake Gateway reach only the first; the second's Gateway stays idle, so every card it delivers to
+ * its tab came from the first through Redis (presence and the Socket.IO adapter).
+ */
+async function startCross(): Promise<{ viewerUrl: string }> {
+  const redis = await startRedis();
+  const source = await startFakeGateway({ agents: ["dev"] });
+  const idleGateway = await startFakeGateway({ agents: ["dev"] });
+  fakes.set("cross", source);
+  cross = { redis, idleGateway, instances: [] };
+  const env = { REDIS_URL: redis.url, AUTH_SECRET: authSecret!, REDIS_KEY_PREFIX: "bench:" };
+  for (const gateway of [source, idleGateway]) {
+    const instance = await startApplication(testConfig(gateway.url, gateway.token, dataDir, env), authSecret!, log);
+    cross.instances.push(instance);
+    await connected(instance, gateway.url);
+  }
+  return { viewerUrl: cross.instances[1]!.url };
 }
 
 function fake(target: Target): FakeGateway {
@@ -76,6 +103,8 @@ async function handle(command: Command): Promise<unknown> {
       relay = await startRelay(fake("relay").url, fake("relay").token);
       return { productUrl: product.app.url, relayUrl: relay.url };
     }
+    case "start-cross":
+      return startCross();
     case "start-real": {
       product = await startProduct(command.gatewayUrl, command.gatewayToken);
       return { productUrl: product.app.url };
@@ -111,6 +140,10 @@ async function handle(command: Command): Promise<unknown> {
 async function stopAll(): Promise<void> {
   await product?.app.stop();
   await relay?.stop();
+  for (const instance of cross?.instances ?? []) await instance.stop();
+  await cross?.idleGateway.stop();
+  await cross?.redis.stop();
+  cross = null;
   for (const gateway of fakes.values()) await gateway.stop();
   product = null;
   relay = null;
