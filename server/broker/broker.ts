@@ -125,14 +125,15 @@ export class AskBroker extends Emitter<BrokerEvents> {
   async receive(ask: Ask): Promise<void> {
     if (this.unconfirmed.has(ask.id)) return this.confirm([ask.id]);
     if (this.pending.has(ask.id)) return;
-    const stored = await this.store.get(ask.id);
+    // Both reads at once: with Redis each is a round trip on the way of the card.
+    const [stored, chatOwner] = await Promise.all([this.store.get(ask.id), ask.chatId ? this.chatOwner(ask.chatId) : null]);
     if (stored) {
       // Another instance sharing the store took it in first: follow it here too. A terminal row is a
       // tombstone. Text prompts belong to the instance whose chat watcher saw them.
       if (stored.status === "pending" && ask.source !== "text-prompt") await this.adopt(stored);
       return;
     }
-    const verdict = admit(ask, { chatOwner: ask.chatId ? await this.chatOwner(ask.chatId) : null, owners: this.owners });
+    const verdict = admit(ask, { chatOwner, owners: this.owners });
     if (verdict.action === "refuse") return this.refuse(ask, verdict.summary);
     if (ask.source === "text-prompt" && !(await this.viewerFor(ask))) {
       // A text prompt has nowhere to wait: with no tab it stays in the reply as text.
@@ -547,13 +548,15 @@ export class AskBroker extends Emitter<BrokerEvents> {
    */
   private route(chatId: string): Promise<void> {
     return this.inChat(chatId, async () => {
-      let [viewers, chatOwner] = await Promise.all([this.presence.viewers(chatId), this.chatOwner(chatId)]);
-      for (const askId of [...(this.pendingByChat.get(chatId) ?? [])]) {
+      const askIds = [...(this.pendingByChat.get(chatId) ?? [])];
+      // One round trip to a shared presence: the reads go out together.
+      let [viewers, chatOwner, holders] = await Promise.all([this.presence.viewers(chatId), this.chatOwner(chatId), Promise.all(askIds.map((id) => this.presence.shownTo(id)))]);
+      for (const [index, askId] of askIds.entries()) {
         for (let attempt = 0; attempt < MAX_ROUTE_ATTEMPTS; attempt++) {
           const ask = this.pending.get(askId);
           if (!ask || this.unconfirmed.has(askId)) break;
           const target = this.newestAllowed(viewers, ask, chatOwner);
-          const previous = await this.presence.shownTo(askId);
+          const previous = attempt === 0 ? holders[index]! : await this.presence.shownTo(askId);
           if ((target?.id ?? null) === previous) break;
           if (await this.presence.show(askId, target?.id ?? null, previous)) {
             // A tab that left the chat knows; only one still viewing it is told the card moved.
