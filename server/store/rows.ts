@@ -7,7 +7,7 @@ import { Ask } from "../../lib/ask.ts";
  */
 export class SetAsideRows {
   private readonly ids = new Set<string>();
-  private readonly log: (message: string) => void;
+  readonly log: (message: string) => void;
 
   constructor(log: (message: string) => void = () => {}) {
     this.log = log;

@@ -3,7 +3,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { afterEach, describe, expect, it } from "vitest";
-import { SqliteAskStore } from "./sqlite.ts";
+import { CHECKPOINT_EVERY_MS, SqliteAskStore } from "./sqlite.ts";
+import { ManualClock } from "../../test/support/manual-clock.ts";
 import { question } from "../../test/support/stored-asks.ts";
 
 const dirs: string[] = [];
@@ -59,5 +60,29 @@ describe("file permissions (DATA_DIR holds questions, approval commands and text
     chmodSync(dir, 0o1777);
     expect(() => open(path.join(dir, "asks.sqlite"))).toThrow(/sticky bit/);
     expect(statSync(dir).mode & 0o7777).toBe(0o1777);
+  });
+});
+
+describe("WAL checkpoints (before: inside whichever write crossed the threshold, an answer's or a card's)", () => {
+  it("with a clock, the WAL is checkpointed on the store's own timer, not by writes; the timer ends with the store", async () => {
+    const file = path.join(tempDir(), "asks.sqlite");
+    const clock = new ManualClock();
+    const store = new SqliteAskStore(file, { clock });
+    const walPages = () => {
+      const db = new DatabaseSync(file);
+      const row = db.prepare("PRAGMA wal_checkpoint(PASSIVE)").get() as { log: number; checkpointed: number };
+      db.close();
+      return row;
+    };
+    // Far past SQLite's 1,000-page threshold: no write checkpoints on its own.
+    const big = "x".repeat(8_000);
+    for (let i = 0; i < 600; i++) await store.put(question(`q${i}`, "c", { questions: [{ id: "db", header: "DB", question: big, options: [{ label: "A" }], multiSelect: false, allowOther: false }] }));
+    expect(statSync(`${file}-wal`).size).toBeGreaterThan(1500 * 4096);
+    expect(clock.pendingTimers).toBe(1);
+    clock.advance(CHECKPOINT_EVERY_MS);
+    expect(walPages().log).toBe(walPages().checkpointed);
+    expect(clock.pendingTimers).toBe(1);
+    await store.close();
+    expect(clock.pendingTimers).toBe(0);
   });
 });

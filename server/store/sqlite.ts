@@ -4,6 +4,7 @@ import { DatabaseSync, type StatementSync } from "node:sqlite";
 import type { Ask, AskStatus } from "../../lib/ask.ts";
 import { PRIVATE_FILE_MODE, preparePrivateDir, restrictFiles } from "./data-dir.ts";
 import type { ReplyClaim } from "../broker/ports.ts";
+import type { Clock, TimerHandle } from "../../lib/clock.ts";
 import { SetAsideRows } from "./rows.ts";
 import type { AskStore, OwnerLinkKeyStore, RetentionStore } from "./store.ts";
 
@@ -43,7 +44,15 @@ const OWNER_LINK_KID = "owner-link-kid";
 export type SqliteAskStoreOptions = {
   /** Where a row that no longer parses is reported (once per id). */
   log?: (message: string) => void;
+  /**
+   * With a clock, the WAL is checkpointed on a timer of its own (every CHECKPOINT_EVERY_MS) instead of
+   * inside whichever write crosses SQLite's threshold: that write is an answer or a card on its way,
+   * and a checkpoint syncs the database file. Without one, SQLite checkpoints as it writes.
+   */
+  clock?: Clock;
 };
+
+export const CHECKPOINT_EVERY_MS = 5_000;
 
 /**
  * The embedded store of one instance: one SQLite file under DATA_DIR, in WAL mode. The directory is
@@ -57,6 +66,8 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
   private readonly rows: SetAsideRows;
   /** Answers being delivered: ask id → claimant. */
   private readonly claims = new Map<string, string>();
+  private readonly clock: Clock | null;
+  private checkpointTimer: TimerHandle | null = null;
 
   constructor(file: string, options: SqliteAskStoreOptions = {}) {
     this.rows = new SetAsideRows(options.log);
@@ -76,6 +87,11 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
       throw new Error(`cannot use the database ${file}: ${error instanceof Error ? error.message : String(error)}`);
     }
     if (onDisk) restrictFiles(file, `${file}-wal`, `${file}-shm`);
+    this.clock = options.clock ?? null;
+    if (this.clock && onDisk) {
+      this.db.exec("PRAGMA wal_autocheckpoint = 0");
+      this.scheduleCheckpoint();
+    }
     this.statements = {
       upsert: this.db.prepare(
         `INSERT INTO asks (id, status, chat_id, created_at, updated_at, claimed_by, body)
@@ -261,7 +277,21 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
   }
 
   async close(): Promise<void> {
+    if (this.checkpointTimer) this.clock?.clearTimer(this.checkpointTimer);
+    this.checkpointTimer = null;
     this.db.close();
+  }
+
+  private scheduleCheckpoint(): void {
+    this.checkpointTimer = this.clock!.setTimer(() => {
+      try {
+        // PASSIVE: copies what it can without waiting for anyone; the rest goes at the next one.
+        this.db.exec("PRAGMA wal_checkpoint(PASSIVE)");
+      } catch (error) {
+        this.rows.log(`checkpointing the database failed: ${error instanceof Error ? error.message : String(error)}`);
+      }
+      this.scheduleCheckpoint();
+    }, CHECKPOINT_EVERY_MS);
   }
 
 }
