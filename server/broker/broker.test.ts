@@ -418,7 +418,7 @@ describe("AskBroker (DESIGN §6 on the broker, injected clock)", () => {
       expect(tabs.holders("tp1")).toEqual(["w1"]);
       await broker.view(widget("w2", "c1", "a2", 2), "c1");
       expect(tabs.shows("w2", "tp1")).toBe(0);
-      expect(store.get("tp1")).toMatchObject({ status: "ended-as-text", replyId: "a1", resolution: { summary: "Which database?" } });
+      expect(await store.get("tp1")).toMatchObject({ status: "ended-as-text", replyId: "a1", resolution: { summary: "Which database?" } });
       expect(tabs.closes("w1", "tp1")).toEqual([{ tabId: "w1", event: "close", askId: "tp1", reason: "answered-elsewhere", summary: "Which database?" }]);
     });
 

@@ -72,10 +72,10 @@ describe("the idle widget page", () => {
   });
 
   it("holds the reply's finished asks as summaries (question and answer, escaped; a secret never its value) and no socket or app script", async () => {
-    store.recordChatOwner("c1", "alice");
-    store.put(finished("q1", "c1", "a3", "<b>SQLite</b>"));
-    store.put({ ...finished("s1", "c1", "a3", "•••• (secret entered)"), kind: "secret", secret: { name: "API_TOKEN", prompt: "Paste the token", allowedHostsEditable: false } } as Ask);
-    store.put(finished("elsewhere", "c1", "a2", "Postgres"));
+    await store.recordChatOwner("c1", "alice");
+    await store.put(finished("q1", "c1", "a3", "<b>SQLite</b>"));
+    await store.put({ ...finished("s1", "c1", "a3", "•••• (secret entered)"), kind: "secret", secret: { name: "API_TOKEN", prompt: "Paste the token", allowedHostsEditable: false } } as Ask);
+    await store.put(finished("elsewhere", "c1", "a2", "Postgres"));
     await page("c1", await embed("c1", "a9", 9));
     const response = await page("c1", await embed("c1", "a3", 3));
     const html = await response.text();
@@ -96,15 +96,15 @@ describe("the idle widget page", () => {
   });
 
   it("another user's token for the chat shows none of its summaries", async () => {
-    store.recordChatOwner("c1", "alice");
-    store.put(finished("q1", "c1", "a3", "SQLite"));
+    await store.recordChatOwner("c1", "alice");
+    await store.put(finished("q1", "c1", "a3", "SQLite"));
     await page("c1", await embed("c1", "a9", 9));
     expect(await (await page("c1", await embed("c1", "a3", 3, "mallory"))).text()).not.toContain("SQLite");
   });
 
   it("an expired token still shows its reply's summaries, never the live widget, even for the latest reply", async () => {
-    store.recordChatOwner("c1", "alice");
-    store.put(finished("q1", "c1", "a3", "SQLite"));
+    await store.recordChatOwner("c1", "alice");
+    await store.put(finished("q1", "c1", "a3", "SQLite"));
     const token = await embed("c1", "a3", 3, "alice", 60);
     clock.advance(3600_000);
     const response = await page("c1", token);

@@ -1,6 +1,7 @@
 import type { Redis } from "ioredis";
 import type { Ask, AskStatus } from "../../lib/ask.ts";
 import { redisScripts, unavailableAs } from "./redis-scripts.ts";
+import type { ReplyClaim } from "../broker/ports.ts";
 import { SetAsideRows } from "./rows.ts";
 import type { AskStore, OwnerLinkKeyStore, RetentionStore } from "./store.ts";
 
@@ -15,6 +16,8 @@ import type { AskStore, OwnerLinkKeyStore, RetentionStore } from "./store.ts";
  *   change: the listings, each filter answered from one set (never one look-up per chat of a user)
  * - `pending` (by creation, for restore), `terminal` (by end, for retention), `chat-pending:<chat>` (a set)
  * - `chats` hash chat → owner; `chat-seen` sorted set chat → last view (retention); `settings` hash
+ * - `embed:<chat>` hash (msg, mts): the chat's newest reply seen in an embed token (the live widget's);
+ *   `embed-seen` sorted set chat → when an embed of it was last noted (retention)
  *
  * The scripts name keys they build from the prefix, so this runs on one Redis, not a Cluster.
  */
@@ -169,7 +172,44 @@ while chats < limit do
     end
   end
 end
+for _, chat in ipairs(redis.call('ZRANGEBYSCORE', p .. 'embed-seen', '-inf', '(' .. cutoff, 'LIMIT', 0, limit)) do
+  redis.call('DEL', p .. 'embed:' .. chat)
+  redis.call('ZREM', p .. 'embed-seen', chat)
+end
 return { asks, chats }
+`;
+
+/**
+ * Keeps the newer of the noted reply and this one (by mint time; a tie keeps the noted one) and returns
+ * the newest as [msg, mts]. Reading and writing in one script keeps it the newest across instances.
+ */
+const NOTE_EMBED = `
+local p, chat, msg, mts, at = ARGV[1], ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5])
+local key = p .. 'embed:' .. chat
+local newest = redis.call('HMGET', key, 'msg', 'mts')
+if not newest[1] or tonumber(mts) > tonumber(newest[2]) then
+  redis.call('HSET', key, 'msg', msg, 'mts', mts)
+  newest = { msg, mts }
+end
+redis.call('ZADD', p .. 'embed-seen', 'GT', at, chat)
+return newest
+`;
+
+/** The chat's finished asks whose body names this reply, oldest change first, as flat [id, body] pairs. */
+const FINISHED_IN_REPLY = `
+local p, chat, reply = ARGV[1], ARGV[2], ARGV[3]
+local out = {}
+for _, id in ipairs(redis.call('ZRANGE', p .. 'chat-asks:' .. chat, 0, -1)) do
+  local row = redis.call('HMGET', p .. 'ask:' .. id, 'status', 'body')
+  if row[1] and row[1] ~= 'pending' then
+    local ok, ask = pcall(cjson.decode, row[2])
+    if ok and type(ask) == 'table' and ask.replyId == reply then
+      out[#out + 1] = id
+      out[#out + 1] = row[2]
+    end
+  end
+end
+return out
 `;
 
 const OWNER_LINK_KID = "owner-link-kid";
@@ -184,14 +224,14 @@ export class RedisAskStore implements AskStore, RetentionStore, OwnerLinkKeyStor
   private readonly redis: Redis;
   private readonly prefix: string;
   private readonly rows: SetAsideRows;
-  private readonly run: ReturnType<typeof redisScripts<"put" | "list" | "pending" | "claim" | "release" | "recordOwner" | "prune">>;
+  private readonly run: ReturnType<typeof redisScripts<"put" | "list" | "pending" | "claim" | "release" | "recordOwner" | "prune" | "noteEmbed" | "finishedInReply">>;
 
   /** Takes a connected client; `close` does not end it (its owner does). */
   constructor(redis: Redis, options: RedisAskStoreOptions = {}) {
     this.redis = redis;
     this.prefix = options.prefix ?? "asks:";
     this.rows = new SetAsideRows(options.log);
-    this.run = redisScripts(redis, this.prefix, { put: PUT, list: LIST, pending: PENDING, claim: CLAIM, release: RELEASE, recordOwner: RECORD_OWNER, prune: PRUNE });
+    this.run = redisScripts(redis, this.prefix, { put: PUT, list: LIST, pending: PENDING, claim: CLAIM, release: RELEASE, recordOwner: RECORD_OWNER, prune: PRUNE, noteEmbed: NOTE_EMBED, finishedInReply: FINISHED_IN_REPLY });
   }
 
   /** A terminal ask is a tombstone: the script writes nothing over one. */
@@ -239,6 +279,15 @@ export class RedisAskStore implements AskStore, RetentionStore, OwnerLinkKeyStor
 
   setAsideRows(): number {
     return this.rows.count;
+  }
+
+  async noteEmbed(chatId: string, embed: ReplyClaim, at: number): Promise<ReplyClaim> {
+    const [msg, mts] = (await this.run("noteEmbed", chatId, embed.msg, embed.mts, at)) as [string, string];
+    return { msg, mts: Number(mts) };
+  }
+
+  async finishedInReply(chatId: string, replyId: string): Promise<Ask[]> {
+    return this.rows.readAll(pairs(await this.run("finishedInReply", chatId, replyId)));
   }
 
   async prune(cutoff: number, limit: number): Promise<{ asks: number; chats: number }> {

@@ -86,3 +86,14 @@ describe("WAL checkpoints (before: inside whichever write crossed the threshold,
     expect(clock.pendingTimers).toBe(0);
   });
 });
+
+describe("the live widget's note across a reopen", () => {
+  it("the chat's newest embed outlives the process", async () => {
+    const file = path.join(tempDir(), "asks.sqlite");
+    const store = open(file);
+    await store.noteEmbed("c1", { msg: "a3", mts: 3_000 }, 13);
+    await store.close();
+    stores.splice(0);
+    expect(await open(file).noteEmbed("c1", { msg: "a0", mts: 0 }, 14)).toEqual({ msg: "a3", mts: 3_000 });
+  });
+});

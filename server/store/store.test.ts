@@ -121,6 +121,56 @@ describe.each(storeBackends())("AskStore on $name", (backend) => {
     expect(await store.ownerLinkKid()).toBe("k2");
   });
 
+  describe("the live widget's notes (DESIGN §2)", () => {
+    it("keeps the newest embed (reply and mint time) per chat, whatever order the embeds are seen in", async () => {
+      const store = await backend.open();
+      expect(await store.noteEmbed("c1", { msg: "a2", mts: 2_000 }, 10)).toEqual({ msg: "a2", mts: 2_000 });
+      expect(await store.noteEmbed("c1", { msg: "a1", mts: 1_000 }, 11)).toEqual({ msg: "a2", mts: 2_000 });
+      expect(await store.noteEmbed("c2", { msg: "b1", mts: 500 }, 12)).toEqual({ msg: "b1", mts: 500 });
+      expect(await store.noteEmbed("c1", { msg: "a3", mts: 1_700_000_003_000 }, 13)).toEqual({ msg: "a3", mts: 1_700_000_003_000 });
+      // A tie keeps the reply noted first.
+      expect(await store.noteEmbed("c1", { msg: "a3-twin", mts: 1_700_000_003_000 }, 14)).toEqual({ msg: "a3", mts: 1_700_000_003_000 });
+      expect(await store.noteEmbed("c2", { msg: "b0", mts: 0 }, 15)).toEqual({ msg: "b1", mts: 500 });
+    });
+
+    it.runIf(backend.shared)("across instances: embeds noted at once from two instances leave the newest of all, and each sees one at least as new as its own", async () => {
+      const one = await backend.open();
+      const two = await backend.shared!();
+      const embeds = Array.from({ length: 40 }, (_, i) => ({ msg: `r${i}`, mts: 1_000 + ((i * 17) % 40) }));
+      const seen = await Promise.all(embeds.map((embed, i) => (i % 2 === 0 ? one : two).noteEmbed("c1", embed, 10 + i)));
+      seen.forEach((newest, i) => expect(newest.mts).toBeGreaterThanOrEqual(embeds[i]!.mts));
+      const newest = embeds.reduce((a, b) => (b.mts > a.mts ? b : a));
+      expect(await one.noteEmbed("c1", { msg: "old", mts: 0 }, 99)).toEqual(newest);
+      expect(await two.noteEmbed("c1", { msg: "old", mts: 0 }, 99)).toEqual(newest);
+    });
+
+    it("lists the finished asks last shown in one reply, oldest first, never a pending one or another reply's", async () => {
+      const store = await backend.open();
+      const ended = (id: string, replyId: string | undefined, at: number) =>
+        question(id, "c1", { replyId, status: "answered", resolution: { by: "u", at, summary: `answer ${id}`, tabId: "t" } });
+      await store.put(ended("late", "a2", 300));
+      await store.put(ended("early", "a2", 100));
+      await store.put(ended("other-reply", "a1", 200));
+      await store.put(ended("no-reply", undefined, 250));
+      await store.put(question("pending", "c1", { replyId: "a2" }));
+      await store.put({ ...ended("other-chat", "a2", 260), chatId: "c2" });
+      expect(ids(await store.finishedInReply("c1", "a2"))).toEqual(["early", "late"]);
+      expect(await store.finishedInReply("c1", "a3")).toEqual([]);
+      // A pending ask that ends in the reply joins its summaries.
+      await store.put(ended("pending", "a2", 400));
+      expect(ids(await store.finishedInReply("c1", "a2"))).toEqual(["early", "late", "pending"]);
+    });
+
+    it("forgets a chat's embed note not renewed within the retention window", async () => {
+      const store = await backend.open();
+      await store.noteEmbed("old", { msg: "a9", mts: 1_000 }, 10);
+      await store.noteEmbed("recent", { msg: "b9", mts: 1_000 }, 1_000);
+      await store.prune(500, 100);
+      expect(await store.noteEmbed("old", { msg: "a1", mts: 5 }, 2_000)).toEqual({ msg: "a1", mts: 5 });
+      expect(await store.noteEmbed("recent", { msg: "b1", mts: 5 }, 2_000)).toEqual({ msg: "b9", mts: 1_000 });
+    });
+  });
+
   it("prune: terminal asks last changed before the cutoff go, with chats not viewed since and without a pending ask; a batch at a time", async () => {
     const store = await backend.open();
     await store.chatViewed("old", "alice", 100);
