@@ -4,7 +4,7 @@
 // when two tabs on two instances answer at once, and stands in while Redis restarts mid-run.
 // The SIGKILL tests with separate processes are in test/redis/.
 import { randomUUID } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
 import type { Ask } from "../../lib/ask.ts";
 import type { AnswerAck } from "../../lib/protocol.ts";
 import { REDIS_DOWN } from "../../server/status.ts";
@@ -12,7 +12,7 @@ import { TEST_AGENT, gatewayOperator, newChat, requestApproval, requestQuestion,
 import { startFakeGateway, type FakeGateway } from "../support/fake-gateway.ts";
 import type { OperatorConnection } from "../support/gateway-client.ts";
 import { startRedis, type TestRedis } from "../support/redis-server.ts";
-import { TEST_AUTH_SECRET, startTestServer, waitConnected, type TestServer } from "../support/tabs.ts";
+import { TEST_AUTH_SECRET, TEST_OWNER, openTab, startTestServer, waitConnected, type Tab, type TestServer } from "../support/tabs.ts";
 
 let redis: TestRedis;
 const { openOn } = useTabs();
@@ -41,6 +41,10 @@ describe("three instances on one Redis and the real Gateway", () => {
   let c: TestServer;
   /** ask:ended per ask id, summed over the instances: the end of an ask is reported once in all. */
   const endings = new Map<string, number>();
+  const widgets: Tab[] = [];
+  afterEach(() => {
+    for (const opened of widgets.splice(0)) opened.close();
+  });
 
   beforeAll(async () => {
     requester = await gatewayOperator("requester");
@@ -121,6 +125,40 @@ describe("three instances on one Redis and the real Gateway", () => {
     for (const server of [a, b, c]) await expect.poll(() => server.broker.getPending(id), { timeout: 10_000 }).toBeUndefined();
     expect((await a.store.get(id))?.status).toBe("expired");
     expect(viewer.closed.filter((close) => close.askId === id)).toHaveLength(1);
+    expect(endings.get(id)).toBe(1);
+  });
+
+  it("the live widget across instances: a newer reply's widget on B supersedes the older reply's on A and takes the card, no handed-off", async () => {
+    const chatId = newChat();
+    const widgetOn = async (server: TestServer, reply: { msg: string; mts: number }) => {
+      const opened = await openTab(server.url, await server.token(TEST_OWNER, chatId, reply));
+      widgets.push(opened);
+      expect(await opened.send("chat:view", { chatId })).toEqual({ ok: true });
+      return opened;
+    };
+    const older = await widgetOn(a, { msg: "reply-1", mts: 1_000 });
+    const { id } = await requestQuestion(requester, sessionKeyOf(chatId));
+    await older.waitForShow((ask) => ask.id === id);
+    const newer = await widgetOn(b, { msg: "reply-2", mts: 2_000 });
+    await newer.waitForShow((ask) => ask.id === id);
+    expect(newer.shown.find((ask) => ask.id === id)?.replyId).toBe("reply-2");
+    // Instance B judged it; the notice crossed to the tab on A.
+    await older.waitFor(() => older.superseded[0], "widget:superseded on instance A");
+    expect(older.superseded).toEqual([{ chatId }]);
+    for (const server of [a, b, c]) expect(await server.broker.shownTo(id)).toBe(newer.socket.id);
+    // The older widget viewing again from A is judged against the reply B noted: superseded, no card.
+    expect(await older.send("chat:view", { chatId })).toEqual({ ok: true });
+    expect(older.superseded).toHaveLength(2);
+    expect(await c.broker.isLiveReply(chatId, { msg: "reply-1", mts: 1_000 })).toBe(false);
+    // The summary stays in the reply whose widget answered, listed by any instance.
+    const waiting = waitAnswer(requester, id);
+    expect(await newer.send("ask:answer", { askId: id, answer: { type: "questions", answers: { db: ["SQLite"] } } })).toEqual({ ok: true, status: "answered" });
+    await waiting;
+    await newer.waitForClose(id);
+    await expect.poll(async () => (await c.store.finishedInReply(chatId, "reply-2")).map((ask) => ask.id)).toEqual([id]);
+    expect(older.closed).toEqual([]);
+    expect(showsOf(older, id)).toBe(1);
+    expect(showsOf(newer, id)).toBe(1);
     expect(endings.get(id)).toBe(1);
   });
 
