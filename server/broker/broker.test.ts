@@ -380,15 +380,20 @@ describe("AskBroker (DESIGN §6 on the broker, injected clock)", () => {
       expect(tabs.holders("q1")).toEqual([]);
     });
 
-    it("the same reply in two browser tabs: the tab that came to the front last (chat:view again) holds it; never both", async () => {
-      await broker.view(widget("tab-a", "c1", "a3", 3), "c1");
-      await broker.view(widget("tab-b", "c1", "a3", 3), "c1");
+    /** Two widgets of one reply: the one viewed last holds the card, and a view again brings it back; neither is superseded. */
+    async function expectFrontWidgetHolds(first: Tab, second: Tab): Promise<void> {
+      await broker.view(first, "c1");
+      await broker.view(second, "c1");
       await broker.receive(question("q1", "c1"));
-      expect(tabs.holders("q1")).toEqual(["tab-b"]);
-      await broker.view(widget("tab-a", "c1", "a3", 3), "c1");
-      expect(tabs.holders("q1")).toEqual(["tab-a"]);
+      expect(tabs.holders("q1")).toEqual([second.id]);
+      await broker.view(first, "c1");
+      expect(tabs.holders("q1")).toEqual([first.id]);
+      expect(tabs.superseded(first.id) + tabs.superseded(second.id)).toBe(0);
+    }
+
+    it("the same reply in two browser tabs: the tab that came to the front last (chat:view again) holds it; never both", async () => {
+      await expectFrontWidgetHolds(widget("tab-a", "c1", "a3", 3), widget("tab-b", "c1", "a3", 3));
       expect(tabs.closes("tab-b", "q1")).toEqual([{ tabId: "tab-b", event: "close", askId: "q1", reason: "handed-off" }]);
-      expect(tabs.superseded("tab-a") + tabs.superseded("tab-b")).toBe(0);
     });
 
     it("a new reply while cards are open: question, approval and secret move to its widget, and each summary stays in the reply that answered", async () => {
@@ -423,13 +428,7 @@ describe("AskBroker (DESIGN §6 on the broker, injected clock)", () => {
     });
 
     it("a reply's token minted again (Continue) is the same reply: its widgets in two tabs never supersede each other", async () => {
-      await broker.view(widget("first-token", "c1", "a5", 5), "c1");
-      await broker.view(widget("continued", "c1", "a5", 9), "c1");
-      await broker.receive(question("q1", "c1"));
-      expect(tabs.holders("q1")).toEqual(["continued"]);
-      await broker.view(widget("first-token", "c1", "a5", 5), "c1");
-      expect(tabs.holders("q1")).toEqual(["first-token"]);
-      expect(tabs.superseded("first-token") + tabs.superseded("continued")).toBe(0);
+      await expectFrontWidgetHolds(widget("first-token", "c1", "a5", 5), widget("continued", "c1", "a5", 9));
       expect(await broker.isLiveReply("c1", { msg: "a5", mts: T0 + 5 })).toBe(true);
       expect(await broker.isLiveReply("c1", { msg: "a4", mts: T0 + 6 })).toBe(false);
     });
