@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Ask } from "../../lib/ask.ts";
 import { SECRET_ENTERED_SUMMARY } from "../../lib/outcomes.ts";
+import { secretAsk } from "../../test/support/ask-fixtures.ts";
 import { NO_FILTER, historyChats, matchesHistoryFilter, outcomeOf, rowTitle } from "./inbox-model.ts";
 
 const base = { source: "gateway.question", sessionKey: "k", agentId: "dev", runId: null, createdAt: 1, expiresAt: null } as const;
@@ -13,17 +14,8 @@ const question: Ask = {
   resolution: { by: "owner", at: 2, summary: "Postgres", tabId: null },
   questions: [{ id: "db", header: "Database", question: "Which database?", options: [{ label: "Postgres" }, { label: "SQLite" }], multiSelect: false, allowOther: false }],
 };
-const secret: Ask = {
-  ...base,
-  id: "s",
-  source: "gateway.secret",
-  kind: "secret",
-  chatId: "chat-b",
-  status: "answered",
-  // What the store keeps of an entered secret: never its value.
-  resolution: { by: "owner", at: 3, summary: SECRET_ENTERED_SUMMARY, tabId: null },
-  secret: { name: "GITHUB_TOKEN", reason: "To open the pull request", allowedHostsEditable: false, prompt: "Enter GITHUB_TOKEN" },
-};
+// What the store keeps of an entered secret: never its value.
+const secret: Ask = secretAsk({ id: "s", chatId: "chat-b", createdAt: 1, status: "answered", resolution: { by: "owner", at: 3, summary: SECRET_ENTERED_SUMMARY, tabId: null } });
 const approval: Ask = {
   ...base,
   id: "a",

@@ -1,16 +1,11 @@
 import { describe, expect, it } from "vitest";
 import type { Ask } from "../../lib/ask.ts";
 import { SECRET_ENTERED_SUMMARY } from "../../lib/outcomes.ts";
+import { secretAsk } from "../../test/support/ask-fixtures.ts";
 import { askPush, outcomePush, shorten } from "./payload.ts";
 
 const base = { chatId: "c1", sessionKey: "k", agentId: "dev", runId: null, createdAt: 0, expiresAt: 600_000, status: "pending", resolution: null } as const;
-const secret: Ask = {
-  ...base,
-  id: "s1",
-  kind: "secret",
-  source: "gateway.secret",
-  secret: { name: "GITHUB_TOKEN", reason: "To open the pull request", allowedHostsEditable: false, prompt: "Enter GITHUB_TOKEN" },
-};
+const secret: Ask = secretAsk({ expiresAt: 600_000 });
 const payment: Ask = {
   ...base,
   id: "plugin:1",

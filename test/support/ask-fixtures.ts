@@ -1,6 +1,6 @@
-import type { ApprovalAsk, ApprovalRequest, AskQuestion, QuestionAsk } from "../../lib/ask.ts";
+import type { ApprovalAsk, ApprovalRequest, AskQuestion, QuestionAsk, SecretAsk } from "../../lib/ask.ts";
 
-/** Ask fixtures for the cards' unit tests: pending, on chat `c1` of agent dev's Open WebUI session, no expiry. */
+/** Ask fixtures for unit tests of the cards, the inbox and push payloads: pending, on chat `c1` of agent dev's Open WebUI session, no expiry. */
 
 const PENDING = {
   chatId: "c1",
@@ -29,4 +29,14 @@ export const approvalAsk = (approval: Partial<ApprovalRequest> = {}): ApprovalAs
   kind: "approval",
   source: "gateway.plugin-approval",
   approval: { title: "Pay invoice", description: "", severity: "warning", decisions: ["deny", "allow-once"], ...approval },
+});
+
+/** The `secrets` tool asking for GITHUB_TOKEN, with `overrides` over it. */
+export const secretAsk = (overrides: Partial<SecretAsk> = {}): SecretAsk => ({
+  ...PENDING,
+  id: "s1",
+  kind: "secret",
+  source: "gateway.secret",
+  secret: { name: "GITHUB_TOKEN", reason: "To open the pull request", allowedHostsEditable: false, prompt: "Enter GITHUB_TOKEN" },
+  ...overrides,
 });
