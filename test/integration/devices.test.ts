@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { newChat, useTabs } from "../support/asks.ts";
 import { PROJECT_ROOT } from "../support/app-server.ts";
 import type { Payload } from "../support/gateway-client.ts";
-import { TEST_AUTH_SECRET, openTab, startTestServer, waitConnected, type TestServer } from "../support/tabs.ts";
+import { TEST_AUTH_SECRET, startTestServer, waitConnected, watchesAsOwner, type TestServer } from "../support/tabs.ts";
 
 const { tabs } = useTabs();
 let server: TestServer;
@@ -30,16 +30,7 @@ async function devices(method: string, path: string, token: string | null, body?
   return { status: response.status, body: (await response.json()) as Payload };
 }
 
-async function connects(token: string): Promise<string> {
-  try {
-    const tab = await openTab(server.url, token);
-    tabs.push(tab);
-    const watch = await tab.send("asks:watch", {});
-    return watch.ok ? "owner" : watch.error.code;
-  } catch (error) {
-    return error instanceof Error ? error.message : String(error);
-  }
-}
+const connects = (token: string) => watchesAsOwner(server.url, token, tabs);
 
 const tokenOf = (url: string) => new URL(url).searchParams.get("token")!;
 
@@ -78,11 +69,11 @@ describe("device links", () => {
       fetch(`${server.url}/push/subscriptions`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${token}` }, body: JSON.stringify({ endpoint, keys }) });
     expect((await subscribe(tokenOf(created.body.url as string), "https://push.example.test/lost-phone")).status).toBe(201);
     expect((await subscribe(owner, "https://push.example.test/desk")).status).toBe(201);
-    const endpoints = () => server.push.store.subscriptions(new Set(["owner"])).map((record) => [record.endpoint, record.device]);
-    expect(endpoints()).toEqual(expect.arrayContaining([["https://push.example.test/lost-phone", created.body.kid], ["https://push.example.test/desk", null]]));
+    const endpoints = async () => (await server.push.store.subscriptions(new Set(["owner"]))).map((record) => [record.endpoint, record.device]);
+    expect(await endpoints()).toEqual(expect.arrayContaining([["https://push.example.test/lost-phone", created.body.kid], ["https://push.example.test/desk", null]]));
     expect((await devices("DELETE", `/devices/${created.body.kid}`, owner)).status).toBe(200);
-    expect(endpoints()).toContainEqual(["https://push.example.test/desk", null]);
-    expect(endpoints().map(([endpoint]) => endpoint)).not.toContain("https://push.example.test/lost-phone");
+    expect(await endpoints()).toContainEqual(["https://push.example.test/desk", null]);
+    expect((await endpoints()).map(([endpoint]) => endpoint)).not.toContain("https://push.example.test/lost-phone");
   });
 
   it("only an owner's dashboard token may mint, list or revoke; a bad name changes nothing", async () => {

@@ -13,6 +13,7 @@ import { startRedis, type TestRedis } from "./redis-server.ts";
  * a file in a temporary directory; Redis is one throwaway redis-server for the test file, each store under its own key
  * prefix so the tests never see each other's data. `shared()` opens a second store on the same data,
  * as another instance would (its own connection), where the implementation supports that.
+ * `sideStoreBackends` does the same for the device and push stores.
  */
 
 export type StoreUnderTest = SqliteAskStore | RedisAskStore;
@@ -26,19 +27,19 @@ export type StoreBackend = {
   writeRaw(id: string, status: string, chatId: string, body: string): Promise<void>;
 };
 
-export function storeBackends(): StoreBackend[] {
+/** What every backend suite needs: one throwaway redis-server per test file, and cleanup after each test. */
+function backendResources() {
   let redis: TestRedis | undefined;
   const clients: Redis[] = [];
-  const stores: StoreUnderTest[] = [];
-  let counter = 0;
-  let last: { file?: string; prefix?: string } = {};
+  const closers: (() => unknown)[] = [];
   const dirs: string[] = [];
+  let counter = 0;
 
   beforeAll(async () => {
     redis = await startRedis();
   });
   afterEach(async () => {
-    for (const store of stores.splice(0)) await store.close();
+    for (const close of closers.splice(0)) await close();
     for (const client of clients.splice(0)) client.disconnect();
     for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
   });
@@ -46,23 +47,38 @@ export function storeBackends(): StoreBackend[] {
     await redis?.stop();
   });
 
-  const client = () => {
-    const connection = new Redis(redis!.url, { maxRetriesPerRequest: 1 });
-    clients.push(connection);
-    return connection;
+  return {
+    /** A fresh file in a temporary directory removed after the test. */
+    file(name: string): string {
+      const dir = mkdtempSync(path.join(tmpdir(), "asks-store-"));
+      dirs.push(dir);
+      return path.join(dir, name);
+    },
+    client(): Redis {
+      const connection = new Redis(redis!.url, { maxRetriesPerRequest: 1 });
+      clients.push(connection);
+      return connection;
+    },
+    /** A key prefix of its own, so the tests never see each other's data. */
+    prefix: () => `test-${process.pid}-${++counter}:`,
+    closeAfter<T extends { close(): unknown }>(store: T): T {
+      closers.push(() => store.close());
+      return store;
+    },
   };
+}
+
+export function storeBackends(): StoreBackend[] {
+  const resources = backendResources();
+  let last: { file?: string; prefix?: string } = {};
 
   return [
     {
       name: "sqlite",
       async open(options = {}) {
-        const dir = mkdtempSync(path.join(tmpdir(), "asks-store-"));
-        dirs.push(dir);
-        const file = path.join(dir, "asks.sqlite");
-        const store = new SqliteAskStore(file, options);
-        stores.push(store);
+        const file = resources.file("asks.sqlite");
         last = { file };
-        return store;
+        return resources.closeAfter(new SqliteAskStore(file, options));
       },
       async writeRaw(id, status, chatId, body) {
         const db = new DatabaseSync(last.file!);
@@ -73,20 +89,17 @@ export function storeBackends(): StoreBackend[] {
     {
       name: "redis",
       async open(options = {}) {
-        const prefix = `test-${process.pid}-${++counter}:`;
-        const store = new RedisAskStore(client(), { prefix, log: options.log });
-        stores.push(store);
+        const prefix = resources.prefix();
         last = { prefix };
-        return store;
+        return resources.closeAfter(new RedisAskStore(resources.client(), { prefix, log: options.log }));
       },
       async shared() {
-        const store = new RedisAskStore(client(), { prefix: last.prefix });
-        stores.push(store);
-        return store;
+        return resources.closeAfter(new RedisAskStore(resources.client(), { prefix: last.prefix }));
       },
       async writeRaw(id, status, chatId, body) {
         const p = last.prefix!;
-        await client()
+        await resources
+          .client()
           .multi()
           .hset(`${p}ask:${id}`, { status, chat: chatId, updated: 1, body })
           .zadd(`${p}history`, 1, id)
@@ -95,6 +108,28 @@ export function storeBackends(): StoreBackend[] {
           .zadd(`${p}chat-asks:${chatId}`, 1, id)
           .exec();
       },
+    },
+  ];
+}
+
+/**
+ * The same for a deployment's smaller stores (devices, push): `open()` gives a fresh one, `shared()`
+ * another instance's view of the last one opened (Redis only).
+ */
+export type SideStoreBackend<T> = { name: "sqlite" | "redis"; open(): T; shared?(): T };
+
+export function sideStoreBackends<T extends { close(): unknown }>(make: { sqlite(file: string): T; redis(client: Redis, prefix: string): T }): SideStoreBackend<T>[] {
+  const resources = backendResources();
+  let lastPrefix = "";
+  return [
+    { name: "sqlite", open: () => resources.closeAfter(make.sqlite(resources.file("store.sqlite"))) },
+    {
+      name: "redis",
+      open() {
+        lastPrefix = resources.prefix();
+        return resources.closeAfter(make.redis(resources.client(), lastPrefix));
+      },
+      shared: () => resources.closeAfter(make.redis(resources.client(), lastPrefix)),
     },
   ];
 }

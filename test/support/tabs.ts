@@ -123,6 +123,18 @@ export type Tab = {
   close(): void;
 };
 
+/** Whether the token signs in as an owner (`asks:watch` works), or why not; an opened tab goes into `opened` for closing. */
+export async function watchesAsOwner(url: string, token: string, opened: Tab[]): Promise<string> {
+  try {
+    const tab = await openTab(url, token);
+    opened.push(tab);
+    const watch = await tab.send("asks:watch", {});
+    return watch.ok ? "owner" : watch.error.code;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+}
+
 export async function openTab(url: string, token: string): Promise<Tab> {
   const socket: TypedSocket = io(url, { auth: { token }, transports: ["websocket"], reconnection: false, forceNew: true });
   const tab: Tab = {
