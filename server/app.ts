@@ -2,7 +2,6 @@ import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Agent } from "node:https";
 import type { AddressInfo } from "node:net";
-import path from "node:path";
 import { createAdapter } from "@socket.io/redis-adapter";
 import type { Redis } from "ioredis";
 import type { Clock } from "../lib/clock.ts";
@@ -21,7 +20,7 @@ import { createTabServer } from "./tabs/io.ts";
 import { createWidgetPageRoute } from "./http/widget-page.ts";
 import { isCurrentOwnerLinkKid } from "./tabs/owner-links.ts";
 import { createPush } from "./push/index.ts";
-import { DeviceStore } from "./devices/device-store.ts";
+import { openDeviceStore } from "./devices/device-store.ts";
 import { createDeviceRoutes } from "./devices/routes.ts";
 import { DEVICE_KID_PREFIX } from "./devices/device-links.ts";
 import type { OwnerRequest } from "./http/owner-request.ts";
@@ -65,21 +64,22 @@ export type Application = {
   gateway: Gateway;
   presence: Presence;
   store: ServiceStore;
-  push: ReturnType<typeof createPush>;
+  push: Awaited<ReturnType<typeof createPush>>;
   stop(): Promise<void>;
 };
 
 export async function createApplication(options: ApplicationOptions): Promise<Application> {
   const { config, store, gateway, clock, log } = options;
   const redis = options.redis ?? null;
+  const redisKeyPrefix = options.redisKeyPrefix ?? "openclaw-asks:";
   const instanceId = randomUUID();
-  const sharedPresence = redis && !options.presence ? new RedisPresence({ redis, instanceId, clock, prefix: `${options.redisKeyPrefix ?? "openclaw-asks:"}presence:`, log }) : null;
+  const sharedPresence = redis && !options.presence ? new RedisPresence({ redis, instanceId, clock, prefix: `${redisKeyPrefix}presence:`, log }) : null;
   const presence = options.presence ?? sharedPresence ?? new MemoryPresence();
   const key = secretKey(options.authSecret);
-  const devices = new DeviceStore(path.join(config.DATA_DIR, "devices.sqlite"));
+  const devices = openDeviceStore({ redis, redisKeyPrefix, dataDir: config.DATA_DIR });
   const isOwnerLinkKid = isCurrentOwnerLinkKid(store);
   // Owner links share one kid; each device link has its own, revoked alone.
-  const isKnownKid = async (kid: string) => devices.isActive(kid, clock.now()) || (await isOwnerLinkKid(kid));
+  const isKnownKid = async (kid: string) => (await devices.isActive(kid, clock.now())) || (await isOwnerLinkKid(kid));
   let port = config.PORT;
   const status = new ServiceStatus(gateway, redis);
 
@@ -125,7 +125,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     log,
   });
 
-  const push = createPush({
+  const push = await createPush({
     config,
     authSecret: options.authSecret,
     broker,
@@ -134,6 +134,8 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     dashboardUrl: () => config.PUBLIC_URL ?? `http://${config.HOST}:${port}`,
     ownerOf,
     agent: options.pushAgent,
+    redis,
+    redisKeyPrefix,
   });
 
   const widgetPage = createWidgetPageRoute({
@@ -180,7 +182,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
   const tabs = createTabServer(http, {
     broker,
     gateway: status,
-    adapter: redis ? createAdapter(adapterClients[0], adapterClients[1], { key: `${options.redisKeyPrefix ?? "openclaw-asks:"}socket.io` }) : undefined,
+    adapter: redis ? createAdapter(adapterClients[0], adapterClients[1], { key: `${redisKeyPrefix}socket.io` }) : undefined,
     key,
     owners: config.owners,
     allowedOrigins: config.OPENWEBUI_ORIGINS,

@@ -1,4 +1,3 @@
-import path from "node:path";
 import { loadOrCreateAuthSecret } from "./auth-secret.ts";
 import { parseConfig } from "./config.ts";
 import { openStore } from "./store/open.ts";
@@ -6,7 +5,7 @@ import { secretKey } from "./tabs/auth.ts";
 import { describeOwnerLink, mintOwnerLink, revokeOwnerLinks } from "./tabs/owner-links.ts";
 import { renderUnicodeCompact } from "uqr";
 import { mintDeviceLink } from "./devices/device-links.ts";
-import { DeviceStore } from "./devices/device-store.ts";
+import { openDeviceStore } from "./devices/device-store.ts";
 
 /**
  * `npm run owner-link`: prints a new dashboard link for the first owner, valid OWNER_LINK_HOURS.
@@ -38,20 +37,16 @@ async function main(args: readonly string[]): Promise<void> {
   const authSecret = loadOrCreateAuthSecret(config);
   const baseUrl = config.PUBLIC_URL ?? `http://${config.HOST}:${config.PORT}`;
   const owner = [...config.owners][0] ?? "owner";
-  if (device) {
-    const devices = new DeviceStore(path.join(config.DATA_DIR, "devices.sqlite"));
-    try {
+  // With REDIS_URL the owner-link key id and the devices live in Redis, where every instance checks them.
+  const { store, redis } = await openStore(config, () => {});
+  const devices = device ? openDeviceStore({ redis, redisKeyPrefix: config.REDIS_KEY_PREFIX, dataDir: config.DATA_DIR }) : null;
+  try {
+    if (devices && device) {
       const link = await mintDeviceLink({ store: devices, key: secretKey(authSecret), owner, name: device, maxTokenDays: config.MAX_TOKEN_DAYS, baseUrl, now: Date.now() });
       console.log(renderUnicodeCompact(link.url));
       console.log(`Device link for "${link.name}" (owner "${owner}", until ${new Date(link.expiresAt).toISOString()}; revoke it on the dashboard): ${link.url}`);
-    } finally {
-      devices.close();
+      return;
     }
-    return;
-  }
-  // With REDIS_URL the key id lives in Redis, where every instance checks it.
-  const { store, redis } = await openStore(config, () => {});
-  try {
     if (revoke) {
       await revokeOwnerLinks(store);
       console.log("Every earlier owner link is revoked.");
@@ -59,6 +54,7 @@ async function main(args: readonly string[]): Promise<void> {
     const link = await mintOwnerLink({ store, key: secretKey(authSecret), owner, hours: config.OWNER_LINK_HOURS, baseUrl });
     console.log(describeOwnerLink(link));
   } finally {
+    devices?.close();
     await store.close();
     redis?.disconnect();
   }

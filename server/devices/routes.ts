@@ -26,7 +26,7 @@ export type DeviceRoutesOptions = {
   now: () => number;
   ownerOf(request: IncomingMessage): Promise<OwnerRequest | null>;
   /** A device was revoked: what else belongs to it goes too. */
-  onRevoke(kid: string): void;
+  onRevoke(kid: string): Promise<void>;
   log: (message: string) => void;
 };
 
@@ -36,7 +36,7 @@ export function createDeviceRoutes(options: DeviceRoutesOptions) {
     if (!owner) return fail(403, "FORBIDDEN", "an owner's dashboard token is needed (Authorization: Bearer)");
     const method = request.method ?? "GET";
     if (pathname === "/devices" && method === "GET") {
-      const devices = options.store.list(owner, options.now()).map(({ kid, name, createdAt, expiresAt }) => ({ kid, name, createdAt, expiresAt }));
+      const devices = (await options.store.list(owner, options.now())).map(({ kid, name, createdAt, expiresAt }) => ({ kid, name, createdAt, expiresAt }));
       return { status: 200, body: { ok: true, devices } };
     }
     if (pathname === "/devices" && method === "POST") {
@@ -47,8 +47,8 @@ export function createDeviceRoutes(options: DeviceRoutesOptions) {
     }
     const revoke = /^\/devices\/([A-Za-z0-9_-]{1,80})$/.exec(pathname);
     if (revoke && method === "DELETE") {
-      if (!options.store.revoke(revoke[1]!, owner, options.now())) return fail(404, "NOT_FOUND", "no such device of yours");
-      options.onRevoke(revoke[1]!);
+      if (!(await options.store.revoke(revoke[1]!, owner, options.now()))) return fail(404, "NOT_FOUND", "no such device of yours");
+      await options.onRevoke(revoke[1]!);
       return { status: 200, body: { ok: true } };
     }
     return fail(405, "INVALID", `${method} ${pathname} is not a device endpoint`);

@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { mintTabToken } from "../tabs/auth.ts";
 import { actionTokenKey, mintActionToken, verifyActionToken } from "./action-tokens.ts";
-import { PushStore } from "./push-store.ts";
 
 const key = actionTokenKey("a".repeat(32));
 const expiresAt = 1_800_000_000_000;
@@ -21,13 +20,5 @@ describe("action tokens", () => {
     await expect(verifyActionToken(key, tab, Date.now())).rejects.toMatchObject({ code: "INVALID" });
     const always = await mintActionToken(key, { askId: "a1", decision: "allow-always", owner: "owner", expiresAt });
     await expect(verifyActionToken(key, always, 0)).rejects.toMatchObject({ code: "INVALID" });
-  });
-
-  it("are redeemed once each", () => {
-    const store = new PushStore(":memory:");
-    expect(store.redeem("j1", expiresAt, 0)).toBe(true);
-    expect(store.redeem("j1", expiresAt, 0)).toBe(false);
-    expect(store.redeem("j2", expiresAt, 0)).toBe(true);
-    store.close();
   });
 });

@@ -1,17 +1,21 @@
 import type { IncomingMessage } from "node:http";
 import type { Agent } from "node:https";
-import path from "node:path";
+import type { Redis } from "ioredis";
 import type { Clock } from "../../lib/clock.ts";
 import type { AskBroker } from "../broker/broker.ts";
 import type { Config } from "../config.ts";
 import type { OwnerRequest } from "../http/owner-request.ts";
 import { actionTokenKey, mintActionToken } from "./action-tokens.ts";
+import { MemoryPushAnnouncements, RedisPushAnnouncements } from "./announcements.ts";
 import { PushNotifier } from "./notifier.ts";
-import { PushStore } from "./push-store.ts";
+import { openPushStore } from "./push-store.ts";
 import { createPushRoutes } from "./routes.ts";
-import { loadVapidKeys } from "./vapid.ts";
+import { loadSharedVapidKeys, loadVapidKeys } from "./vapid.ts";
 
-/** Web Push, wired: the keys, the store, the notifier fed by the broker's events, and the endpoints. */
+/**
+ * Web Push, wired: the keys, the store, the notifier fed by the broker's events, and the endpoints.
+ * With a Redis the instances share (`redis`), the keys, the store and the announcements live there.
+ */
 
 export type PushOptions = {
   config: Config;
@@ -23,15 +27,20 @@ export type PushOptions = {
   dashboardUrl: () => string;
   ownerOf(request: IncomingMessage): Promise<OwnerRequest | null>;
   agent?: Agent;
+  redis: Redis | null;
+  redisKeyPrefix: string;
 };
 
-export function createPush(options: PushOptions) {
-  const { config, clock, log } = options;
-  const vapid = loadVapidKeys({ dataDir: config.DATA_DIR, publicKey: config.VAPID_PUBLIC_KEY, privateKey: config.VAPID_PRIVATE_KEY });
-  const store = new PushStore(path.join(config.DATA_DIR, "push.sqlite"));
+export async function createPush(options: PushOptions) {
+  const { config, clock, log, redis } = options;
+  const prefix = `${options.redisKeyPrefix}push:`;
+  const environmentKeys = { publicKey: config.VAPID_PUBLIC_KEY, privateKey: config.VAPID_PRIVATE_KEY };
+  const vapid = redis ? await loadSharedVapidKeys({ ...environmentKeys, redis, key: `${prefix}vapid` }) : loadVapidKeys({ ...environmentKeys, dataDir: config.DATA_DIR });
+  const store = openPushStore({ redis, redisKeyPrefix: options.redisKeyPrefix, dataDir: config.DATA_DIR, log });
   const tokenKey = actionTokenKey(options.authSecret);
   const notifier = new PushNotifier({
     store,
+    announcements: redis ? new RedisPushAnnouncements(redis, prefix) : new MemoryPushAnnouncements(),
     vapid,
     subject: config.VAPID_SUBJECT,
     owners: config.owners,

@@ -3,6 +3,7 @@ import webpush, { WebPushError } from "web-push";
 import type { Ask, Decision } from "../../lib/ask.ts";
 import type { Clock } from "../../lib/clock.ts";
 import { PUSH_DECISIONS, askPush, outcomePush, type PushPayload } from "./payload.ts";
+import type { PushAnnouncements } from "./announcements.ts";
 import type { PushStore, PushSubscriptionRecord } from "./push-store.ts";
 import type { VapidKeys } from "./vapid.ts";
 
@@ -12,12 +13,16 @@ import type { VapidKeys } from "./vapid.ts";
  *   offered decision, minted for that subscription's owner);
  * - when an ask that was pushed ends (answered anywhere, expired): a second push with the same tag and
  *   a one-line outcome, which replaces the first notification.
+ * Each is sent once per event even with several instances, which all hear every ask: the announcements
+ * decide which instance announces an ask, and whether its ending follows one.
  * A subscription the push service calls gone (404, 410) is removed. Sends run in the background; each
  * is caught and logged, and `idle()` waits for the ones in flight.
  */
 
 export type PushNotifierOptions = {
   store: PushStore;
+  /** Which asks were announced: in memory for one process, in Redis across instances. */
+  announcements: PushAnnouncements;
   vapid: VapidKeys;
   /** `mailto:` or `https:`: who the push services may contact about this sender. */
   subject: string;
@@ -37,9 +42,6 @@ const DEFAULT_TTL_SECONDS = 3600;
 const SEND_TIMEOUT_MS = 15_000;
 
 export class PushNotifier {
-  private readonly seen = new Set<string>();
-  /** Asks that were pushed, so their ending is pushed too. */
-  private readonly pushed = new Set<string>();
   private readonly inFlight = new Set<Promise<void>>();
 
   private readonly options: PushNotifierOptions;
@@ -50,16 +52,13 @@ export class PushNotifier {
 
   /** Every change of every ask (the broker's dashboard feed): a new pending ask is announced once. */
   changed(ask: Ask): void {
-    if (ask.status !== "pending" || this.seen.has(ask.id)) return;
-    this.seen.add(ask.id);
+    if (ask.status !== "pending") return;
     this.track(this.announceUnlessShown(ask));
   }
 
   /** The ask ended: a pushed one gets its outcome push, under the same tag. */
   ended(ask: Ask): void {
-    this.seen.delete(ask.id);
-    if (!this.pushed.delete(ask.id)) return;
-    this.track(this.deliver(ask, () => Promise.resolve(outcomePush(ask, this.options.dashboardUrl())), DEFAULT_TTL_SECONDS));
+    this.track(this.announceOutcome(ask));
   }
 
   /** Resolves once every push started so far has been sent or has failed. */
@@ -76,16 +75,22 @@ export class PushNotifier {
   }
 
   private async announceUnlessShown(ask: Ask): Promise<void> {
+    if (!(await this.options.announcements.claim(ask, this.options.clock.now()))) return;
     // The broker announces a new ask after routing it: a tab that shows it is known by now.
     if (await this.options.isShown(ask.id)) return;
-    // Ended meanwhile: nothing to announce.
-    if (!this.seen.has(ask.id)) return;
-    const subscriptions = this.options.store.subscriptions(this.options.owners);
+    const subscriptions = await this.options.store.subscriptions(this.options.owners);
     if (subscriptions.length === 0) return;
-    this.pushed.add(ask.id);
+    // Ended meanwhile: nothing to announce.
+    if (!(await this.options.announcements.markPushed(ask.id))) return;
     const now = this.options.clock.now();
     const ttl = ask.expiresAt === null ? DEFAULT_TTL_SECONDS : Math.max(1, Math.floor((ask.expiresAt - now) / 1000));
     await this.deliver(ask, async (subscription) => askPush(ask, { now, dashboardUrl: this.options.dashboardUrl(), tokens: await this.tokensFor(ask, subscription.owner) }), ttl, subscriptions);
+  }
+
+  private async announceOutcome(ask: Ask): Promise<void> {
+    if (!(await this.options.announcements.ended(ask.id))) return;
+    const subscriptions = await this.options.store.subscriptions(this.options.owners);
+    await this.deliver(ask, () => Promise.resolve(outcomePush(ask, this.options.dashboardUrl())), DEFAULT_TTL_SECONDS, subscriptions);
   }
 
   private async tokensFor(ask: Ask, owner: string): Promise<Partial<Record<Decision, string>>> {
@@ -101,7 +106,7 @@ export class PushNotifier {
     ask: Ask,
     payloadFor: (subscription: PushSubscriptionRecord) => Promise<PushPayload>,
     ttl: number,
-    subscriptions = this.options.store.subscriptions(this.options.owners),
+    subscriptions: PushSubscriptionRecord[],
   ): Promise<void> {
     const vapidDetails = { subject: this.options.subject, publicKey: this.options.vapid.publicKey, privateKey: this.options.vapid.privateKey };
     const urgency = ask.kind === "approval" || ask.status !== "pending" ? "high" : "normal";
@@ -119,7 +124,7 @@ export class PushNotifier {
           });
         } catch (error) {
           if (error instanceof WebPushError && GONE.has(error.statusCode)) {
-            this.options.store.forget(subscription.endpoint);
+            await this.options.store.forget(subscription.endpoint);
             this.options.log(`push subscription gone (${error.statusCode}), removed: ${new URL(subscription.endpoint).origin}`);
             return;
           }

@@ -1,8 +1,14 @@
+import path from "node:path";
+import type { Redis } from "ioredis";
+import { z } from "zod";
 import { PrivateDatabase } from "../store/private-database.ts";
+import { parseStored, redisScripts, unavailableAs } from "../store/redis-scripts.ts";
 
 /**
- * The push store, its own SQLite file under DATA_DIR (0600): each owner's push subscriptions, and the
- * action tokens already redeemed (kept until their expiry, so a replay is refused).
+ * The push store: each owner's push subscriptions, and the action tokens already redeemed (kept until
+ * their expiry, so a replay is refused). One process keeps it in its own SQLite file under DATA_DIR
+ * (0600); several instances share it in Redis, so a subscription made on one is pushed to by any and a
+ * token redeemed on one is a replay on every other.
  */
 
 export type PushSubscriptionRecord = {
@@ -13,6 +19,27 @@ export type PushSubscriptionRecord = {
   p256dh: string;
   auth: string;
 };
+
+export interface PushStore {
+  subscribe(record: PushSubscriptionRecord, now: number): Promise<void>;
+  /** An owner removes one of their own subscriptions; returns whether there was one. */
+  unsubscribe(endpoint: string, owner: string): Promise<boolean>;
+  /** The push service said the subscription is gone (404, 410). */
+  forget(endpoint: string): Promise<void>;
+  /** A revoked device's subscriptions. */
+  forgetDevice(kid: string): Promise<void>;
+  /** These owners' subscriptions, oldest first. */
+  subscriptions(owners: ReadonlySet<string>): Promise<PushSubscriptionRecord[]>;
+  /** Claims a token id once: true for the first redemption, false for every replay (atomic, even across instances). */
+  redeem(jti: string, expiresAt: number, now: number): Promise<boolean>;
+  close(): void;
+}
+
+/** The push store the deployment uses: Redis's when the instances share one, else DATA_DIR's file. */
+export function openPushStore(options: { redis: Redis | null; redisKeyPrefix: string; dataDir: string; log: (message: string) => void }): PushStore {
+  if (options.redis) return new RedisPushStore(options.redis, `${options.redisKeyPrefix}push:`, options.log);
+  return new SqlitePushStore(path.join(options.dataDir, "push.sqlite"));
+}
 
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS subscriptions (
@@ -40,43 +67,138 @@ const STATEMENTS = {
   prune: "DELETE FROM redeemed_actions WHERE expires_at < ?",
 };
 
-export class PushStore {
+export class SqlitePushStore implements PushStore {
   private readonly database: PrivateDatabase<keyof typeof STATEMENTS>;
 
   constructor(file: string) {
     this.database = new PrivateDatabase(file, SCHEMA, STATEMENTS);
   }
 
-  subscribe(record: PushSubscriptionRecord, now: number): void {
+  async subscribe(record: PushSubscriptionRecord, now: number): Promise<void> {
     this.database.statements.upsert.run(record.endpoint, record.owner, record.device, record.p256dh, record.auth, now);
   }
 
-  /** An owner removes one of their own subscriptions; returns whether there was one. */
-  unsubscribe(endpoint: string, owner: string): boolean {
+  async unsubscribe(endpoint: string, owner: string): Promise<boolean> {
     return Number(this.database.statements.removeOwned.run(endpoint, owner).changes) > 0;
   }
 
-  /** The push service said the subscription is gone (404, 410). */
-  forget(endpoint: string): void {
+  async forget(endpoint: string): Promise<void> {
     this.database.statements.remove.run(endpoint);
   }
 
-  /** A revoked device's subscriptions. */
-  forgetDevice(kid: string): void {
+  async forgetDevice(kid: string): Promise<void> {
     this.database.statements.removeDevice.run(kid);
   }
 
-  subscriptions(owners: ReadonlySet<string>): PushSubscriptionRecord[] {
+  async subscriptions(owners: ReadonlySet<string>): Promise<PushSubscriptionRecord[]> {
     return (this.database.statements.forOwners.all() as PushSubscriptionRecord[]).filter((record) => owners.has(record.owner));
   }
 
-  /** Claims a token id once: true for the first redemption, false for every replay. */
-  redeem(jti: string, expiresAt: number, now: number): boolean {
+  async redeem(jti: string, expiresAt: number, now: number): Promise<boolean> {
     this.database.statements.prune.run(now);
     return Number(this.database.statements.redeem.run(jti, expiresAt).changes) === 1;
   }
 
   close(): void {
     this.database.close();
+  }
+}
+
+/** What a subscription's hash field holds (JSON); one that does not parse is skipped and logged. */
+const StoredSubscription = z.object({ owner: z.string(), device: z.string().nullable(), p256dh: z.string(), auth: z.string(), createdAt: z.number() });
+
+/** An upsert keeps the first subscription's creation time, as the SQLite store does. */
+const SUBSCRIBE = `
+local p, endpoint, record = ARGV[1], ARGV[2], cjson.decode(ARGV[3])
+local old = redis.call('HGET', p .. 'subscriptions', endpoint)
+if old then
+  local ok, stored = pcall(cjson.decode, old)
+  if ok and type(stored.createdAt) == 'number' then record.createdAt = stored.createdAt end
+end
+redis.call('HSET', p .. 'subscriptions', endpoint, cjson.encode(record))
+return 1
+`;
+
+/** Removes the subscriptions whose `field` equals `value` (only `endpoint` when given); returns how many. */
+const REMOVE_WHERE = `
+local p, field, value, endpoint = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local removed = 0
+local all = redis.call('HGETALL', p .. 'subscriptions')
+for i = 1, #all, 2 do
+  if endpoint == '' or all[i] == endpoint then
+    local ok, record = pcall(cjson.decode, all[i + 1])
+    if ok and record[field] == value then
+      redis.call('HDEL', p .. 'subscriptions', all[i])
+      removed = removed + 1
+    end
+  end
+end
+return removed
+`;
+
+/**
+ * Keys, under the deployment's prefix (`<REDIS_KEY_PREFIX>push:`): `subscriptions` hash endpoint →
+ * the subscription as JSON (owner, device, keys, createdAt); `redeemed:<jti>` set once with SET NX
+ * and expiring with the token.
+ */
+export class RedisPushStore implements PushStore {
+  private readonly redis: Redis;
+  private readonly prefix: string;
+  private readonly log: (message: string) => void;
+  private readonly run: ReturnType<typeof redisScripts<"subscribe" | "removeWhere">>;
+
+  /** Takes a connected client; `close` does not end it (its owner does). */
+  constructor(redis: Redis, prefix: string, log: (message: string) => void) {
+    this.redis = redis;
+    this.prefix = prefix;
+    this.log = log;
+    this.run = redisScripts(redis, prefix, { subscribe: SUBSCRIBE, removeWhere: REMOVE_WHERE });
+  }
+
+  async subscribe(record: PushSubscriptionRecord, now: number): Promise<void> {
+    const { endpoint, ...rest } = record;
+    await this.run("subscribe", endpoint, JSON.stringify({ ...rest, createdAt: now }));
+  }
+
+  async unsubscribe(endpoint: string, owner: string): Promise<boolean> {
+    return Number(await this.run("removeWhere", "owner", owner, endpoint)) > 0;
+  }
+
+  async forget(endpoint: string): Promise<void> {
+    await unavailableAs(this.redis, () => this.redis.hdel(`${this.prefix}subscriptions`, endpoint));
+  }
+
+  async forgetDevice(kid: string): Promise<void> {
+    await this.run("removeWhere", "device", kid, "");
+  }
+
+  async subscriptions(owners: ReadonlySet<string>): Promise<PushSubscriptionRecord[]> {
+    const all = await unavailableAs(this.redis, () => this.redis.hgetall(`${this.prefix}subscriptions`));
+    const records: (PushSubscriptionRecord & { createdAt: number })[] = [];
+    for (const [endpoint, json] of Object.entries(all)) {
+      const stored = parseStored(StoredSubscription, json);
+      if (!stored) {
+        this.log(`push subscription for ${originOf(endpoint)} does not parse: skipped`);
+        continue;
+      }
+      if (owners.has(stored.owner)) records.push({ endpoint, ...stored });
+    }
+    return records.sort((a, b) => a.createdAt - b.createdAt).map(({ createdAt: _createdAt, ...record }) => record);
+  }
+
+  async redeem(jti: string, expiresAt: number): Promise<boolean> {
+    const set = await unavailableAs(this.redis, () => this.redis.set(`${this.prefix}redeemed:${jti}`, "1", "PXAT", expiresAt, "NX"));
+    return set === "OK";
+  }
+
+  close(): void {}
+}
+
+/** An endpoint's origin only: its path is the subscription's capability. */
+function originOf(endpoint: string): string {
+  try {
+    return new URL(endpoint).origin;
+  } catch {
+    return "(an unparsable endpoint)";
   }
 }

@@ -60,7 +60,7 @@ export function createPushRoutes(options: PushRoutesOptions) {
     }
     if (claims.askId !== askId || claims.decision !== decision) return fail(403, "FORBIDDEN", "this action token is for another ask or decision");
     if (!options.owners.has(claims.owner)) return fail(403, "FORBIDDEN", "the owner this action was sent to is no longer an owner");
-    if (!options.store.redeem(claims.jti, claims.expiresAt, options.now())) return fail(409, "ALREADY_RESOLVED", "this action was already used");
+    if (!(await options.store.redeem(claims.jti, claims.expiresAt, options.now()))) return fail(409, "ALREADY_RESOLVED", "this action was already used");
     const tab: Tab = { id: `push:${claims.jti.slice(0, 8)}`, userId: claims.owner, isOwner: true, chatClaim: null, reply: null };
     const ack = await options.answer(tab, askId, { type: "decision", decision });
     if (!ack.ok) return { status: ACK_STATUS[ack.error.code] ?? 400, body: ack };
@@ -78,12 +78,12 @@ export function createPushRoutes(options: PushRoutesOptions) {
       if (method === "POST") {
         const parsed = await parseBody(request, SubscribeBody, BODY_LIMIT);
         if (!parsed.ok) return parsed.reply;
-        options.store.subscribe({ owner, device: sender.device, endpoint: parsed.value.endpoint, p256dh: parsed.value.keys.p256dh, auth: parsed.value.keys.auth }, options.now());
+        await options.store.subscribe({ owner, device: sender.device, endpoint: parsed.value.endpoint, p256dh: parsed.value.keys.p256dh, auth: parsed.value.keys.auth }, options.now());
         return { status: 201, body: { ok: true } };
       }
       const parsed = await parseBody(request, UnsubscribeBody, BODY_LIMIT);
       if (!parsed.ok) return parsed.reply;
-      return { status: 200, body: { ok: true, removed: options.store.unsubscribe(parsed.value.endpoint, owner) } };
+      return { status: 200, body: { ok: true, removed: await options.store.unsubscribe(parsed.value.endpoint, owner) } };
     }
     return fail(405, "INVALID", `${method} ${pathname} is not a push endpoint`);
   }

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { Redis } from "ioredis";
+import type { z } from "zod";
 import { StoreUnavailable } from "./store.ts";
 
 /**
@@ -33,4 +34,17 @@ export async function unavailableAs<T>(redis: Redis, command: () => Promise<T>):
 /** With the offline queue off, a command sent while the connection is down fails at once. */
 function unavailable(redis: Redis, error: unknown): unknown {
   return redis.status === "ready" ? error : new StoreUnavailable(`the store the instances share (Redis) is unreachable (${redis.status})`);
+}
+
+/** A JSON value this service stored in Redis, checked against its schema: null when it is absent or no longer parses. */
+export function parseStored<T>(schema: z.ZodType<T>, text: string | null): T | null {
+  if (text === null) return null;
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  const parsed = schema.safeParse(json);
+  return parsed.success ? parsed.data : null;
 }

@@ -68,7 +68,7 @@ afterAll(async () => {
 
 describe("opting in", () => {
   it("takes a subscription only with an owner's dashboard token, and a valid body; a bad one changes nothing", async () => {
-    const before = server.push.store.subscriptions(new Set(["owner", "alice"])).length;
+    const before = (await server.push.store.subscriptions(new Set(["owner", "alice"]))).length;
     expect((await subscribe("/sub/anyone")).status).toBe(403);
     expect((await subscribe("/sub/guest", await server.token("alice"))).status).toBe(403);
     expect((await subscribe("/sub/embed", await server.token("owner", newChat()))).status).toBe(403);
@@ -79,7 +79,7 @@ describe("opting in", () => {
     });
     expect(response.status).toBe(400);
     expect(((await response.json()) as Payload).error.message).toMatch(/endpoint: must be an https:\/\/ push service URL; keys.p256dh: must be base64url/);
-    expect(server.push.store.subscriptions(new Set(["owner", "alice"])).length).toBe(before);
+    expect((await server.push.store.subscriptions(new Set(["owner", "alice"]))).length).toBe(before);
     expect((await (await fetch(`${server.url}/push/key`)).json()) as Payload).toMatchObject({ ok: true, publicKey: expect.stringMatching(/^[A-Za-z0-9_-]{87}$/) });
   });
 });
@@ -174,13 +174,13 @@ describe("who is pushed", () => {
   it("a subscription the push service calls gone (410) is removed", async () => {
     const gone = await subscribe("/gone/phone", await server.token("owner"));
     expect(gone.status).toBe(201);
-    expect(server.push.store.subscriptions(new Set(["owner"])).map((record) => record.endpoint)).toContain(gone.subscriber.endpoint);
+    expect((await server.push.store.subscriptions(new Set(["owner"]))).map((record) => record.endpoint)).toContain(gone.subscriber.endpoint);
     const chatId = newChat("push-gone");
     const pending = requestApproval(requester, elsewhere, "plugin", { pluginId: "push-test", title: "Reach a gone phone", description: "x", sessionKey: sessionKeyOf(chatId), timeoutMs: 120_000 });
     const { id } = (await pending.requested) as { id: string };
     await pushFor<AskPush>(owner, id, "ask");
     await server.push.notifier.idle();
-    expect(server.push.store.subscriptions(new Set(["owner"])).map((record) => record.endpoint)).not.toContain(gone.subscriber.endpoint);
+    expect((await server.push.store.subscriptions(new Set(["owner"]))).map((record) => record.endpoint)).not.toContain(gone.subscriber.endpoint);
     expect(server.logs.some((line) => line.includes("push subscription gone (410), removed"))).toBe(true);
     await elsewhere.request("plugin.approval.resolve", { id, decision: "deny" });
     expect(await pending.decision).toMatchObject({ decision: "deny" });
