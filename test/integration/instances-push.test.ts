@@ -1,0 +1,142 @@
+// Several instances on one Redis (issue 12): device links, push subscriptions, action tokens, the VAPID
+// key pair and which asks were announced are the deployment's, not one instance's. Two in-process
+// instances share a real redis-server and the real OpenClaw Gateway (both hear every ask); a push service
+// stand-in counts what reaches each subscription, so "one event gives one push" is counted, not assumed.
+import { spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { Agent } from "node:https";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import type { Ask } from "../../lib/ask.ts";
+import type { AskPush, OutcomePush } from "../../server/push/payload.ts";
+import { PROJECT_ROOT } from "../support/app-server.ts";
+import { TEST_AGENT, gatewayOperator, newChat, requestApproval, sessionKeyOf, useTabs } from "../support/asks.ts";
+import type { OperatorConnection, Payload } from "../support/gateway-client.ts";
+import { browserKeys, decryptPush, startPushService, type PushServiceStandIn } from "../support/push-service.ts";
+import { startRedis, type TestRedis } from "../support/redis-server.ts";
+import { TEST_AUTH_SECRET, startTestServer, waitConnected, watchesAsOwner, type TestServer } from "../support/tabs.ts";
+
+let redis: TestRedis;
+let pushService: PushServiceStandIn;
+let requester: OperatorConnection;
+let elsewhere: OperatorConnection;
+let a: TestServer;
+let b: TestServer;
+const { tabs } = useTabs();
+/** Per instance, the asks its broker reported as changed (its notifier hears the same). */
+const changes = new Map<TestServer, Ask[]>();
+const prefix = `deployment-${randomUUID()}:`;
+
+beforeAll(async () => {
+  redis = await startRedis();
+  pushService = await startPushService();
+  requester = await gatewayOperator("requester");
+  elsewhere = await gatewayOperator("control-ui");
+  const env = { AGENT_ID: TEST_AGENT, REDIS_URL: redis.url, AUTH_SECRET: TEST_AUTH_SECRET, REDIS_KEY_PREFIX: prefix };
+  const start = () => startTestServer({ gatewayUrl: inject("gatewayUrl"), gatewayToken: inject("gatewayToken"), env, pushAgent: new Agent({ ca: pushService.ca }) });
+  [a, b] = await Promise.all([start(), start()]);
+  for (const server of [a, b]) {
+    await waitConnected(server);
+    changes.set(server, []);
+    server.broker.on("ask:changed", (ask) => changes.get(server)!.push(ask));
+  }
+});
+
+afterAll(async () => {
+  await Promise.all([a, b].map((server) => server?.dispose()));
+  await requester?.stop();
+  await elsewhere?.stop();
+  await pushService?.stop();
+  await redis?.stop();
+});
+
+async function call(server: TestServer, method: string, path: string, token: string | null, body?: unknown): Promise<{ status: number; body: Payload }> {
+  const response = await fetch(`${server.url}${path}`, {
+    method,
+    headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: response.status, body: (await response.json()) as Payload };
+}
+
+const connects = (server: TestServer, token: string) => watchesAsOwner(server.url, token, tabs);
+
+/** Waits until both instances' brokers reported the ask in this state, then until both notifiers sent what that started. */
+async function bothSettled(id: string, pending: boolean): Promise<void> {
+  for (const server of [a, b]) await expect.poll(() => changes.get(server)!.some((ask) => ask.id === id && (ask.status === "pending") === pending), { timeout: 30_000 }).toBe(true);
+  await Promise.all([a, b].map((server) => server.push.notifier.idle()));
+}
+
+describe("two instances on one Redis", () => {
+  it("use the same VAPID public key, generated once for the deployment", async () => {
+    const [keyA, keyB] = await Promise.all([a, b].map((server) => call(server, "GET", "/push/key", null)));
+    expect(keyA!.body).toMatchObject({ ok: true, publicKey: expect.stringMatching(/^[A-Za-z0-9_-]{87}$/) });
+    expect(keyB!.body.publicKey).toBe(keyA!.body.publicKey);
+  });
+
+  it("a device link minted on one works on the other, and revoking it on the other refuses it on the first", async () => {
+    const owner = await a.token("owner");
+    const created = await call(a, "POST", "/devices", owner, { name: "Phone" });
+    expect(created.status).toBe(201);
+    const token = new URL(created.body.url as string).searchParams.get("token")!;
+    expect(await connects(b, token)).toBe("owner");
+    expect((await call(b, "GET", "/devices", owner)).body.devices).toEqual([expect.objectContaining({ kid: created.body.kid, name: "Phone" })]);
+    expect(await call(b, "DELETE", `/devices/${created.body.kid}`, owner)).toEqual({ status: 200, body: { ok: true } });
+    expect(await connects(a, token)).toMatch(/revoked/);
+    expect((await call(a, "GET", "/devices", owner)).body.devices).toEqual([]);
+  });
+
+  it("npm run owner-link -- --device with REDIS_URL mints a device link every instance knows, whatever its DATA_DIR", async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), "owner-link-"));
+    try {
+      const child = spawn(process.execPath, ["server/owner-link.ts", "--device", "Kitchen tablet"], {
+        cwd: PROJECT_ROOT,
+        env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: "production", DATA_DIR: dataDir, AUTH_SECRET: TEST_AUTH_SECRET, OWNER_USERS: "owner", REDIS_URL: redis.url, REDIS_KEY_PREFIX: prefix },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let output = "";
+      child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
+      child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
+      expect(await new Promise((resolve) => child.once("exit", resolve))).toBe(0);
+      const url = /^Device link for "Kitchen tablet" .*: (\S+)$/m.exec(output)?.[1];
+      expect(url, output).toBeDefined();
+      const token = new URL(url!).searchParams.get("token")!;
+      expect(await connects(a, token)).toBe("owner");
+      expect(await connects(b, token)).toBe("owner");
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it("a subscription made on one gets one push for a new ask both hear, one outcome push, and a token redeemed on one is a replay on the other", async () => {
+    const keys = browserKeys();
+    const endpoint = `${pushService.url}/sub/${randomUUID()}`;
+    const subscribed = await call(a, "POST", "/push/subscriptions", await a.token("owner"), { endpoint, keys: { p256dh: keys.p256dh, auth: keys.auth } });
+    expect(subscribed.status).toBe(201);
+    const subscriptionPath = new URL(endpoint).pathname;
+    const pushesOf = (id: string) =>
+      pushService.received.filter((push) => push.path === subscriptionPath).map((push) => JSON.parse(decryptPush(push.body, keys)) as AskPush | OutcomePush).filter((push) => push.askId === id);
+
+    const chatId = newChat("instances-push");
+    const pending = requestApproval(requester, elsewhere, "plugin", { pluginId: "instances-push", title: "Deploy", description: "x", sessionKey: sessionKeyOf(chatId), timeoutMs: 120_000 });
+    const { id } = (await pending.requested) as { id: string };
+    await pushService.next((push) => push.path === subscriptionPath);
+    // Both instances heard the ask and each notifier is done with it: still exactly one push.
+    await bothSettled(id, true);
+    const announced = pushesOf(id);
+    expect(announced.map((push) => push.type)).toEqual(["ask"]);
+    const token = (announced[0] as AskPush).actions.find((action) => action.action === "allow-once")!.token;
+
+    const act = (server: TestServer) => call(server, "POST", "/push/actions", null, { askId: id, decision: "allow-once", token });
+    expect(await act(a)).toEqual({ status: 200, body: { ok: true, status: "answered" } });
+    expect(await act(b)).toMatchObject({ status: 409, body: { error: { code: "ALREADY_RESOLVED" } } });
+    expect(await pending.decision).toMatchObject({ decision: "allow-once" });
+
+    // Both instances saw the ending and each notifier is done with it: one outcome push.
+    await bothSettled(id, false);
+    // Whichever instance's write ended it sends it (the other may have heard the Gateway's end first).
+    expect(pushesOf(id)).toEqual([announced[0], { type: "outcome", tag: `ask:${id}`, askId: id, title: "Approval: Deploy", body: expect.stringMatching(/^Decided: Allow once/), url: expect.any(String) }]);
+  });
+});
