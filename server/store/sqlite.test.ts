@@ -97,3 +97,35 @@ describe("the live widget's note across a reopen", () => {
     expect(await open(file).noteEmbed("c1", { msg: "a0", mts: 0 }, 14)).toEqual({ msg: "a3", mts: 3_000 });
   });
 });
+
+describe("claims without reading the file (the store keeps which ids are pending)", () => {
+  const answered = (id: string) => question(id, "c", { status: "answered", resolution: { by: "owner", at: 1_700_000_001_000, summary: "SQLite", tabId: null } });
+
+  it("a reopened file knows its pending ids: a pending ask of the earlier run can be claimed, an ended one cannot", async () => {
+    const file = path.join(tempDir(), "asks.sqlite");
+    const earlier = open(file);
+    await earlier.put(question("waiting", "c"));
+    await earlier.put(question("done", "c"));
+    await earlier.put(answered("done"));
+    await earlier.close();
+    stores.splice(0);
+    const reopened = open(file);
+    expect(await reopened.claim("waiting", "a")).toBe(true);
+    expect(await reopened.claim("done", "a")).toBe(false);
+    expect(await reopened.claim("never-written", "a")).toBe(false);
+  });
+
+  it("a rolled-back transaction leaves no pending id behind", async () => {
+    const store = open(path.join(tempDir(), "asks.sqlite"));
+    await store.put(question("kept", "c"));
+    expect(() =>
+      store.inTransaction(() => {
+        void store.put(question("rolled-back", "c"));
+        void store.put(answered("kept"));
+        throw new Error("abandoned");
+      }),
+    ).toThrow("abandoned");
+    expect(await store.claim("rolled-back", "a")).toBe(false);
+    expect(await store.claim("kept", "a")).toBe(true);
+  });
+});

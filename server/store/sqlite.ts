@@ -66,6 +66,11 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
   private readonly rows: SetAsideRows;
   /** Answers being delivered: ask id → claimant. */
   private readonly claims = new Map<string, string>();
+  /**
+   * The ids whose row is pending, read when the file is opened and kept by `put`: one process owns the
+   * file, so a claim needs no read of it on the way of an answer.
+   */
+  private pendingIds: Set<string>;
   private readonly clock: Clock | null;
   private checkpointTimer: TimerHandle | null = null;
 
@@ -101,7 +106,7 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
       ),
       get: this.db.prepare("SELECT id, body FROM asks WHERE id = ?"),
       pending: this.db.prepare("SELECT id, body FROM asks WHERE status = 'pending' ORDER BY created_at"),
-      status: this.db.prepare("SELECT status FROM asks WHERE id = ?"),
+      pendingIds: this.db.prepare("SELECT id FROM asks WHERE status = 'pending'"),
       owner: this.db.prepare("SELECT owner FROM chats WHERE chat_id = ?"),
       recordOwner: this.db.prepare("INSERT OR IGNORE INTO chats (chat_id, owner, recorded_at) VALUES (?, ?, ?)"),
       chatViewed: this.db.prepare(
@@ -136,6 +141,11 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
       setting: this.db.prepare("SELECT value FROM settings WHERE name = ?"),
       setSetting: this.db.prepare("INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value"),
     };
+    this.pendingIds = this.readPendingIds();
+  }
+
+  private readPendingIds(): Set<string> {
+    return new Set((this.statements.pendingIds!.all() as { id: string }[]).map((row) => row.id));
   }
 
   /** Databases from before retention have no last view time. */
@@ -162,7 +172,12 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
       body: JSON.stringify(ask),
     });
     if (Number(written.changes) !== 1) return false;
-    if (ask.status !== "pending") this.claims.delete(ask.id);
+    if (ask.status === "pending") {
+      this.pendingIds.add(ask.id);
+    } else {
+      this.pendingIds.delete(ask.id);
+      this.claims.delete(ask.id);
+    }
     // A set-aside pending row that its source sent again (a backfill) is readable from now on.
     this.rows.healed(ask.id);
     return true;
@@ -200,13 +215,12 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
 
   /**
    * One process owns the file (several instances share Redis instead), so the claim lives in memory:
-   * no write, and no WAL checkpoint, on the way of an answer. It ends with a terminal `put`, so a
-   * process that dies while delivering leaves nothing that blocks the next answer after its restart.
+   * no read or write of the file, and no WAL checkpoint, on the way of an answer. It ends with a
+   * terminal `put`, so a process that dies while delivering leaves nothing that blocks the next answer
+   * after its restart.
    */
   async claim(id: string, claimant: string): Promise<boolean> {
-    if (this.claims.has(id)) return false;
-    const row = this.statements.status!.get(id) as { status: string } | undefined;
-    if (row?.status !== "pending") return false;
+    if (this.claims.has(id) || !this.pendingIds.has(id)) return false;
     this.claims.set(id, claimant);
     return true;
   }
@@ -272,6 +286,8 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
       return result;
     } catch (error) {
       this.db.exec("ROLLBACK");
+      // The rolled-back writes changed no row: what is pending is what the file says again.
+      this.pendingIds = this.readPendingIds();
       throw error;
     }
   }
