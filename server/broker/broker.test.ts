@@ -7,7 +7,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import type { ApprovalAsk, Ask, QuestionAsk, SecretAsk } from "../../lib/ask.ts";
 import type { AskReply } from "../../lib/answers.ts";
 import { CANCELLED_ELSEWHERE, EXPIRED, answeredElsewhere, type Ending } from "../../lib/outcomes.ts";
-import type { AskClose } from "../../lib/protocol.ts";
+import type { AnswerAck, AskClose } from "../../lib/protocol.ts";
 import { ManualClock } from "../../test/support/manual-clock.ts";
 import { Emitter } from "../events.ts";
 import { SqliteAskStore } from "../store/sqlite.ts";
@@ -709,6 +709,46 @@ describe("AskBroker (DESIGN §6 on the broker, injected clock)", () => {
       expect(await first).toEqual({ ok: true, status: "answered" });
       expect(second).toMatchObject({ ok: false, error: { code: "ALREADY_RESOLVED" } });
       expect(channel.delivered).toHaveLength(1);
+    });
+  });
+
+  describe("§6 the answering tab's ack (before: sent only once the card was closed and the end stored)", () => {
+    it("goes out once the source took the answer, before the card closes and the end is stored; an answer or an end meanwhile changes nothing", async () => {
+      // What the tab, the dashboards and the store had when the ack went out; answers given meanwhile.
+      const atAck: { ack: AnswerAck; closes: number; changes: number; stored: Promise<Ask | null> }[] = [];
+      const meanwhile: Promise<AnswerAck>[] = [];
+      const t1 = tab("t1");
+      await broker.view(t1, "c1");
+      await broker.receive(question("q1", "c1"));
+      const ack = await broker.answer(t1, "q1", { type: "text", text: "SQLite" }, (early) => {
+        atAck.push({ ack: early, closes: tabs.closes("t1", "q1").length, changes: tabs.changes.length, stored: store.get("q1") });
+        channel.end("q1", answeredElsewhere({ kind: "question" }, ["Postgres"]));
+        meanwhile.push(broker.answer(t1, "q1", { type: "text", text: "Postgres" }));
+      });
+      expect(ack).toEqual({ ok: true, status: "answered" });
+      expect(atAck).toHaveLength(1);
+      expect(atAck[0]).toMatchObject({ ack, closes: 0, changes: 1 });
+      expect((await atAck[0]!.stored)?.status).toBe("pending");
+      expect(await Promise.all(meanwhile)).toMatchObject([{ ok: false, error: { code: "ALREADY_RESOLVED" } }]);
+      await settled();
+      expect(channel.delivered).toHaveLength(1);
+      expect(tabs.closes("t1", "q1")).toEqual([{ tabId: "t1", event: "close", askId: "q1", reason: "answered", summary: "SQLite" }]);
+      expect(await store.get("q1")).toMatchObject({ status: "answered", resolution: { summary: "SQLite", by: "owner", tabId: "t1" } });
+      expect(tabs.changes.map((ask) => ask.status)).toEqual(["pending", "answered"]);
+    });
+
+    it("a refusal is not acknowledged early: it is the returned ack, with nothing left to do", async () => {
+      const early: AnswerAck[] = [];
+      const t1 = tab("t1");
+      await broker.view(t1, "c1");
+      await broker.receive(question("q1", "c1"));
+      channel.next = async () => {
+        throw new Error("the Gateway is busy");
+      };
+      const ack = await broker.answer(t1, "q1", { type: "text", text: "SQLite" }, (sent) => early.push(sent));
+      expect(ack).toMatchObject({ ok: false, error: { code: "GATEWAY_ERROR" } });
+      expect(early).toEqual([]);
+      expect(broker.getPending("q1")?.status).toBe("pending");
     });
   });
 

@@ -336,7 +336,14 @@ export class AskBroker extends Emitter<BrokerEvents> {
     return (await this.store.list({ ...filter, ...scope })).map((ask) => this.pending.get(ask.id) ?? ask);
   }
 
-  async answer(tab: Tab, askId: string, answer: Parameters<typeof mapAnswer>[1]): Promise<AnswerAck> {
+  /**
+   * A tab's answer. Once it is decided (the claim is held and the source took it) the ack goes to
+   * `acknowledge` at once, and only then is the ask finished: its card closed, its end stored, the
+   * dashboards and the push notifier told. The returned promise settles with the same ack when that is
+   * done, so a failure there reaches the caller's boundary. Until the ask has left `pending`, it stays
+   * in flight: another answer is refused and an end from the source waits.
+   */
+  async answer(tab: Tab, askId: string, answer: Parameters<typeof mapAnswer>[1], acknowledge?: (ack: AnswerAck) => void): Promise<AnswerAck> {
     const ask = this.pending.get(askId);
     if (!ask) {
       const ended = await this.store.get(askId);
@@ -381,16 +388,20 @@ export class AskBroker extends Emitter<BrokerEvents> {
       const detail = ask.kind === "secret" ? "the secret was not accepted" : error instanceof Error ? error.message : String(error);
       return fail("GATEWAY_ERROR", `The Gateway did not take the answer: ${detail}`);
     }
-    this.inFlight.delete(askId);
-    const pendingNow = this.pending.get(askId);
-    // The summary stays in the reply whose widget answered.
-    const current = pendingNow && tab.reply !== null && tab.chatClaim === pendingNow.chatId ? { ...pendingNow, replyId: tab.reply.msg } : pendingNow;
-    if (current) {
+    const ack: AnswerAck = ask.kind === "secret" ? { ok: true, status: mapped.status, outcome: secretOutcome(ask, mapped.status) } : { ok: true, status: mapped.status };
+    try {
+      acknowledge?.(ack);
+    } finally {
+      // The answer is decided whether or not the ack could be sent, so the ask is finished either way.
+      // Nothing is awaited from here until finish has taken the ask out of `pending`.
+      this.inFlight.delete(askId);
+      const pendingNow = this.pending.get(askId);
+      // The summary stays in the reply whose widget answered.
+      const current = pendingNow && tab.reply !== null && tab.chatClaim === pendingNow.chatId ? { ...pendingNow, replyId: tab.reply.msg } : pendingNow;
       const reason = mapped.status === "cancelled" ? "cancelled" : "answered";
-      await this.finish(current, { status: mapped.status, summary: mapped.summary, reason }, { by: tab.userId, tabId: tab.id });
+      if (current) await this.finish(current, { status: mapped.status, summary: mapped.summary, reason }, { by: tab.userId, tabId: tab.id });
     }
-    if (ask.kind === "secret") return { ok: true, status: mapped.status, outcome: secretOutcome(ask, mapped.status) };
-    return { ok: true, status: mapped.status };
+    return ack;
   }
 
   /** Stops every timer and stops listening to the source; pending asks stay in the store for the next start. */

@@ -21,12 +21,17 @@ import type { Tab } from "../broker/ports.ts";
  * Socket.IO handlers for tab protocol v1, one factory per domain (socket.io CRUD example style),
  * typed from the protocol's event map. Each parses its payload at the boundary (the type says what a
  * client should send, not what it did): an invalid one gets INVALID and changes nothing. A handler
- * returns its ack; the transport sends it, exactly once.
+ * returns its ack; the transport sends it, exactly once. A handler with work left once its outcome is
+ * decided may send the ack earlier through `acknowledge` (the transport then sends nothing more).
  */
 
 export type TabSocket = Socket<ClientToServerEvents, ServerToClientEvents, Record<string, never>, { tab: Tab }>;
 
-export type TabHandler<E extends ClientEvent> = (socket: TabSocket, payload: ClientEvents[E]["payload"]) => ClientEvents[E]["ack"] | Promise<ClientEvents[E]["ack"]>;
+export type TabHandler<E extends ClientEvent> = (
+  socket: TabSocket,
+  payload: ClientEvents[E]["payload"],
+  acknowledge: (ack: ClientEvents[E]["ack"]) => void,
+) => ClientEvents[E]["ack"] | Promise<ClientEvents[E]["ack"]>;
 
 export const WATCHERS_ROOM = "asks:watchers";
 
@@ -52,9 +57,10 @@ export function createChatHandlers(broker: AskBroker): { view: TabHandler<"chat:
 
 export function createAskHandlers(broker: AskBroker): { answer: TabHandler<"ask:answer">; list: TabHandler<"asks:list">; watch: TabHandler<"asks:watch"> } {
   return {
-    answer(socket, payload) {
+    answer(socket, payload, acknowledge) {
       const parsed = parse(AskAnswerPayload, payload);
-      return parsed.ok ? broker.answer(socket.data.tab, parsed.value.askId, parsed.value.answer) : parsed.ack;
+      // The tab hears that its answer was taken before its card is closed and the end is stored.
+      return parsed.ok ? broker.answer(socket.data.tab, parsed.value.askId, parsed.value.answer, acknowledge) : parsed.ack;
     },
     async list(socket, payload) {
       const parsed = parse(AsksListPayload, payload);

@@ -147,19 +147,26 @@ export function createTabServer(http: HttpServer, options: TabServerOptions): Ta
     const allow = tokenBucket(perSecond, perSecond * 2, now);
     socket.emit("gateway:status", gateway.status);
     /**
-     * Every event gets exactly one ack: the handler's, RATE_LIMITED, or INTERNAL when the handler
-     * threw. A failure is logged here, once, and goes no further.
+     * Every event gets exactly one ack: the handler's (sent early when it acknowledges before its
+     * work is done), RATE_LIMITED, or INTERNAL when the handler threw before acknowledging. A failure
+     * is logged here, once, and goes no further.
      */
     const guarded =
       <E extends ClientEvent>(event: E, handler: TabHandler<E>) =>
       (payload: ClientEvents[E]["payload"], ack: (response: ClientEvents[E]["ack"]) => void): void => {
         // A client may leave out the callback: the event is still handled, with nobody to answer.
-        const respond = typeof ack === "function" ? ack : () => {};
-        if (!allow()) return respond(fail("RATE_LIMITED", "too many events; slow down"));
+        const callback = typeof ack === "function" ? ack : () => {};
+        if (!allow()) return callback(fail("RATE_LIMITED", "too many events; slow down"));
+        let acked = false;
+        const respond = (response: ClientEvents[E]["ack"]): void => {
+          if (acked) return;
+          acked = true;
+          callback(response);
+        };
         const handle = async (): Promise<void> => {
           let response: ClientEvents[E]["ack"];
           try {
-            response = await handler(socket, payload);
+            response = await handler(socket, payload, respond);
           } catch (error) {
             log(`${event} from ${socket.id} failed: ${describe(error)}`);
             response = fail("INTERNAL", "the server could not handle this event; it has been logged");

@@ -269,6 +269,8 @@ describe("Redis restarting mid-run", () => {
     expect((await server.store.get(record.id))?.status).toBe("pending");
     expect(await viewer.send("ask:answer", { askId: record.id, answer: { type: "text", text: "SQLite" } })).toEqual({ ok: true, status: "answered" });
     expect(fake.requests.filter((r) => r.method === "question.resolve")).toHaveLength(1);
+    // The ack comes once the Gateway took the answer; the end is stored before the card closes.
+    expect(await viewer.waitForClose(record.id)).toMatchObject({ reason: "answered" });
     expect((await server.store.get(record.id))?.status).toBe("answered");
   }, 60_000);
 });
