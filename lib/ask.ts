@@ -163,3 +163,8 @@ export type Ask = z.infer<typeof Ask>;
 export type QuestionAsk = z.infer<typeof QuestionAsk>;
 export type SecretAsk = z.infer<typeof SecretAsk>;
 export type ApprovalAsk = z.infer<typeof ApprovalAsk>;
+
+/** The ask as a reply's widget shows it: its summary stays in that reply from then on (no reply: as it is). */
+export function inReply(ask: Ask, replyMsg: string | null): Ask {
+  return replyMsg === null || ask.replyId === replyMsg ? ask : { ...ask, replyId: replyMsg };
+}

@@ -12,7 +12,7 @@ import { ManualClock } from "../../test/support/manual-clock.ts";
 import { Emitter } from "../events.ts";
 import { SqliteAskStore } from "../store/sqlite.ts";
 import { AskBroker } from "./broker.ts";
-import { AskAlreadyEnded, type AskChannel, type AskChannelEvents, type Outcome, type SourceListing, type Tab } from "./ports.ts";
+import { AskAlreadyEnded, type Arrival, type AskChannel, type AskChannelEvents, type Outcome, type SourceListing, type Tab } from "./ports.ts";
 import { MemoryPresence } from "./presence.ts";
 
 const T0 = 1_700_000_000_000;
@@ -35,8 +35,8 @@ class ScriptedChannel extends Emitter<AskChannelEvents> implements AskChannel {
     this.refused.push(ask.id);
   }
 
-  arrive(ask: Ask): void {
-    this.emit("ask:arrived", ask);
+  arrive(ask: Ask, arrival: Arrival = "announced"): void {
+    this.emit("ask:arrived", ask, arrival);
   }
 
   end(askId: string, outcome: Outcome): void {
@@ -49,6 +49,26 @@ class ScriptedChannel extends Emitter<AskChannelEvents> implements AskChannel {
 }
 
 type Entry = { tabId: string; event: "show" | "close" | "superseded" | "left"; askId: string; reason?: string; summary?: string };
+
+/** Presence that says, in the step it takes it, that a tab left a chat (switching or leaving). */
+class LeavesSeen extends MemoryPresence {
+  onLeft: (tabId: string, chatId: string) => void = () => {};
+  private readonly chats = new Map<string, string>();
+  override view(tab: Tab, chatId: string): Promise<string | null> {
+    this.moved(tab.id, chatId);
+    return super.view(tab, chatId);
+  }
+  override leave(tabId: string): Promise<string | null> {
+    this.moved(tabId, null);
+    return super.leave(tabId);
+  }
+  private moved(tabId: string, chatId: string | null): void {
+    const was = this.chats.get(tabId);
+    if (chatId === null) this.chats.delete(tabId);
+    else this.chats.set(tabId, chatId);
+    if (was !== undefined && was !== chatId) this.onLeft(tabId, was);
+  }
+}
 
 /** What the transports would pass on to each tab, in order. */
 class Tabs {
@@ -81,9 +101,9 @@ class Tabs {
   left(tabId: string, chatId: string): void {
     this.timeline.push({ tabId, event: "left", askId: chatId });
   }
-  /** Does the tab hold the card now (its last show/close for the ask was a show, and it has not left a chat since)? */
-  holds(tabId: string, askId: string): boolean {
-    return this.timeline.filter((e) => e.tabId === tabId && (e.askId === askId || e.event === "left")).at(-1)?.event === "show";
+  /** Does the tab hold the card now (its last show/close for the ask was a show, and it has not left a chat, or the ask's `chatId`, since)? */
+  holds(tabId: string, askId: string, chatId?: string): boolean {
+    return this.timeline.filter((e) => e.tabId === tabId && (e.askId === askId || (e.event === "left" && (chatId === undefined || e.askId === chatId)))).at(-1)?.event === "show";
   }
   shownOn(tabId: string): string[] {
     return this.timeline.filter((e) => e.tabId === tabId && e.event === "show").map((e) => e.askId);
@@ -790,7 +810,7 @@ describe("AskBroker (DESIGN §6 on the broker, injected clock)", () => {
     it("a listing that still names a terminal ask does not revive it", async () => {
       await broker.receive(question("q1", "c1"));
       await broker.end("q1", CANCELLED_ELSEWHERE);
-      channel.arrive(question("q1", "c1"));
+      channel.arrive(question("q1", "c1"), "listed");
       channel.list({ live: new Map([["gateway.question", new Set(["q1"])]]), outcomeOf: async () => null });
       await settled();
       expect(broker.getPending("q1")).toBeUndefined();
@@ -1028,8 +1048,14 @@ describe("AskBroker (DESIGN §6 on the broker, injected clock)", () => {
     );
     await fc.assert(
       fc.asyncProperty(fc.array(step, { maxLength: 25 }), fc.boolean(), async (steps, concurrently) => {
-        const run = new AskBroker({ store: new SqliteAskStore(":memory:"), presence: new MemoryPresence(), source: new ScriptedChannel(), clock, owners: new Set(["owner"]), instanceId: "p", log: () => {} });
+        // A tab that switches chats or leaves drops the cards it had there, with no ask:close (DESIGN
+        // §8): coming back later, it holds only what it is shown again. Without this, an ask that ended
+        // while the tab was away looked still held by it on its return. It drops what reached it until
+        // the server took its step (a card shown to it just before crossed its leave on the way).
+        const presence = new LeavesSeen();
+        const run = new AskBroker({ store: new SqliteAskStore(":memory:"), presence, source: new ScriptedChannel(), clock, owners: new Set(["owner"]), instanceId: "p", log: () => {} });
         const seen = new Tabs(run);
+        presence.onLeft = (tabId, chatId) => seen.left(tabId, chatId);
         const viewing = new Map<string, string>();
         const order: string[] = [];
         const arrived: { id: string; chat: string }[] = [];
@@ -1037,11 +1063,6 @@ describe("AskBroker (DESIGN §6 on the broker, injected clock)", () => {
         for (const s of steps) {
           let next: Promise<unknown>;
           if ("tab" in s && order.includes(s.tab)) order.splice(order.indexOf(s.tab), 1);
-          // A tab that switches chats or leaves drops the cards it had there, with no ask:close (DESIGN
-          // §8): coming back later, it holds only what it is shown again. Without this, an ask that ended
-          // while the tab was away looked still held by it on its return.
-          const was = s.op === "view" || s.op === "leave" ? viewing.get(s.tab) : undefined;
-          if (was !== undefined && (s.op === "leave" || (s.op === "view" && s.chat !== was))) seen.left(s.tab, was);
           if (s.op === "view") {
             viewing.set(s.tab, s.chat);
             order.push(s.tab);
@@ -1064,12 +1085,12 @@ describe("AskBroker (DESIGN §6 on the broker, injected clock)", () => {
         for (const ask of run.pendingAsks) {
           const newest = order.filter((id) => viewing.get(id) === ask.chatId).at(-1) ?? null;
           expect(await run.shownTo(ask.id)).toBe(newest);
-          const holders = tabIds.filter((id) => viewing.get(id) === ask.chatId && seen.holds(id, ask.id));
+          const holders = tabIds.filter((id) => viewing.get(id) === ask.chatId && seen.holds(id, ask.id, ask.chatId!));
           expect(holders).toEqual(newest ? [newest] : []);
         }
         // An ended ask is held by no tab viewing its chat (one that left knows its card went).
         for (const { id, chat } of arrived.filter(({ id }) => !run.getPending(id))) {
-          expect(tabIds.filter((t) => viewing.get(t) === chat && seen.holds(t, id))).toEqual([]);
+          expect(tabIds.filter((t) => viewing.get(t) === chat && seen.holds(t, id, chat))).toEqual([]);
         }
         run.shutdown();
       }),

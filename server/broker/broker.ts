@@ -1,4 +1,4 @@
-import type { Ask, AskStatus } from "../../lib/ask.ts";
+import { inReply, type Ask, type AskStatus } from "../../lib/ask.ts";
 import { mapAnswer } from "../../lib/answers.ts";
 import type { Clock, TimerHandle } from "../../lib/clock.ts";
 import { ANSWERED_ELSEWHERE, EXPIRED, endedAsText, type Ending } from "../../lib/outcomes.ts";
@@ -6,7 +6,7 @@ import { admit, canSee } from "../../lib/policy.ts";
 import { fail, type Ack, type AnswerAck, type AskClose, type CloseReason, type SecretOutcome } from "../../lib/protocol.ts";
 import { Emitter } from "../events.ts";
 import { StoreUnavailable, type AskStore } from "../store/store.ts";
-import { AskAlreadyEnded, type AskChannel, type Outcome, type Presence, type ReplyClaim, type SourceListing, type Tab } from "./ports.ts";
+import { AskAlreadyEnded, type Arrival, type AskChannel, type Outcome, type Presence, type ReplyClaim, type SourceListing, type Tab } from "./ports.ts";
 
 /**
  * The AskBroker: the one state machine every ask goes through (DESIGN §3, §6).
@@ -39,9 +39,6 @@ export type BrokerOptions = {
 
 /** How a widget's chat:view was judged: live (and whom it superseded), or not (and the chat it left, if any). */
 type WidgetVerdict = { superseded: Tab[] } & ({ live: false; left: string | null } | { live: true; reply: ReplyClaim } | { live: "stale" });
-
-/** Instances routing one chat at once each settle within a few rounds; more means presence is thrashing. */
-const MAX_ROUTE_ATTEMPTS = 8;
 
 /** Retention keeps chats viewed within HISTORY_DAYS (at least a day): one write an hour per chat is plenty. */
 const VIEW_NOTE_INTERVAL_MS = 3_600_000;
@@ -91,9 +88,12 @@ export class AskBroker extends Emitter<BrokerEvents> {
     this.instanceId = options.instanceId;
     this.log = options.log;
     this.unsubscribe = [
-      options.source.on("ask:arrived", (ask) => this.settle(this.receive(ask), `taking in ask ${ask.id}`)),
+      options.source.on("ask:arrived", (ask, arrival) => this.settle(this.receive(ask, arrival), `taking in ask ${ask.id}`)),
       options.source.on("ask:ended", (id, outcome) => this.settle(this.end(id, outcome), `ending ask ${id}`)),
       options.source.on("asks:listed", (listing) => this.settle(this.reconcile(listing), "reconciling with the source's list")),
+      // Presence tells the tabs of this instance of their cards (with several instances, whoever moved them).
+      options.presence.on("card:show", (tabId, ask) => this.emit("ask:show", tabId, ask)),
+      options.presence.on("card:close", (tabId, close) => this.emit("ask:close", tabId, close)),
     ];
   }
 
@@ -122,9 +122,11 @@ export class AskBroker extends Emitter<BrokerEvents> {
   }
 
   /** A new ask from a source. Known ids (pending or tombstoned) are ignored: a replay never revives. */
-  async receive(ask: Ask): Promise<void> {
+  async receive(ask: Ask, arrival: Arrival = "listed"): Promise<void> {
     if (this.unconfirmed.has(ask.id)) return this.confirm([ask.id]);
     if (this.pending.has(ask.id)) return;
+    // A text prompt belongs to the instance whose chat watcher saw it: the store says whose it is.
+    if (arrival === "announced" && ask.source !== "text-prompt") return this.takeAnnounced(ask);
     // Both reads at once: with Redis each is a round trip on the way of the card.
     const [stored, chatOwner] = await Promise.all([this.store.get(ask.id), ask.chatId ? this.chatOwner(ask.chatId) : null]);
     if (stored) {
@@ -133,6 +135,7 @@ export class AskBroker extends Emitter<BrokerEvents> {
       if (stored.status === "pending" && ask.source !== "text-prompt") await this.adopt(stored);
       return;
     }
+    if (this.pending.has(ask.id)) return;
     const verdict = admit(ask, { chatOwner, owners: this.owners });
     if (verdict.action === "refuse") return this.refuse(ask, verdict.summary);
     if (ask.source === "text-prompt" && !(await this.viewerFor(ask))) {
@@ -140,11 +143,37 @@ export class AskBroker extends Emitter<BrokerEvents> {
       await this.store.put(ask);
       return this.finish(ask, endedAsText(ask));
     }
-    this.track(ask);
-    this.unwritten.add(ask.id);
+    this.take(ask);
     if (ask.chatId) await this.route(ask.chatId);
     this.write(ask.id);
     this.emit("ask:changed", ask);
+  }
+
+  /**
+   * An ask its source announced just now: its card goes out first, and the store is asked after it
+   * whether another instance took it in (one round trip to a shared presence on the card's way, not
+   * two). A late replay of an ask that ended is not shown (presence remembers ended asks) and is
+   * dropped once the store names it; an ask refused by policy goes the listed way (the store first:
+   * its refusal is a tombstone).
+   */
+  private async takeAnnounced(ask: Ask): Promise<void> {
+    const chatOwner = ask.chatId ? await this.chatOwner(ask.chatId) : null;
+    if (this.pending.has(ask.id)) return;
+    if (admit(ask, { chatOwner, owners: this.owners }).action === "refuse") return this.receive(ask, "listed");
+    this.take(ask);
+    if (ask.chatId) await this.route(ask.chatId);
+    const stored = await this.store.get(ask.id);
+    if (stored && stored.status !== "pending") return this.finish(ask, { status: stored.status, summary: stored.resolution?.summary ?? "", reason: "answered-elsewhere" });
+    // Another instance took it in: that one writes it.
+    if (stored) this.unwritten.delete(ask.id);
+    this.write(ask.id);
+    this.emit("ask:changed", this.pending.get(ask.id) ?? ask);
+  }
+
+  /** Tracks a new ask, to be written once its card is out (or it is routed). */
+  private take(ask: Ask): void {
+    this.track(ask);
+    this.unwritten.add(ask.id);
   }
 
   /** The ask ended at its source (answered elsewhere, expired, run moved on). */
@@ -208,7 +237,7 @@ export class AskBroker extends Emitter<BrokerEvents> {
     const reply = tab.reply;
     const verdict: WidgetVerdict =
       reply === null
-        ? { live: false, left: await this.presence.leave(tab.id), superseded: [] }
+        ? { live: false, left: await this.presence.leave(tab.id, SUPERSEDED), superseded: [] }
         : // One step of the chat: two widgets viewing at once are judged one after the other, each
           // against the newest reply noted so far, so the older one never ends up the newest viewer.
           await this.inChat(chatId, () => this.judgeWidget(tab, reply, chatId, view));
@@ -235,10 +264,10 @@ export class AskBroker extends Emitter<BrokerEvents> {
     const newest = await this.noteReply(chatId, reply);
     const viewers = await this.presence.viewers(chatId);
     const superseded = viewers.filter((viewer) => viewer.id !== tab.id && viewer.chatClaim !== null && (viewer.reply === null || !isSameOrNewer(viewer.reply, newest)));
-    for (const viewer of superseded) await this.presence.leave(viewer.id);
+    for (const viewer of superseded) await this.presence.leave(viewer.id, SUPERSEDED);
     if (!current()) return { live: "stale", superseded };
     if (!isSameOrNewer(reply, newest) || viewers.some((viewer) => viewer.reply !== null && !isSameOrNewer(reply, viewer.reply))) {
-      return { live: false, left: await this.presence.leave(tab.id), superseded };
+      return { live: false, left: await this.presence.leave(tab.id, SUPERSEDED), superseded };
     }
     await this.presence.view(tab, chatId);
     // Left while presence wrote (another process's presence answers asynchronously): undo it.
@@ -421,10 +450,10 @@ export class AskBroker extends Emitter<BrokerEvents> {
   }
 
   /**
-   * Stores a new ask. It is issued in the same synchronous step as the ask's first ask:show (SQLite
-   * writes at once; Redis runs commands in the order they were sent), so no tab can answer before
-   * the row its claim needs exists, and the write is not on the card's way (the Gateway still holds
-   * the ask should the process die in between).
+   * Stores a new ask, as soon as the move that showed its card is done: not on the card's way (the
+   * Gateway still holds the ask should the process die in between), and ahead of any answer, which
+   * needs the card to reach a person and come back (SQLite writes at once; Redis gets the row from
+   * here in one hop, the answer's claim in three).
    */
   private write(askId: string): void {
     const ask = this.pending.get(askId);
@@ -528,10 +557,7 @@ export class AskBroker extends Emitter<BrokerEvents> {
     const ended: Ask = { ...ask, status: end.status, resolution: { by: by.by, at: this.clock.now(), summary: end.summary, tabId: by.tabId } };
     // With several instances each hears the end; the one whose write ends the ask reports it (once).
     const endedHere = await this.store.put(ended);
-    const close = async () => {
-      const shownTo = await this.presence.forget(ask.id);
-      if (shownTo) this.emit("ask:close", shownTo, { askId: ask.id, reason: end.reason, summary: end.summary });
-    };
+    const close = () => this.presence.forget(ask.id, { askId: ask.id, reason: end.reason, summary: end.summary });
     // After any routing step of the chat already under way, so a card shown by it is closed too.
     await (ask.chatId ? this.inChat(ask.chatId, close) : close());
     this.emit("ask:changed", ended);
@@ -553,47 +579,37 @@ export class AskBroker extends Emitter<BrokerEvents> {
   }
 
   /**
-   * Puts every pending ask of the chat on its current viewer, handing off from an older tab. Another
-   * instance may route the same chat at once: a card moves only from the tab this one saw holding it,
-   * and when another instance moved it first, this one looks again at who views the chat now.
+   * Puts every pending ask of the chat on its newest viewer that may see it, handing off from an older
+   * tab: one atomic step of presence per ask, so instances routing the same chat at once agree.
    */
   private route(chatId: string): Promise<void> {
     return this.inChat(chatId, async () => {
-      const askIds = [...(this.pendingByChat.get(chatId) ?? [])];
-      // One round trip to a shared presence: the reads go out together.
-      let [viewers, chatOwner, holders] = await Promise.all([this.presence.viewers(chatId), this.chatOwner(chatId), Promise.all(askIds.map((id) => this.presence.shownTo(id)))]);
-      for (const [index, askId] of askIds.entries()) {
-        for (let attempt = 0; attempt < MAX_ROUTE_ATTEMPTS; attempt++) {
-          const ask = this.pending.get(askId);
-          if (!ask || this.unconfirmed.has(askId)) break;
-          const target = this.newestAllowed(viewers, ask, chatOwner);
-          const previous = attempt === 0 ? holders[index]! : await this.presence.shownTo(askId);
-          if ((target?.id ?? null) === previous) break;
-          if (await this.presence.show(askId, target?.id ?? null, previous)) {
-            // A tab that left the chat knows; only one still viewing it is told the card moved.
-            if (previous !== null && (await this.presence.chatOf(previous)) === chatId) this.emit("ask:close", previous, { askId, reason: "handed-off" });
-            if (target !== null) {
-              this.emit("ask:show", target.id, this.inReply(ask, target));
-              this.write(askId);
-            }
-            break;
-          }
-          viewers = await this.presence.viewers(chatId);
-        }
-      }
+      const asks = [...(this.pendingByChat.get(chatId) ?? [])].map((id) => this.pending.get(id)).filter((ask): ask is Ask => ask !== undefined && !this.unconfirmed.has(ask.id));
+      if (asks.length === 0) return;
+      const chatOwner = await this.chatOwner(chatId);
+      await Promise.all(
+        asks.map(async (ask) => {
+          const placed = await this.presence.place({ ...ask, chatId }, chatOwner);
+          if (placed.tab === null) return;
+          if (placed.moved) this.shownIn(ask, placed.tab);
+          // Another instance showed it first: that one writes it.
+          else this.unwritten.delete(ask.id);
+        }),
+      );
     });
   }
 
   /**
    * The ask's card is now in this tab: when the tab is a reply's widget, the ask's summary belongs to
-   * that reply from now on (a written ask is written again; an unwritten one goes with its first write).
+   * that reply from now on (a written ask is written again). A new ask is written now.
    */
-  private inReply(ask: Ask, tab: Tab): Ask {
-    if (tab.reply === null || ask.replyId === tab.reply.msg) return ask;
-    const moved: Ask = { ...ask, replyId: tab.reply.msg };
-    this.pending.set(ask.id, moved);
-    if (!this.unwritten.has(ask.id)) this.settle(this.store.put(moved), `storing ask ${ask.id}`);
-    return moved;
+  private shownIn(ask: Ask, tab: Tab): void {
+    const card = inReply(ask, tab.reply?.msg ?? null);
+    if (card !== ask && this.pending.get(ask.id) === ask) {
+      this.pending.set(ask.id, card);
+      if (!this.unwritten.has(ask.id)) this.settle(this.store.put(card), `storing ask ${ask.id}`);
+    }
+    this.write(ask.id);
   }
 
   /** Runs `step` after every earlier step of the chat; a failed step does not stop the ones after it. */
@@ -601,6 +617,9 @@ export class AskBroker extends Emitter<BrokerEvents> {
     return inTurn([[this.chatSteps, chatId]], step);
   }
 }
+
+/** A superseded widget stops viewing but keeps its cards until they move or end: it is told how they ended. */
+const SUPERSEDED = { keepCards: true } as const;
 
 type Queue = Map<string, Promise<unknown>>;
 

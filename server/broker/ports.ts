@@ -1,6 +1,7 @@
 import type { Ask, AskSource } from "../../lib/ask.ts";
 import type { AskReply } from "../../lib/answers.ts";
 import type { Ending } from "../../lib/outcomes.ts";
+import type { AskClose } from "../../lib/protocol.ts";
 import type { Subscribable } from "../events.ts";
 
 /**
@@ -39,8 +40,14 @@ export type SourceListing = {
   outcomeOf(ask: Ask): Promise<Outcome | null>;
 };
 
+/**
+ * How an ask came: `announced` by its source just now (new there, so no instance has ended it), or
+ * `listed` (a backfill's list, a restart: it may be one this service has already ended).
+ */
+export type Arrival = "announced" | "listed";
+
 export type AskChannelEvents = {
-  "ask:arrived": [ask: Ask];
+  "ask:arrived": [ask: Ask, arrival: Arrival];
   "ask:ended": [askId: string, outcome: Outcome];
   "asks:listed": [listing: SourceListing];
 };
@@ -55,22 +62,43 @@ export interface AskChannel extends Subscribable<AskChannelEvents> {
   refuse(ask: Ask): Promise<void>;
 }
 
+/** What presence tells a tab of this instance when the card it shows changes (after the move that decided it). */
+export type CardEvents = {
+  "card:show": [tabId: string, ask: Ask];
+  "card:close": [tabId: string, close: AskClose];
+};
+
+/** Where an ask's card is after `place`: the tab that shows it (null: none), and whether this call moved it there. */
+export type Placement = { tab: Tab | null; moved: boolean };
+
 /**
- * Who views which chat, newest viewer last, and which tab shows each ask. A tab views at most one chat.
- * With several instances it is shared (Redis): each operation is atomic, and `show` only moves a card
- * from the tab the caller saw holding it, so two instances routing one chat at once show it once.
+ * Who views which chat, newest viewer last, and which tab shows each ask's card. A tab views at most
+ * one chat. With several instances it is shared (Redis) and each operation is atomic, so two
+ * instances placing one ask at once show it once.
+ *
+ * Presence also carries the cards: the step that moves a card tells the tabs it concerns (the instance
+ * holding each tab emits `card:show` / `card:close`), so every tab hears of its cards in the order
+ * the moves happened, whichever instances made them.
  */
-export interface Presence {
+export interface Presence extends Subscribable<CardEvents> {
   /** The tab becomes the chat's newest viewer; returns the chat it viewed before, or null. */
   view(tab: Tab, chatId: string): Promise<string | null>;
-  /** The tab views no chat any more; returns the chat it viewed, or null. */
-  leave(tabId: string): Promise<string | null>;
+  /**
+   * The tab views no chat any more; returns the chat it viewed, or null. A tab that leaves drops its
+   * cards (DESIGN §8: it knows), so they are nobody's until placed again; a superseded widget keeps
+   * them (`keepCards`) until they move or end.
+   */
+  leave(tabId: string, options?: { keepCards?: boolean }): Promise<string | null>;
   /** The tabs viewing the chat, oldest first. */
   viewers(chatId: string): Promise<readonly Tab[]>;
-  chatOf(tabId: string): Promise<string | null>;
   shownTo(askId: string): Promise<string | null>;
-  /** Records the tab that shows the ask now (null: none) if `from` still does; false when another did first. */
-  show(askId: string, tabId: string | null, from: string | null): Promise<boolean>;
-  /** The ask ended: forgets it and returns the tab that showed it, or null. */
-  forget(askId: string): Promise<string | null>;
+  /**
+   * In one step, puts the card of an ask of a chat on the chat's newest viewer that may see it
+   * (`canSee` of lib/policy.ts, with the chat's recorded owner), or on none: the tab that showed it
+   * is told it was handed off if it still views the chat (one that left knows), and the new one gets
+   * the card, in its reply when it is a reply's widget.
+   */
+  place(ask: Ask & { chatId: string }, chatOwner: string | null): Promise<Placement>;
+  /** The ask ended: forgets it, tells the tab that showed it `close`, and returns that tab, or null. */
+  forget(askId: string, close: AskClose): Promise<string | null>;
 }

@@ -4,6 +4,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { systemClock } from "../../lib/clock.ts";
 import { ManualClock } from "../../test/support/manual-clock.ts";
 import { startRedis, type TestRedis } from "../../test/support/redis-server.ts";
+import { canSee } from "../../lib/policy.ts";
+import { questionAsk } from "../../test/support/ask-fixtures.ts";
 import type { Presence, ReplyClaim, Tab } from "./ports.ts";
 import { MemoryPresence } from "./presence.ts";
 import { HEARTBEAT_TTL_MS, RedisPresence } from "./redis-presence.ts";
@@ -41,6 +43,18 @@ async function instance(prefix: string, clock = systemClock()): Promise<RedisPre
 const tab = (id: string, userId = "owner", chatClaim: string | null = null, reply: ReplyClaim | null = null): Tab => ({ id, userId, isOwner: userId === "owner", chatClaim, reply });
 const ids = (tabs: readonly Tab[]) => tabs.map((t) => t.id);
 
+/** An ask of chat c1. */
+const ask = (askId: string) => questionAsk([{ question: "Which database?", header: "DB", id: "db", options: [], multiSelect: false, allowOther: true }], { id: askId, chatId: "c1" }) as ReturnType<typeof questionAsk> & { chatId: string };
+const closing = (askId: string) => ({ askId, reason: "answered" as const, summary: "Answered: SQLite" });
+
+/** What the presence told the tabs of its instance, in the order it told them. */
+function told(presence: Presence): string[] {
+  const lines: string[] = [];
+  presence.on("card:show", (tabId, ask) => lines.push(`show ${ask.id} on ${tabId}`));
+  presence.on("card:close", (tabId, close) => lines.push(`close ${close.askId} on ${tabId}: ${close.reason}`));
+  return lines;
+}
+
 const kinds: { name: string; open(): Promise<Presence> }[] = [
   { name: "memory", open: async () => new MemoryPresence() },
   { name: "redis", open: () => instance(`p-${randomUUID()}:`) },
@@ -56,25 +70,63 @@ describe.each(kinds)("Presence in $name", ({ open }) => {
     expect(ids(await presence.viewers("c1"))).toEqual(["t2", "t1"]);
     expect(await presence.view(tab("t1"), "c2")).toBe("c1");
     expect(ids(await presence.viewers("c1"))).toEqual(["t2"]);
-    expect(await presence.chatOf("t1")).toBe("c2");
+    expect(ids(await presence.viewers("c2"))).toEqual(["t1"]);
     expect(await presence.leave("t1")).toBe("c2");
     expect(await presence.leave("t1")).toBeNull();
-    expect(await presence.chatOf("t1")).toBeNull();
     expect(await presence.viewers("c2")).toEqual([]);
   });
 
-  it("show moves a card only from the tab the caller saw holding it; forget returns the holder once", async () => {
+  it("place puts the card on the newest viewer that may see it, moves it when that changes, and forget returns the holder once", async () => {
     const presence = await open();
-    expect(await presence.shownTo("a1")).toBeNull();
-    expect(await presence.show("a1", "t1", null)).toBe(true);
-    expect(await presence.show("a1", "t2", null)).toBe(false);
+    expect(await presence.place(ask("a1"), null)).toEqual({ tab: null, moved: false });
+    await presence.view(tab("t1"), "c1");
+    await presence.view(tab("guest", "alice", "c1"), "c1");
+    // alice does not own c1 (nobody does): the owner's older tab gets it.
+    expect(await presence.place(ask("a1"), null)).toEqual({ tab: tab("t1"), moved: true });
+    expect(await presence.place(ask("a1"), null)).toEqual({ tab: tab("t1"), moved: false });
     expect(await presence.shownTo("a1")).toBe("t1");
-    expect(await presence.show("a1", "t2", "t1")).toBe(true);
-    expect(await presence.show("a1", null, "t2")).toBe(true);
+    // alice owns c1: her newer tab gets it.
+    expect(await presence.place(ask("a1"), "alice")).toEqual({ tab: tab("guest", "alice", "c1"), moved: true });
+    await presence.leave("guest");
+    await presence.leave("t1");
+    // A tab that leaves drops its cards: the ask is nobody's.
     expect(await presence.shownTo("a1")).toBeNull();
-    await presence.show("a1", "t3", null);
-    expect(await presence.forget("a1")).toBe("t3");
-    expect(await presence.forget("a1")).toBeNull();
+    expect(await presence.place(ask("a1"), "alice")).toEqual({ tab: null, moved: false });
+    await presence.view(tab("t3"), "c1");
+    expect(await presence.place(ask("a1"), null)).toEqual({ tab: tab("t3"), moved: true });
+    expect(await presence.forget("a1", closing("a1"))).toBe("t3");
+    expect(await presence.forget("a1", closing("a1"))).toBeNull();
+    // An ended ask is never placed again (a late replay of it).
+    expect(await presence.place(ask("a1"), null)).toEqual({ tab: null, moved: false });
+  });
+
+  it("a move tells its tabs: the new holder gets the card in its reply, the old one a handoff while it views the chat; forget closes it", async () => {
+    const presence = await open();
+    const lines = told(presence);
+    const cards: (string | undefined)[] = [];
+    presence.on("card:show", (_tabId, card) => cards.push(card.replyId));
+    await presence.view(tab("t1"), "c1");
+    await presence.place(ask("a1"), null);
+    await presence.view(tab("t2", "owner", "c1", { msg: "reply-2", mts: 2 }), "c1");
+    await presence.place(ask("a1"), null);
+    await presence.view(tab("t2", "owner", "c1", { msg: "reply-2", mts: 2 }), "c2"); // t2 left the chat: it knows, and is not told again
+    await presence.place(ask("a1"), null);
+    await presence.forget("a1", closing("a1"));
+    await presence.forget("a1", closing("a1"));
+    const expected = ["show a1 on t1", "close a1 on t1: handed-off", "show a1 on t2", "show a1 on t1", "close a1 on t1: answered"];
+    await expect.poll(() => lines.length).toBe(expected.length);
+    expect(lines).toEqual(expected);
+    expect(cards).toEqual([undefined, "reply-2", undefined]);
+  });
+
+  it("place picks as canSee does: any owner's tab, or the chat owner's, the newest first", async () => {
+    const presence = await open();
+    const viewers = [tab("o1"), tab("bob", "bob", "c1"), tab("alice", "alice", "c1"), tab("o2"), tab("carol", "carol", "c1")];
+    for (const viewer of viewers) await presence.view(viewer, "c1");
+    for (const [index, chatOwner] of [null, "alice", "bob", "carol", "dave", "owner"].entries()) {
+      const expected = viewers.findLast((viewer) => canSee(ask(`a${index}`), viewer.userId, viewer.isOwner, chatOwner)) ?? null;
+      expect((await presence.place(ask(`a${index}`), chatOwner)).tab?.id ?? null).toBe(expected?.id ?? null);
+    }
   });
 });
 
@@ -86,11 +138,45 @@ describe("Presence shared in Redis (several instances)", () => {
     await b.view(tab("on-b", "alice", "c1", { msg: "reply-2", mts: 2_000 }), "c1");
     // A widget's reply travels with its view: the live-widget rule is judged on any instance.
     expect(await a.viewers("c1")).toEqual([tab("on-a"), tab("on-b", "alice", "c1", { msg: "reply-2", mts: 2_000 })]);
-    expect(await a.chatOf("on-b")).toBe("c1");
-    const moves = await Promise.all([a.show("q1", "on-a", null), b.show("q1", "on-b", null)]);
-    expect(moves.filter(Boolean)).toHaveLength(1);
-    const forgotten = await Promise.all([a.forget("q1"), b.forget("q1")]);
+    const placements = await Promise.all([a.place(ask("q1"), null), b.place(ask("q1"), null)]);
+    expect(placements.filter((placement) => placement.moved)).toHaveLength(1);
+    expect(placements.map((placement) => placement.tab?.id)).toEqual(["on-a", "on-a"]);
+    const forgotten = await Promise.all([a.forget("q1", closing("q1")), b.forget("q1", closing("q1"))]);
     expect(forgotten.filter((holder) => holder !== null)).toHaveLength(1);
+  });
+
+  it("a card reaches the instance holding its tab, whoever moves it, in the order the moves happened", async () => {
+    const prefix = `p-${randomUUID()}:`;
+    const [a, b] = [await instance(prefix), await instance(prefix)];
+    const [onA, onB] = [told(a), told(b)];
+    // a places the card on b's tab; a's tab views anew and b moves it there; b's tab views anew and a moves it back; b ends it.
+    await b.view(tab("on-b"), "c1");
+    await a.place(ask("q1"), null);
+    await a.view(tab("on-a"), "c1");
+    await b.place(ask("q1"), null);
+    await b.view(tab("on-b"), "c1");
+    await a.place(ask("q1"), null);
+    await b.forget("q1", closing("q1"));
+    await expect.poll(() => onB.length).toBe(4);
+    expect(onB).toEqual(["show q1 on on-b", "close q1 on on-b: handed-off", "show q1 on on-b", "close q1 on on-b: answered"]);
+    await expect.poll(() => onA.length).toBe(2);
+    expect(onA).toEqual(["show q1 on on-a", "close q1 on on-a: handed-off"]);
+  });
+
+  it("drops a card message it cannot read, and logs it", async () => {
+    const prefix = `p-${randomUUID()}:`;
+    const logged: string[] = [];
+    const presence = new RedisPresence({ redis: connect(), instanceId: "reader", clock: systemClock(), prefix, log: (line) => logged.push(line) });
+    presences.push(presence);
+    await presence.start();
+    const lines = told(presence);
+    const publisher = connect();
+    await publisher.publish(`${prefix}cards:reader`, "show\nt1\n\n{not json");
+    await publisher.publish(`${prefix}cards:reader`, `show\nt1\n\n${JSON.stringify({ id: "q1" })}`);
+    await publisher.publish(`${prefix}cards:reader`, `close\nt1\n\n${JSON.stringify(closing("q1"))}`);
+    await expect.poll(() => lines).toEqual(["close q1 on t1: answered"]);
+    expect(logged).toHaveLength(2);
+    expect(logged.every((line) => line.startsWith("dropped a card message for tab t1"))).toBe(true);
   });
 
   it("records since when and on which instance a tab views; a clean stop removes its tabs at once", async () => {
@@ -103,7 +189,6 @@ describe("Presence shared in Redis (several instances)", () => {
     expect(await b.viewingSince("on-a")).toBe(clock.now());
     await a.stop();
     expect(ids(await b.viewers("c1"))).toEqual(["on-b"]);
-    expect(await b.chatOf("on-a")).toBeNull();
   });
 
   it("a dead instance's tabs stop counting by themselves once its heartbeat lapses: no cleanup by anyone", async () => {
@@ -115,6 +200,5 @@ describe("Presence shared in Redis (several instances)", () => {
     await alive.view(tab("on-alive"), "c1");
     expect(ids(await alive.viewers("c1"))).toEqual(["on-dead", "on-alive"]);
     await expect.poll(async () => ids(await alive.viewers("c1")), { timeout: HEARTBEAT_TTL_MS + 10_000, interval: 500 }).toEqual(["on-alive"]);
-    expect(await alive.chatOf("on-dead")).toBeNull();
   }, 30_000);
 });

@@ -1,7 +1,10 @@
 import type { Redis } from "ioredis";
+import { Ask, inReply } from "../../lib/ask.ts";
 import type { Clock, TimerHandle } from "../../lib/clock.ts";
+import { AskClose } from "../../lib/protocol.ts";
+import { Emitter } from "../events.ts";
 import { redisScripts } from "../store/redis-scripts.ts";
-import type { Presence, Tab } from "./ports.ts";
+import type { CardEvents, Placement, Presence, Tab } from "./ports.ts";
 
 /**
  * Presence shared by every instance, in Redis: which tab views which chat, since when and on which
@@ -12,33 +15,68 @@ import type { Presence, Tab } from "./ports.ts";
  *
  * Keys under the prefix: `tab:<id>` hash (chat, user, owner, claim, msg and mts of its reply, instance,
  * since), `viewers:<chat>`
- * sorted set of tab ids in view order, `seq` (that order), `shown` hash ask → tab, `instance:<id>`
+ * sorted set of tab ids in view order, `seq` (that order), `shown` hash ask → tab and `held:<tab>` (its
+ * asks: a tab that leaves its chat drops their cards, DESIGN §8, so they are placed again), `ended:<ask>`
+ * (an ended ask, for a day: never placed again), `instance:<id>`
  * (the heartbeat) and `instance-tabs:<id>` (its tabs, removed on a clean stop).
+ *
+ * Cards travel in the scripts that move them: `place` and `forget` PUBLISH each card to the channel
+ * `cards:<instance>` of the instance holding the tab, in the same atomic step as the move. Redis sends
+ * a channel's messages in the order the scripts ran, so a tab hears of its cards in the order the moves
+ * happened, whichever instances made them (a show and a handoff published apart, from two instances'
+ * own connections, could arrive the other way round), and a card crosses Redis once.
  */
 
 export const HEARTBEAT_EVERY_MS = 3_000;
 export const HEARTBEAT_TTL_MS = 10_000;
+/**
+ * How long presence remembers an ended ask (so a late replay of it is never shown; the store names
+ * older ones) and a superseded widget's instance (so it is told how the cards it kept end).
+ */
+const REMEMBERED_MS = 86_400_000;
 
-const VIEW = `
+/** A tab that leaves a chat drops its cards there (DESIGN §8): they are nobody's, to be placed again. */
+const RELEASE = `
+local function release(p, tab)
+  for _, ask in ipairs(redis.call('SMEMBERS', p .. 'held:' .. tab)) do
+    if redis.call('HGET', p .. 'shown', ask) == tab then redis.call('HDEL', p .. 'shown', ask) end
+  end
+  redis.call('DEL', p .. 'held:' .. tab)
+end
+`;
+
+const VIEW = `${RELEASE}
 local p, tab, chat = ARGV[1], ARGV[2], ARGV[3]
 local key = p .. 'tab:' .. tab
 local previous = redis.call('HGET', key, 'chat')
 if previous then redis.call('ZREM', p .. 'viewers:' .. previous, tab) end
+if previous and previous ~= chat then release(p, tab) end
 redis.call('HSET', key, 'chat', chat, 'user', ARGV[4], 'owner', ARGV[5], 'claim', ARGV[6], 'instance', ARGV[7], 'since', ARGV[8], 'msg', ARGV[9], 'mts', ARGV[10])
+redis.call('PERSIST', key)
 redis.call('ZADD', p .. 'viewers:' .. chat, redis.call('INCR', p .. 'seq'), tab)
 redis.call('SADD', p .. 'instance-tabs:' .. ARGV[7], tab)
 return previous
 `;
 
-const LEAVE = `
+/**
+ * ARGV[3] = '1': a superseded widget keeps its cards (and its instance, for a day, so it is told how
+ * they end); otherwise the tab drops them and is forgotten.
+ */
+const LEAVE = `${RELEASE}
 local p, tab = ARGV[1], ARGV[2]
 local key = p .. 'tab:' .. tab
 local row = redis.call('HMGET', key, 'chat', 'instance')
-if not row[1] then return false end
-redis.call('ZREM', p .. 'viewers:' .. row[1], tab)
-redis.call('SREM', p .. 'instance-tabs:' .. row[2], tab)
-redis.call('DEL', key)
-return row[1]
+if not row[2] then return false end
+if row[1] then redis.call('ZREM', p .. 'viewers:' .. row[1], tab) end
+if ARGV[3] == '1' then
+  redis.call('HDEL', key, 'chat', 'user', 'owner', 'claim', 'since', 'msg', 'mts')
+  redis.call('PEXPIRE', key, ${REMEMBERED_MS})
+else
+  release(p, tab)
+  redis.call('SREM', p .. 'instance-tabs:' .. row[2], tab)
+  redis.call('DEL', key)
+end
+return row[1] or false
 `;
 
 /** Viewers oldest first, as flat [id, user, owner, claim, msg, mts] rows; tabs of dead instances are dropped on the way. */
@@ -57,35 +95,73 @@ for _, tab in ipairs(redis.call('ZRANGE', p .. 'viewers:' .. chat, 0, -1)) do
     out[#out + 1] = row[6] or ''
   else
     redis.call('ZREM', p .. 'viewers:' .. chat, tab)
-    redis.call('DEL', key)
+    redis.call('DEL', key, p .. 'held:' .. tab)
   end
 end
 return out
 `;
 
-const CHAT_OF = `
-local row = redis.call('HMGET', ARGV[1] .. 'tab:' .. ARGV[2], 'chat', 'instance')
-if row[1] and redis.call('EXISTS', ARGV[1] .. 'instance:' .. row[2]) == 1 then return row[1] end
-return false
-`;
-
-const SHOW = `
-local p, ask, tab, from = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
-if (redis.call('HGET', p .. 'shown', ask) or '') ~= from then return 0 end
-if tab == '' then redis.call('HDEL', p .. 'shown', ask) else redis.call('HSET', p .. 'shown', ask, tab) end
-return 1
+/**
+ * The newest viewer of the chat that may see the ask gets its card (canSee of lib/policy.ts: an owner,
+ * or the chat's recorded owner, ARGV[4], '' when none is), the tab that showed it before is told it
+ * was handed off if it still views the chat, and both are told on their instances' card channels.
+ * Returns {moved (0/1), then the tab's fields as VIEWERS gives them} ({moved} alone: no tab may see it).
+ */
+const PLACE = `
+local p, ask, chat, chatOwner = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+if redis.call('EXISTS', p .. 'ended:' .. ask) == 1 then return {0} end
+local target, row
+local tabs = redis.call('ZRANGE', p .. 'viewers:' .. chat, 0, -1)
+for i = #tabs, 1, -1 do
+  local fields = redis.call('HMGET', p .. 'tab:' .. tabs[i], 'user', 'owner', 'claim', 'instance', 'msg', 'mts')
+  if fields[1] and redis.call('EXISTS', p .. 'instance:' .. fields[4]) == 1 then
+    if fields[2] == '1' or (chatOwner ~= '' and fields[1] == chatOwner) then
+      target, row = tabs[i], fields
+      break
+    end
+  else
+    redis.call('ZREM', p .. 'viewers:' .. chat, tabs[i])
+    redis.call('DEL', p .. 'tab:' .. tabs[i], p .. 'held:' .. tabs[i])
+  end
+end
+local holder = redis.call('HGET', p .. 'shown', ask)
+local result = {0}
+if target then result = {0, target, row[1], row[2], row[3], row[5] or '', row[6] or ''} end
+if (holder or '') == (target or '') then return result end
+result[1] = 1
+if target then
+  redis.call('HSET', p .. 'shown', ask, target)
+  redis.call('SADD', p .. 'held:' .. target, ask)
+else
+  redis.call('HDEL', p .. 'shown', ask)
+end
+if holder then
+  redis.call('SREM', p .. 'held:' .. holder, ask)
+  local held = redis.call('HMGET', p .. 'tab:' .. holder, 'chat', 'instance')
+  if held[1] == chat then redis.call('PUBLISH', p .. 'cards:' .. held[2], 'close\\n' .. holder .. '\\n\\n' .. ARGV[6]) end
+end
+if target then redis.call('PUBLISH', p .. 'cards:' .. row[4], 'show\\n' .. target .. '\\n' .. (row[5] or '') .. '\\n' .. ARGV[5]) end
+return result
 `;
 
 const FORGET = `
-local tab = redis.call('HGET', ARGV[1] .. 'shown', ARGV[2])
-redis.call('HDEL', ARGV[1] .. 'shown', ARGV[2])
+local p = ARGV[1]
+local tab = redis.call('HGET', p .. 'shown', ARGV[2])
+redis.call('HDEL', p .. 'shown', ARGV[2])
+redis.call('SET', p .. 'ended:' .. ARGV[2], '1', 'PX', ARGV[4])
+if tab then
+  redis.call('SREM', p .. 'held:' .. tab, ARGV[2])
+  local instance = redis.call('HGET', p .. 'tab:' .. tab, 'instance')
+  if instance then redis.call('PUBLISH', p .. 'cards:' .. instance, 'close\\n' .. tab .. '\\n\\n' .. ARGV[3]) end
+end
 return tab
 `;
 
 /** A clean stop: the instance's tabs stop viewing now rather than when its heartbeat runs out. */
-const DEPART = `
+const DEPART = `${RELEASE}
 local p, instance = ARGV[1], ARGV[2]
 for _, tab in ipairs(redis.call('SMEMBERS', p .. 'instance-tabs:' .. instance)) do
+  release(p, tab)
   local key = p .. 'tab:' .. tab
   local chat = redis.call('HGET', key, 'chat')
   if chat then redis.call('ZREM', p .. 'viewers:' .. chat, tab) end
@@ -103,28 +179,35 @@ export type RedisPresenceOptions = {
   log(message: string): void;
 };
 
-export class RedisPresence implements Presence {
+export class RedisPresence extends Emitter<CardEvents> implements Presence {
   private readonly redis: Redis;
+  /** This instance's card channel: a connection of its own (a subscribed one takes no other commands). */
+  private readonly cards: Redis;
   private readonly instanceId: string;
   private readonly clock: Clock;
   private readonly prefix: string;
   private readonly log: (message: string) => void;
-  private readonly run: ReturnType<typeof redisScripts<"view" | "leave" | "viewers" | "chatOf" | "show" | "forget" | "depart">>;
+  private readonly run: ReturnType<typeof redisScripts<"view" | "leave" | "viewers" | "place" | "forget" | "depart">>;
   private heartbeat: TimerHandle | null = null;
   private running = false;
 
   constructor(options: RedisPresenceOptions) {
+    super();
     this.redis = options.redis;
     this.instanceId = options.instanceId;
     this.clock = options.clock;
     this.prefix = options.prefix ?? "asks:presence:";
     this.log = options.log;
-    this.run = redisScripts(this.redis, this.prefix, { view: VIEW, leave: LEAVE, viewers: VIEWERS, chatOf: CHAT_OF, show: SHOW, forget: FORGET, depart: DEPART });
+    this.cards = options.redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null });
+    this.cards.on("error", () => {}); // the main connection reports an outage; this one reconnects and resubscribes by itself
+    this.cards.on("message", (_channel: string, message: string) => this.receiveCard(message));
+    this.run = redisScripts(this.redis, this.prefix, { view: VIEW, leave: LEAVE, viewers: VIEWERS, place: PLACE, forget: FORGET, depart: DEPART });
   }
 
   /** Announces this instance and keeps it alive until `stop`. */
   async start(): Promise<void> {
     this.running = true;
+    await this.cards.subscribe(`${this.prefix}cards:${this.instanceId}`);
     await this.beat();
   }
 
@@ -132,6 +215,7 @@ export class RedisPresence implements Presence {
     this.running = false;
     if (this.heartbeat) this.clock.clearTimer(this.heartbeat);
     this.heartbeat = null;
+    this.cards.disconnect();
     await this.run("depart", this.instanceId);
   }
 
@@ -140,34 +224,41 @@ export class RedisPresence implements Presence {
     return (previous as string | null) ?? null;
   }
 
-  async leave(tabId: string): Promise<string | null> {
-    return ((await this.run("leave", tabId)) as string | null) ?? null;
+  async leave(tabId: string, options: { keepCards?: boolean } = {}): Promise<string | null> {
+    return ((await this.run("leave", tabId, options.keepCards ? "1" : "0")) as string | null) ?? null;
   }
 
   async viewers(chatId: string): Promise<readonly Tab[]> {
     const flat = (await this.run("viewers", chatId)) as string[];
     const tabs: Tab[] = [];
-    for (let i = 0; i + 5 < flat.length; i += 6) {
-      const [id, userId, owner, claim, msg, mts] = flat.slice(i, i + 6) as [string, string, string, string, string, string];
-      tabs.push({ id, userId, isOwner: owner === "1", chatClaim: claim || null, reply: msg ? { msg, mts: Number(mts) } : null });
-    }
+    for (let i = 0; i + 5 < flat.length; i += 6) tabs.push(tabOf(flat.slice(i, i + 6)));
     return tabs;
-  }
-
-  async chatOf(tabId: string): Promise<string | null> {
-    return ((await this.run("chatOf", tabId)) as string | null) ?? null;
   }
 
   async shownTo(askId: string): Promise<string | null> {
     return this.redis.hget(`${this.prefix}shown`, askId);
   }
 
-  async show(askId: string, tabId: string | null, from: string | null): Promise<boolean> {
-    return (await this.run("show", askId, tabId ?? "", from ?? "")) === 1;
+  async place(ask: Ask & { chatId: string }, chatOwner: string | null): Promise<Placement> {
+    const handedOff: AskClose = { askId: ask.id, reason: "handed-off" };
+    const [moved, ...fields] = (await this.run("place", ask.id, ask.chatId, chatOwner ?? "", JSON.stringify(ask), JSON.stringify(handedOff))) as [number, ...string[]];
+    return { tab: fields.length === 6 ? tabOf(fields) : null, moved: moved === 1 };
   }
 
-  async forget(askId: string): Promise<string | null> {
-    return ((await this.run("forget", askId)) as string | null) ?? null;
+  async forget(askId: string, close: AskClose): Promise<string | null> {
+    return ((await this.run("forget", askId, JSON.stringify(close), REMEMBERED_MS)) as string | null) ?? null;
+  }
+
+  /** A card for a tab of this instance, as `place` or `forget` published it; one that does not parse is dropped, and logged. */
+  private receiveCard(message: string): void {
+    const [kind, tabId, reply, body] = splitCard(message);
+    try {
+      if (kind === "show") return this.emit("card:show", tabId, inReply(Ask.parse(JSON.parse(body)), reply || null));
+      if (kind === "close") return this.emit("card:close", tabId, AskClose.parse(JSON.parse(body)));
+      throw new Error(`unknown kind ${JSON.stringify(kind.slice(0, 20))}`);
+    } catch (error) {
+      this.log(`dropped a card message for tab ${tabId.slice(0, 40)}: ${error instanceof Error ? error.message.slice(0, 200) : String(error)}`);
+    }
   }
 
   /** Since when the tab views its chat (epoch ms), or null. */
@@ -190,4 +281,18 @@ export class RedisPresence implements Presence {
     this.heartbeat = null;
     this.beat().catch((error: unknown) => this.log(`presence heartbeat failed: ${error instanceof Error ? error.message : String(error)}`));
   }
+}
+
+/** A tab from the fields VIEWERS and PLACE give: id, user, owner ('1'), chat claim, reply msg and mts ('' for none). */
+function tabOf(fields: readonly string[]): Tab {
+  const [id, userId, owner, claim, msg, mts] = fields as [string, string, string, string, string, string];
+  return { id, userId, isOwner: owner === "1", chatClaim: claim || null, reply: msg ? { msg, mts: Number(mts) } : null };
+}
+
+/** A card message's lines: kind, tab, reply (empty for none and for a close) and the JSON (which holds no raw newline). */
+function splitCard(message: string): [kind: string, tabId: string, reply: string, body: string] {
+  const lines = message.split("\n", 3);
+  if (lines.length < 3) return ["", "", "", ""];
+  const offset = lines[0]!.length + lines[1]!.length + lines[2]!.length + 3;
+  return [lines[0]!, lines[1]!, lines[2]!, message.slice(offset)];
 }

@@ -60,7 +60,7 @@ export class Gateway extends Emitter<GatewayEvents> implements AskChannel, Agent
         agentId: options.agentId,
         chatKeys: options.chatKeys,
         sink: {
-          arrived: (ask) => this.emit("ask:arrived", ask),
+          arrived: (ask, arrival) => this.emit("ask:arrived", ask, arrival),
           ended: (askId, outcome) => this.emit("ask:ended", askId, outcome),
           listed: (listing) => this.emit("asks:listed", listing),
           run: (update) => this.emit("run:update", update),

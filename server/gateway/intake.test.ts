@@ -45,9 +45,9 @@ describe("Gateway records to domain events", () => {
       getQuestion: async () => null,
     });
     const record = { id: "q1", questions: [{ questionId: "db", header: "DB", question: "?", options: [] }], createdAtMs: 1, expiresAtMs: 2, status: "pending" as const };
-    handler.question({ ...record, sessionKey: "agent:dev:openwebui:c1" });
-    handler.question({ ...record, id: "q2", sessionKey: "agent:other:openwebui:c1" });
-    handler.question({ ...record, id: "q3", sessionKey: "agent:dev:subagent:1" });
+    handler.question({ ...record, sessionKey: "agent:dev:openwebui:c1" }, "announced");
+    handler.question({ ...record, id: "q2", sessionKey: "agent:other:openwebui:c1" }, "announced");
+    handler.question({ ...record, id: "q3", sessionKey: "agent:dev:subagent:1" }, "listed");
     expect(arrived.map((ask) => [ask.id, ask.chatId])).toEqual([
       ["q1", "c1"],
       ["q3", null],

@@ -4,7 +4,7 @@ import { ANSWERED_ELSEWHERE, CANCELLED_ELSEWHERE, EXPIRED, answeredElsewhere, de
 import type { GatewayStatus } from "../../lib/protocol.ts";
 import { belongsToAgent, parseSessionKey, type ChatKeyPattern } from "../../lib/session-key.ts";
 import { askFromExecApproval, askFromPluginApproval, askFromQuestionRecord } from "../../lib/sources/gateway.ts";
-import type { Outcome, SourceListing } from "../broker/ports.ts";
+import type { Arrival, Outcome, SourceListing } from "../broker/ports.ts";
 import type { RunUpdate } from "../prompts/chat-watcher.ts";
 import { isOwnRun } from "./calls.ts";
 import type { GatewayHandler } from "./link.ts";
@@ -16,7 +16,7 @@ import type { ApprovalResolved } from "./records.ts";
  */
 
 export type IntakeSink = {
-  arrived(ask: Ask): void;
+  arrived(ask: Ask, arrival: Arrival): void;
   ended(askId: string, outcome: Outcome): void;
   listed(listing: SourceListing): void;
   run(update: RunUpdate): void;
@@ -103,18 +103,18 @@ export function createIntake(options: IntakeOptions): GatewayHandler {
   const context = (sessionKey: string | null | undefined) => ({ chatId: chatOf(sessionKey), agentId });
 
   return {
-    question(record) {
-      if (ours(record.sessionKey, record.agentId)) sink.arrived(askFromQuestionRecord(record, context(record.sessionKey)));
+    question(record, arrival) {
+      if (ours(record.sessionKey, record.agentId)) sink.arrived(askFromQuestionRecord(record, context(record.sessionKey)), arrival);
     },
     questionResolved(event) {
       const outcome = questionOutcome(event);
       if (outcome) sink.ended(event.id, outcome);
     },
-    pluginApproval(event) {
-      if (ours(event.request.sessionKey, event.request.agentId)) sink.arrived(askFromPluginApproval(event, context(event.request.sessionKey)));
+    pluginApproval(event, arrival) {
+      if (ours(event.request.sessionKey, event.request.agentId)) sink.arrived(askFromPluginApproval(event, context(event.request.sessionKey)), arrival);
     },
-    execApproval(event) {
-      if (ours(event.request.sessionKey, event.request.agentId)) sink.arrived(askFromExecApproval(event, context(event.request.sessionKey)));
+    execApproval(event, arrival) {
+      if (ours(event.request.sessionKey, event.request.agentId)) sink.arrived(askFromExecApproval(event, context(event.request.sessionKey)), arrival);
     },
     approvalResolved(_kind, event) {
       sink.ended(event.id, approvalOutcome(event));

@@ -4,6 +4,7 @@ import type { ChatEvent, QuestionRecord, QuestionResolvedEvent } from "@openclaw
 import { systemClock, type Clock, type TimerHandle } from "../../lib/clock.ts";
 import type { GatewayStatus } from "../../lib/protocol.ts";
 import type { ExecApprovalRecord, PluginApprovalRecord } from "../../lib/sources/gateway.ts";
+import type { Arrival } from "../broker/ports.ts";
 import type { GatewayCall } from "./calls.ts";
 import {
   checkApprovalList,
@@ -32,11 +33,12 @@ export class GatewayCallError extends Error {
   }
 }
 
+/** `announced`: a `*.requested` event (new at the Gateway); `listed`: an entry of a backfill's list. */
 export interface GatewayHandler {
-  question(record: QuestionRecord): void;
+  question(record: QuestionRecord, arrival: Arrival): void;
   questionResolved(event: QuestionResolvedEvent): void;
-  pluginApproval(event: PluginApprovalRecord): void;
-  execApproval(event: ExecApprovalRecord): void;
+  pluginApproval(event: PluginApprovalRecord, arrival: Arrival): void;
+  execApproval(event: ExecApprovalRecord, arrival: Arrival): void;
   approvalResolved(kind: "plugin" | "exec", event: ApprovalResolved): void;
   chat(event: ChatEvent): void;
   /**
@@ -178,19 +180,19 @@ export class GatewayLink {
       case "question.requested":
         return deliver(checkQuestionRecord, (record) => {
           this.arrivingDuringBackfill?.questions.add(record.id);
-          handler.question(record);
+          handler.question(record, "announced");
         });
       case "question.resolved":
         return deliver(checkQuestionResolved, (resolved) => handler.questionResolved(resolved));
       case "plugin.approval.requested":
         return deliver(checkPluginApproval, (request) => {
           this.arrivingDuringBackfill?.pluginApprovals.add(request.id);
-          handler.pluginApproval(request);
+          handler.pluginApproval(request, "announced");
         });
       case "exec.approval.requested":
         return deliver(checkExecApproval, (request) => {
           this.arrivingDuringBackfill?.execApprovals.add(request.id);
-          handler.execApproval(request);
+          handler.execApproval(request, "announced");
         });
       case "plugin.approval.resolved":
       case "exec.approval.resolved":
@@ -236,10 +238,10 @@ export class GatewayLink {
         }
         if (checked.value.status !== "pending") continue;
         live.questions.add(checked.value.id);
-        handler.question(checked.value);
+        handler.question(checked.value, "listed");
       }
-      this.collectApprovals(plugin, checkPluginApproval, live.pluginApprovals, (event) => handler.pluginApproval(event));
-      this.collectApprovals(exec, checkExecApproval, live.execApprovals, (event) => handler.execApproval(event));
+      this.collectApprovals(plugin, checkPluginApproval, live.pluginApprovals, (event) => handler.pluginApproval(event, "listed"));
+      this.collectApprovals(exec, checkExecApproval, live.execApprovals, (event) => handler.execApproval(event, "listed"));
       handler.backfilled(live);
       if (run === this.backfillRun) this.backfillRetryMs = FIRST_BACKFILL_RETRY_MS;
     } catch (error) {

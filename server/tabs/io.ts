@@ -129,11 +129,13 @@ export function createTabServer(http: HttpServer, options: TabServerOptions): Ta
     );
   });
 
-  broker.on("ask:show", (tabId, ask) => io.to(tabId).emit("ask:show", ask));
-  broker.on("ask:close", (tabId, close) => io.to(tabId).emit("ask:close", close));
+  // Cards come from presence on the instance that holds the tab (it carried them there); a widget's
+  // notice that it was superseded goes to its tab wherever it is connected (the adapter carries it to
+  // another instance); the dashboard feed and the status stay local: every instance hears every ask
+  // and has its own link.
+  broker.on("ask:show", (tabId, ask) => io.sockets.sockets.get(tabId)?.emit("ask:show", ask));
+  broker.on("ask:close", (tabId, close) => io.sockets.sockets.get(tabId)?.emit("ask:close", close));
   broker.on("widget:superseded", (tabId, chatId) => io.to(tabId).emit("widget:superseded", { chatId }));
-  // A card, or a widget's notice that it was superseded, goes to its tab wherever it is connected (the adapter carries it to another instance);
-  // the dashboard feed and the status stay local: every instance hears every ask and has its own link.
   broker.on("ask:changed", (ask) => {
     // Encoding an ask for an empty room is work on every delivery: skip it when no dashboard watches.
     if (io.sockets.adapter.rooms.get(WATCHERS_ROOM)?.size) io.local.to(WATCHERS_ROOM).emit("ask:changed", ask);
