@@ -42,7 +42,7 @@ export type FakeResults = {
   handoff: Comparison;
   /** Baseline: the bare relay's delivery timed from the load client; info: the relay forwarding the same answer. */
   answer: Comparison;
-  /** Delivery from one instance to a tab on another (one Redis); baseline: single-instance delivery in the same rounds. */
+  /** Delivery from one instance to a tab on another (one Redis); baseline: single-instance delivery in the same rounds; info: the bare relay through that Redis. */
   crossInstance: Comparison;
   memory: { tabs: number; heapBeforeBytes: number; heapAfterBytes: number; heapPerTabBytes: number; externalPerTabBytes: number; rssPerTabBytes: number };
   ipc: Summary;
@@ -65,7 +65,7 @@ export type FakeOptions = {
 };
 
 /** The product and its bare relay, side by side (the cross-instance pair is measured on its own). */
-type Side = Exclude<Target, "cross">;
+type Side = Exclude<Target, "cross" | "cross-relay">;
 
 const PAIRS = 20;
 const ANSWER_TABS = 20;
@@ -122,7 +122,7 @@ export async function runFakePhases(options: FakeOptions): Promise<FakeResults> 
     const arrival = await shown;
     const { id, emittedAt } = await sent;
     if (arrival.payload.id !== id) throw new Error(`${target}: ask:show carried ${arrival.payload.id}, expected ${id}`);
-    const closed = target !== "relay" ? tab.next("ask:close", (payload) => payload.askId === id) : null;
+    const closed = target === "product" || target === "cross" ? tab.next("ask:close", (payload) => payload.askId === id) : null;
     await server.call({ cmd: "cancel", target, askId: id });
     await closed;
     return { oneWay: arrival.at - emittedAt, roundTrip: arrival.at - sentAt };
@@ -135,6 +135,9 @@ export async function runFakePhases(options: FakeOptions): Promise<FakeResults> 
   /** Cross-instance delivery: the event enters the first instance, the card reaches a tab on the second (Redis between). */
   let crossTab: BenchTab | null = null;
   const crossDelivery = async (): Promise<number> => (await deliverySample("cross", crossTab!)).oneWay;
+  /** The bare relay through the same Redis (one PUBLISH between its event and its emit): the floor under crossDelivery. */
+  let crossRelayTab: BenchTab | null = null;
+  const crossRelayDelivery = async (): Promise<number> => (await deliverySample("cross-relay", crossRelayTab!)).oneWay;
   /** The bare relay timed like handoff and answer: from the load client and back to a tab here. */
   const relayRoundTrip = async (): Promise<number> => (await deliverySample("relay")).roundTrip;
 
@@ -276,10 +279,11 @@ export async function runFakePhases(options: FakeOptions): Promise<FakeResults> 
       handoffResult = await compare(`handoff@${level}`, options.samples, () => handoff("product"), relayRoundTrip, () => handoff("relay"));
       answerResult = await compare(`answer@${level}`, options.samples, () => answer("product"), relayRoundTrip, () => answer("relay"));
       progress(`cross-instance delivery: two instances on one Redis, the tab on the second (${options.rounds} rounds of ${options.samples}, against single-instance delivery)`);
-      const { viewerUrl } = await server.call<{ viewerUrl: string }>({ cmd: "start-cross" });
+      const { viewerUrl, relayUrl } = await server.call<{ viewerUrl: string; relayUrl: string }>({ cmd: "start-cross" });
       crossTab = await openTab(viewerUrl, await token("viewer", "cross-live"), "cross-live");
-      await interleave(Math.min(50, options.warmup), [crossDelivery, () => delivery("product")]);
-      crossResult = await compare(`crossInstance@${level}`, options.samples, crossDelivery, () => delivery("product"));
+      crossRelayTab = await openTab(relayUrl, null, "cross-relay-live");
+      await interleave(Math.min(50, options.warmup), [crossDelivery, () => delivery("product"), crossRelayDelivery]);
+      crossResult = await compare(`crossInstance@${level}`, options.samples, crossDelivery, () => delivery("product"), crossRelayDelivery);
     }
   }
   if (!handoffResult || !answerResult || !crossResult) throw new Error(`the main level ${options.mainLevel} is not one of the levels ${options.levels.join(", ")}`);
@@ -296,6 +300,7 @@ export async function runFakePhases(options: FakeOptions): Promise<FakeResults> 
 
   for (const target of targets) for (const socket of idle[target]) socket.close();
   crossTab?.close();
+  crossRelayTab?.close();
   for (const tab of [live.product, live.relay, ...pairs.product.flatMap((pair) => pair.tabs), ...pairs.relay.flatMap((pair) => pair.tabs), ...answerTabs.product, ...answerTabs.relay]) tab.close();
   return { levels, handoff: handoffResult, answer: answerResult, crossInstance: crossResult, memory, ipc: summarize(ipcSamples), measurementTabs, raw };
 }

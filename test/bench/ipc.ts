@@ -5,15 +5,19 @@
  */
 
 /**
- * Which server a Gateway event goes to: the product, the bare relay, or the first of two product
- * instances on one Redis (`cross`: the viewing tab sits on the second).
+ * Which server a Gateway event goes to: the product, the bare relay, the first of two product
+ * instances on one Redis (`cross`: the viewing tab sits on the second), or the bare relay that passes
+ * each event through that Redis before its emit (`cross-relay`: the floor under `cross`).
  */
-export type Target = "product" | "relay" | "cross";
+export type Target = "product" | "relay" | "cross" | "cross-relay";
 
 export type Command =
   | { cmd: "start-fake" }
   | { cmd: "start-real"; gatewayUrl: string; gatewayToken: string }
-  /** Two product instances on a throwaway Redis; only the first hears the `cross` fake Gateway. Answers {viewerUrl}: the second's. */
+  /**
+   * Two product instances on a throwaway Redis; only the first hears the `cross` fake Gateway. Answers
+   * {viewerUrl}: the second's, and {relayUrl}: the bare relay through the same Redis.
+   */
   | { cmd: "start-cross" }
   /** The fake Gateway of `target` emits `question.requested` for `chat` (createQuestion); answers {id, emittedAt} (clock.ts). */
   | { cmd: "ask"; target: Target; chat: string }

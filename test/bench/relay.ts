@@ -1,6 +1,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { GatewayClient } from "@openclaw/gateway-client";
+import { Redis } from "ioredis";
 import { PROTOCOL_VERSION } from "@openclaw/gateway-protocol/version";
 import { Server, type Socket } from "socket.io";
 import { OPERATOR_CAPS, OPERATOR_SCOPES } from "../../server/gateway/link.ts";
@@ -14,6 +15,9 @@ import { OPERATOR_CAPS, OPERATOR_SCOPES } from "../../server/gateway/link.ts";
  * For the matched (information-only) baselines it also does the least a handoff and an answer need:
  * `chat:view` from a newer tab re-sends the chat's last ask there and closes it on the old tab;
  * `ask:answer` forwards `question.resolve` to the Gateway and acks when it answers.
+ *
+ * With `redisUrl` it is the floor under delivery across instances: each event goes through one
+ * PUBLISH on that Redis to a subscriber of its own before the emit (one Redis hop, nothing else).
  */
 
 const SESSION_PREFIX = "agent:dev:openwebui:";
@@ -26,11 +30,20 @@ export type Relay = {
 
 type RelayAnswer = { askId: string; answer: { answers: Record<string, string[]> } };
 
-export async function startRelay(gatewayUrl: string, gatewayToken: string): Promise<Relay> {
+export async function startRelay(gatewayUrl: string, gatewayToken: string, options: { redisUrl?: string } = {}): Promise<Relay> {
   const http = createServer((_request, response) => response.writeHead(404).end());
   const io = new Server(http, { maxHttpBufferSize: 64 * 1024, serveClient: false });
   const viewers = new Map<string, Socket>();
   const lastAsk = new Map<string, { id: string; payload: unknown }>();
+  const show = (chat: string, record: unknown) => viewers.get(chat)?.emit("ask:show", record);
+  const hop = options.redisUrl ? { publisher: new Redis(options.redisUrl), subscriber: new Redis(options.redisUrl) } : null;
+  if (hop) {
+    await hop.subscriber.subscribe("relay-cards");
+    hop.subscriber.on("message", (_channel: string, message: string) => {
+      const { chat, record } = JSON.parse(message) as { chat: string; record: unknown };
+      show(chat, record);
+    });
+  }
 
   const hello = Promise.withResolvers<void>();
   const client = new GatewayClient({
@@ -50,7 +63,8 @@ export async function startRelay(gatewayUrl: string, gatewayToken: string): Prom
       const chat = record.sessionKey?.startsWith(SESSION_PREFIX) ? record.sessionKey.slice(SESSION_PREFIX.length) : null;
       if (chat === null) return;
       lastAsk.set(chat, { id: record.id, payload: record });
-      viewers.get(chat)?.emit("ask:show", record);
+      if (hop) hop.publisher.publish("relay-cards", JSON.stringify({ chat, record })).catch(() => {});
+      else show(chat, record);
     },
   });
 
@@ -91,6 +105,8 @@ export async function startRelay(gatewayUrl: string, gatewayToken: string): Prom
     sockets: () => io.engine.clientsCount,
     async stop() {
       await client.stopAndWait({ timeoutMs: 2000 }).catch(() => client.stop());
+      hop?.publisher.disconnect();
+      hop?.subscriber.disconnect();
       http.closeAllConnections();
       await new Promise<void>((resolve) => io.close(() => resolve()));
     },

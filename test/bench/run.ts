@@ -216,7 +216,11 @@ function buildResults({ scanner, pages, fake, real }: Parts) {
           p99Ratio: fake.crossInstance.p99Ratio,
           singleInstanceP50Ms: fake.crossInstance.baseline.p50Ms,
           singleInstanceP99Ms: fake.crossInstance.baseline.p99Ms,
-          rounds: roundsOf(fake.crossInstance, "singleInstance"),
+          // Information: the bare relay with one Redis PUBLISH between its event and its emit, and its p99 over single-instance delivery.
+          relayThroughRedisP50Ms: fake.crossInstance.info?.baseline.p50Ms ?? null,
+          relayThroughRedisP99Ms: fake.crossInstance.info?.baseline.p99Ms ?? null,
+          relayThroughRedisOverSingleP99Ratio: fake.crossInstance.info ? round(fake.crossInstance.info.baseline.p99Ms / fake.crossInstance.baseline.p99Ms, 2) : null,
+          rounds: roundsOf(fake.crossInstance, "singleInstance", "relayThroughRedis"),
         }
       : null,
     scanner: scanner ? { ...scanner } : null,
@@ -300,6 +304,10 @@ function printTable(results: ReturnType<typeof buildResults>, { scanner, pages, 
   if (results.crossInstance && fake) {
     const c = fake.crossInstance;
     rows.push(["cross-instance delivery", `${c.product.samples}x${rounds}`, ms(c.product.p50Ms), ms(c.product.p99Ms), `single instance p99 ${ms(c.baseline.p99Ms)}`, `${c.p99Ratio}x${spread(c.rounds)}`, `<= ${TARGETS.crossInstanceP99Ratio}x`, check("cross-instance", c.p99Ratio <= TARGETS.crossInstanceP99Ratio)]);
+    if (c.info) {
+      const floor = round(c.info.baseline.p99Ms / c.baseline.p99Ms, 2);
+      rows.push(["  vs bare relay through Redis", `${c.product.samples}x${rounds}`, "", "", `p50 ${ms(c.info.baseline.p50Ms)} p99 ${ms(c.info.baseline.p99Ms)} (info: ${floor}x single)`, `${c.info.p99Ratio}x`, "", ""]);
+    }
   }
   if (scanner) {
     const linear = `${scanner.nsPerCharQuarterMB} ns/char at 250 kB, ${scanner.nsPerCharMB} at 1 MB (char per push)`;

@@ -32,8 +32,8 @@ const log = (line: string) => {
 
 let product: { app: Application; presence: MemoryPresence } | null = null;
 let relay: Relay | null = null;
-/** The cross-instance pair: its Redis, the instance the Gateway events enter, and the one the tab views. */
-let cross: { redis: TestRedis; idleGateway: FakeGateway; instances: Application[] } | null = null;
+/** The cross-instance pair: its Redis, the instance the Gateway events enter, the one the tab views, and the bare relay through that Redis. */
+let cross: { redis: TestRedis; idleGateway: FakeGateway; instances: Application[]; relay: Relay | null } | null = null;
 const fakes = new Map<Target, FakeGateway>();
 
 async function startProduct(gatewayUrl: string, gatewayToken: string): Promise<{ app: Application; presence: MemoryPresence }> {
@@ -57,19 +57,22 @@ async function connected(server: Application, gatewayUrl: string): Promise<void>
  * fake Gateway reach only the first; the second's Gateway stays idle, so every card it delivers to
  * its tab came from the first through Redis (presence and the Socket.IO adapter).
  */
-async function startCross(): Promise<{ viewerUrl: string }> {
-  const redis = await startRedis();
+async function startCross(): Promise<{ viewerUrl: string; relayUrl: string }> {
+  const redis = await startRedis({ appendfsync: "everysec" });
   const source = await startFakeGateway({ agents: ["dev"] });
   const idleGateway = await startFakeGateway({ agents: ["dev"] });
+  const relaySource = await startFakeGateway({ agents: ["dev"] });
   fakes.set("cross", source);
-  cross = { redis, idleGateway, instances: [] };
+  fakes.set("cross-relay", relaySource);
+  cross = { redis, idleGateway, instances: [], relay: null };
   const env = { REDIS_URL: redis.url, AUTH_SECRET: authSecret!, REDIS_KEY_PREFIX: "bench:" };
   for (const gateway of [source, idleGateway]) {
     const instance = await startApplication(testConfig(gateway.url, gateway.token, dataDir, env), authSecret!, log);
     cross.instances.push(instance);
     await connected(instance, gateway.url);
   }
-  return { viewerUrl: cross.instances[1]!.url };
+  cross.relay = await startRelay(relaySource.url, relaySource.token, { redisUrl: redis.url });
+  return { viewerUrl: cross.instances[1]!.url, relayUrl: cross.relay.url };
 }
 
 function fake(target: Target): FakeGateway {
@@ -141,6 +144,7 @@ async function stopAll(): Promise<void> {
   await product?.app.stop();
   await relay?.stop();
   for (const instance of cross?.instances ?? []) await instance.stop();
+  await cross?.relay?.stop();
   await cross?.idleGateway.stop();
   await cross?.redis.stop();
   cross = null;
