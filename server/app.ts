@@ -17,6 +17,7 @@ import { Retention } from "./store/retention.ts";
 import type { ServiceStore } from "./store/store.ts";
 import { secretKey, verifyTabToken } from "./tabs/auth.ts";
 import { createTabServer } from "./tabs/io.ts";
+import { startLinkCheck } from "./tabs/link-check.ts";
 import { createWidgetPageRoute } from "./http/widget-page.ts";
 import { isCurrentOwnerLinkKid } from "./tabs/owner-links.ts";
 import { createPush } from "./push/index.ts";
@@ -24,7 +25,6 @@ import { openDeviceStore } from "./devices/device-store.ts";
 import { createDeviceRoutes } from "./devices/routes.ts";
 import { DEVICE_KID_PREFIX } from "./devices/device-links.ts";
 import type { OwnerRequest } from "./http/owner-request.ts";
-import { decodeProtectedHeader } from "jose";
 
 /**
  * The wiring, in one place and in one direction (socket.io CRUD example style): the Gateway adapter
@@ -99,8 +99,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     const bearer = /^Bearer (\S+)$/.exec(request.headers.authorization ?? "")?.[1];
     const identity = bearer ? await verifyTabToken(bearer, key, { maxTokenDays: config.MAX_TOKEN_DAYS, isKnownKid }).catch(() => null) : null;
     if (!identity || identity.chat !== null || !config.owners.has(identity.userId)) return null;
-    const kid = decodeProtectedHeader(bearer!).kid;
-    return { owner: identity.userId, device: kid?.startsWith(DEVICE_KID_PREFIX) ? kid : null };
+    return { owner: identity.userId, device: identity.kid?.startsWith(DEVICE_KID_PREFIX) ? identity.kid : null };
   }
 
   /** Anyone may learn ok or degraded; the details (Gateway status, set-aside rows) are for an owner's token. */
@@ -116,8 +115,12 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
   const deviceRoutes = createDeviceRoutes({
     store: devices,
     key,
-    // A revoked device's push subscriptions go with it: its notifications carry action tokens.
-    onRevoke: (kid) => push.store.forgetDevice(kid),
+    // A revoked device's open sockets are closed, on every instance, and its push subscriptions go
+    // with it: its notifications carry action tokens.
+    onRevoke: (kid) => {
+      tabs.disconnectLink(kid);
+      return push.store.forgetDevice(kid);
+    },
     maxTokenDays: config.MAX_TOKEN_DAYS,
     baseUrl: () => config.PUBLIC_URL ?? `http://${config.HOST}:${port}`,
     now: () => clock.now(),
@@ -204,6 +207,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
   port = (http.address() as AddressInfo).port;
   gateway.start();
   retention.start();
+  const linkCheck = startLinkCheck({ check: () => tabs.disconnectRevokedLinks(), clock, log });
 
   let stopped: Promise<void> | undefined;
   return {
@@ -217,6 +221,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     stop() {
       stopped ??= (async () => {
         retention.stop();
+        linkCheck.stop();
         chatWatcher.stop();
         broker.shutdown();
         await gateway.stop();

@@ -10,7 +10,7 @@ import { openDeviceStore } from "./devices/device-store.ts";
 /**
  * `npm run owner-link`: prints a new dashboard link for the first owner, valid OWNER_LINK_HOURS.
  * `npm run owner-link -- --revoke` first revokes every owner link minted so far (a running server
- * refuses them from its next connect on), then prints a new one. `npm run owner-link -- --device
+ * refuses them from then on and closes their open sockets at its next check), then prints a new one. `npm run owner-link -- --device
  * "Alice's phone"` prints a device link (and its QR code) instead: valid 30 days at most, revocable
  * alone on the dashboard. Same environment as `npm start`.
  */

@@ -10,8 +10,8 @@ import type { OwnerRequest } from "../http/owner-request.ts";
  * `Authorization: Bearer`:
  * - `GET /devices`: the owner's devices that still work;
  * - `POST /devices` `{ name }`: a new device link (shown as a QR code by the dashboard);
- * - `DELETE /devices/<kid>`: revokes that device; its link is refused from its next connect on, and
- *   the push subscriptions made with it are removed.
+ * - `DELETE /devices/<kid>`: revokes that device; its link's open sockets are closed, it is refused
+ *   from then on, and the push subscriptions made with it are removed.
  */
 
 const BODY_LIMIT = 2 * 1024;

@@ -9,8 +9,11 @@ import type { ReplyClaim } from "../broker/ports.ts";
  * Every token must expire, and not too far ahead: a leaked token is then only good for a while.
  * The limit is judged from `exp` and the clock, because older Open WebUI tokens carry no `iat`.
  */
-/** `reply`: an embed token's assistant message and mint time; only the newest reply's widget of a chat is live (DESIGN §2, §8). */
-export type TabIdentity = { userId: string; chat: string | null; reply: ReplyClaim | null };
+/**
+ * `reply`: an embed token's assistant message and mint time; only the newest reply's widget of a chat is live (DESIGN §2, §8).
+ * `kid`: the key id of an owner or device link (checked current), whose sockets its revocation closes.
+ */
+export type TabIdentity = { userId: string; chat: string | null; reply: ReplyClaim | null; kid: string | null };
 
 export class AuthError extends Error {}
 /** Validly signed, but past its `exp`: good for nothing live, still for a reply's summaries. */
@@ -51,7 +54,7 @@ export async function verifyTabToken(token: unknown, key: Uint8Array, rules: Tok
     // A claim that is there but not a chat id must not read as "no claim", which would mean every chat.
     const chat = payload.chat;
     if (chat !== undefined && (typeof chat !== "string" || chat === "")) throw new AuthError("token has a malformed chat claim: it must be a chat id");
-    return { userId, chat: chat ?? null, reply: replyClaim(payload.msg, payload.mts, chat !== undefined) };
+    return { userId, chat: chat ?? null, reply: replyClaim(payload.msg, payload.mts, chat !== undefined), kid: protectedHeader.kid ?? null };
   } catch (error) {
     if (error instanceof AuthError) throw error;
     if (error instanceof errors.JWTExpired) throw new TokenExpired("token expired");

@@ -45,6 +45,13 @@ export type TabServerOptions = {
 
 export type TabServer = {
   io: Server<ClientToServerEvents, ServerToClientEvents>;
+  /** Closes the sockets opened with this link key id, on every instance (the adapter carries it): a revoked device link. */
+  disconnectLink(kid: string): void;
+  /**
+   * Closes this instance's sockets whose link key id is no longer known: an owner link revoked by the
+   * `owner-link` command, a process that cannot reach the running instances, which each check their own.
+   */
+  disconnectRevokedLinks(): Promise<void>;
   close(): Promise<void>;
 };
 
@@ -54,6 +61,8 @@ const MAX_FAILED_CONNECTS = 3;
 const AUTH_TIMEOUT_MS = 5_000;
 /** The sandboxed widget iframe has an opaque origin. */
 const OPAQUE_ORIGIN = "null";
+/** Every socket opened with an owner or device link is in the room of its key id, so revoking the link can close them. */
+const linkRoom = (kid: string) => `kid:${kid}`;
 
 export function createTabServer(http: HttpServer, options: TabServerOptions): TabServer {
   const now = options.now ?? Date.now;
@@ -101,6 +110,8 @@ export function createTabServer(http: HttpServer, options: TabServerOptions): Ta
   });
 
   const { broker, gateway, log } = options;
+  /** The link key ids this instance's sockets were opened with; one whose room emptied is dropped at the next check. */
+  const linkKids = new Set<string>();
 
   /** Failed CONNECT packets per engine connection (Socket.IO lets a client retry on one connection). */
   const failedConnects = new WeakMap<object, number>();
@@ -119,6 +130,13 @@ export function createTabServer(http: HttpServer, options: TabServerOptions): Ta
         throw new AuthError("a sandboxed frame (origin null) needs an embed token, one with a chat claim");
       }
       socket.data.tab = { id: socket.id, userId: identity.userId, isOwner: options.owners.has(identity.userId), chatClaim: identity.chat, reply: identity.reply };
+      // Joined as soon as the kid is found current, before the socket connects, so a revocation made
+      // after this check finds the socket in the room (one racing it from another instance is caught
+      // by the periodic check of the links, tabs/link-check.ts).
+      if (identity.kid !== null) {
+        linkKids.add(identity.kid);
+        await socket.join(linkRoom(identity.kid));
+      }
     };
     authenticate().then(
       () => next(),
@@ -192,6 +210,13 @@ export function createTabServer(http: HttpServer, options: TabServerOptions): Ta
 
   return {
     io,
+    disconnectLink: (kid) => io.in(linkRoom(kid)).disconnectSockets(true),
+    async disconnectRevokedLinks() {
+      for (const kid of linkKids) {
+        if (!io.sockets.adapter.rooms.has(linkRoom(kid))) linkKids.delete(kid);
+        else if (!(await options.isKnownKid?.(kid))) io.local.in(linkRoom(kid)).disconnectSockets(true);
+      }
+    },
     close: () =>
       new Promise<void>((resolve) => {
         io.close(() => resolve());

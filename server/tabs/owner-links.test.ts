@@ -17,11 +17,11 @@ describe.each(storeBackends())("owner links on $name (before: none could be revo
     const { store, isKnownKid } = await setup();
     const first = await mintOwnerLink({ store, key, owner: "owner", hours: 24, baseUrl: "http://127.0.0.1:3000/" });
     expect(first.url).toMatch(/^http:\/\/127\.0\.0\.1:3000\/\?token=/);
-    expect(await verifyTabToken(tokenOf(first.url), key, { maxTokenDays: 30, isKnownKid })).toEqual({ userId: "owner", chat: null, reply: null });
+    expect(await verifyTabToken(tokenOf(first.url), key, { maxTokenDays: 30, isKnownKid })).toEqual({ userId: "owner", chat: null, reply: null, kid: await store.ownerLinkKid() });
     await revokeOwnerLinks(store);
     await expect(verifyTabToken(tokenOf(first.url), key, { maxTokenDays: 30, isKnownKid })).rejects.toThrow(/owner link was revoked/);
     const second = await mintOwnerLink({ store, key, owner: "owner", hours: 24, baseUrl: "http://127.0.0.1:3000" });
-    expect(await verifyTabToken(tokenOf(second.url), key, { maxTokenDays: 30, isKnownKid })).toEqual({ userId: "owner", chat: null, reply: null });
+    expect(await verifyTabToken(tokenOf(second.url), key, { maxTokenDays: 30, isKnownKid })).toEqual({ userId: "owner", chat: null, reply: null, kid: await store.ownerLinkKid() });
   });
 
   it("a token with a kid is refused where no kid check is given; tokens without a kid (embed, Open WebUI) are untouched by revocation", async () => {
@@ -30,6 +30,6 @@ describe.each(storeBackends())("owner links on $name (before: none could be revo
     await expect(verifyTabToken(tokenOf(link.url), key, { maxTokenDays: 30 })).rejects.toThrow(/revoked/);
     const embed = await mintTabToken(key, { userId: "alice", chat: "chat-1", ttlSeconds: 60 });
     await revokeOwnerLinks(store);
-    expect(await verifyTabToken(embed, key, { maxTokenDays: 30, isKnownKid })).toEqual({ userId: "alice", chat: "chat-1", reply: null });
+    expect(await verifyTabToken(embed, key, { maxTokenDays: 30, isKnownKid })).toEqual({ userId: "alice", chat: "chat-1", reply: null, kid: null });
   });
 });

@@ -7,7 +7,8 @@ import { mintTabToken } from "./auth.ts";
  * store's current key id (`kid`) in its header; revoking replaces that id, so every owner link minted
  * before stops working at once while embed tokens and Open WebUI session tokens (which carry no kid)
  * are unaffected. The id is read from the store at every check, so a revocation made by the
- * `owner-link` command while the server runs takes effect on the next connect.
+ * `owner-link` command while the server runs refuses the next connect, and the server's periodic
+ * check of its sockets' links (tabs/link-check.ts) closes the sockets already open.
  */
 
 export type OwnerLink = { url: string; owner: string; hours: number };

@@ -349,10 +349,10 @@ describe("timers (ManualClock through startTestServer)", () => {
   const plugin = (chatId: string, extra: Record<string, unknown> = {}) =>
     fake.createPluginApproval({ sessionKey: chatKey(chatId), title: "Deploy", description: "Deploys", timeoutMs: 600_000, ...extra });
 
-  /** Timers may only exist for asks still pending, one each, besides the server's hourly retention run and the database's checkpoint. */
+  /** Timers may only exist for asks still pending, one each, besides the server's hourly retention run, the database's checkpoint and the check of the sockets' links. */
   function expectTimersMatchPending() {
     expect(server.broker.activeTimers).toBe(server.broker.pendingAsks.filter((a) => a.expiresAt !== null).length);
-    expect(clock.pendingTimers).toBe(server.broker.activeTimers + 2);
+    expect(clock.pendingTimers).toBe(server.broker.activeTimers + 3);
   }
 
   beforeEach(async () => {
