@@ -43,7 +43,10 @@ export function createQuestions(settings: Settings, timers: Timers, wire: Wire) 
   function finish(state: QuestionState): void {
     timers.cancel(state.timer);
     state.timer = null;
-    wire.broadcast("question.resolved", { id: state.record.id, ...result(state.record) });
+    // As the real Gateway does: it publishes the end after an await (its question manager's
+    // `onResolved`), so `question.resolve` has answered its caller first.
+    const resolved = { id: state.record.id, ...result(state.record) };
+    queueMicrotask(() => wire.broadcast("question.resolved", resolved));
     for (const wake of state.waiters) wake();
     state.waiters.clear();
   }
