@@ -118,13 +118,15 @@ describe("claims without reading the file (the store keeps which ids are pending
   it("a rolled-back transaction leaves no pending id behind", async () => {
     const store = open(path.join(tempDir(), "asks.sqlite"));
     await store.put(question("kept", "c"));
+    // SQLite writes at once: each put is done when it returns, and its promise is awaited after the rollback.
+    const writes: Promise<boolean>[] = [];
     expect(() =>
       store.inTransaction(() => {
-        void store.put(question("rolled-back", "c"));
-        void store.put(answered("kept"));
+        writes.push(store.put(question("rolled-back", "c")), store.put(answered("kept")));
         throw new Error("abandoned");
       }),
     ).toThrow("abandoned");
+    await Promise.all(writes);
     expect(await store.claim("rolled-back", "a")).toBe(false);
     expect(await store.claim("kept", "a")).toBe(true);
   });
