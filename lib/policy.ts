@@ -35,3 +35,8 @@ export function canSee(ask: Pick<Ask, "chatId">, userId: string, isOwner: boolea
   if (isOwner) return true;
   return ask.chatId !== null && chatOwner === userId;
 }
+
+/** The newest of a chat's viewers (oldest first) who may see the ask: the one its card goes to, or null. */
+export function newestWhoMaySee<T extends { userId: string; isOwner: boolean }>(viewers: readonly T[], ask: Pick<Ask, "chatId">, chatOwner: string | null): T | null {
+  return viewers.findLast((tab) => canSee(ask, tab.userId, tab.isOwner, chatOwner)) ?? null;
+}

@@ -2,7 +2,7 @@ import { inReply, type Ask, type AskStatus } from "../../lib/ask.ts";
 import { mapAnswer } from "../../lib/answers.ts";
 import type { Clock, TimerHandle } from "../../lib/clock.ts";
 import { ANSWERED_ELSEWHERE, EXPIRED, endedAsText, type Ending } from "../../lib/outcomes.ts";
-import { admit, canSee } from "../../lib/policy.ts";
+import { admit, canSee, newestWhoMaySee } from "../../lib/policy.ts";
 import { fail, type Ack, type AnswerAck, type AskClose, type CloseReason, type SecretOutcome } from "../../lib/protocol.ts";
 import { Emitter } from "../events.ts";
 import { StoreUnavailable, type AskStore } from "../store/store.ts";
@@ -567,15 +567,7 @@ export class AskBroker extends Emitter<BrokerEvents> {
   private async viewerFor(ask: Ask): Promise<Tab | null> {
     if (!ask.chatId) return null;
     const [viewers, chatOwner] = await Promise.all([this.presence.viewers(ask.chatId), this.chatOwner(ask.chatId)]);
-    return this.newestAllowed(viewers, ask, chatOwner);
-  }
-
-  private newestAllowed(viewers: readonly Tab[], ask: Ask, chatOwner: string | null): Tab | null {
-    for (let i = viewers.length - 1; i >= 0; i--) {
-      const tab = viewers[i]!;
-      if (canSee(ask, tab.userId, tab.isOwner, chatOwner)) return tab;
-    }
-    return null;
+    return newestWhoMaySee(viewers, ask, chatOwner);
   }
 
   /**

@@ -94,7 +94,7 @@ export interface Presence extends Subscribable<CardEvents> {
   shownTo(askId: string): Promise<string | null>;
   /**
    * In one step, puts the card of an ask of a chat on the chat's newest viewer that may see it
-   * (`canSee` of lib/policy.ts, with the chat's recorded owner), or on none: the tab that showed it
+   * (`newestWhoMaySee` of lib/policy.ts, with the chat's recorded owner), or on none: the tab that showed it
    * is told it was handed off if it still views the chat (one that left knows), and the new one gets
    * the card, in its reply when it is a reply's widget.
    */

@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { systemClock } from "../../lib/clock.ts";
 import { ManualClock } from "../../test/support/manual-clock.ts";
 import { startRedis, type TestRedis } from "../../test/support/redis-server.ts";
-import { canSee } from "../../lib/policy.ts";
+import { newestWhoMaySee } from "../../lib/policy.ts";
 import { questionAsk } from "../../test/support/ask-fixtures.ts";
 import type { Presence, ReplyClaim, Tab } from "./ports.ts";
 import { MemoryPresence } from "./presence.ts";
@@ -119,12 +119,12 @@ describe.each(kinds)("Presence in $name", ({ open }) => {
     expect(cards).toEqual([undefined, "reply-2", undefined]);
   });
 
-  it("place picks as canSee does: any owner's tab, or the chat owner's, the newest first", async () => {
+  it("place picks as the policy does (newestWhoMaySee): any owner's tab, or the chat owner's, the newest first", async () => {
     const presence = await open();
     const viewers = [tab("o1"), tab("bob", "bob", "c1"), tab("alice", "alice", "c1"), tab("o2"), tab("carol", "carol", "c1")];
     for (const viewer of viewers) await presence.view(viewer, "c1");
     for (const [index, chatOwner] of [null, "alice", "bob", "carol", "dave", "owner"].entries()) {
-      const expected = viewers.findLast((viewer) => canSee(ask(`a${index}`), viewer.userId, viewer.isOwner, chatOwner)) ?? null;
+      const expected = newestWhoMaySee(viewers, ask(`a${index}`), chatOwner);
       expect((await presence.place(ask(`a${index}`), chatOwner)).tab?.id ?? null).toBe(expected?.id ?? null);
     }
   });

@@ -1,5 +1,5 @@
 import { inReply, type Ask } from "../../lib/ask.ts";
-import { canSee } from "../../lib/policy.ts";
+import { newestWhoMaySee } from "../../lib/policy.ts";
 import type { AskClose } from "../../lib/protocol.ts";
 import { Emitter } from "../events.ts";
 import type { CardEvents, Placement, Presence, Tab } from "./ports.ts";
@@ -63,7 +63,7 @@ export class MemoryPresence extends Emitter<CardEvents> implements Presence {
   async place(ask: Ask & { chatId: string }, chatOwner: string | null): Promise<Placement> {
     if (this.ended.has(ask.id)) return { tab: null, moved: false };
     const viewers = this.viewing.get(ask.chatId) ?? [];
-    const target = viewers.findLast((tab) => canSee(ask, tab.userId, tab.isOwner, chatOwner)) ?? null;
+    const target = newestWhoMaySee(viewers, ask, chatOwner);
     const holder = this.shown.get(ask.id) ?? null;
     if ((target?.id ?? null) === holder) return { tab: target, moved: false };
     if (holder !== null) this.held.get(holder)?.delete(ask.id);

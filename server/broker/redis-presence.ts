@@ -102,7 +102,7 @@ return out
 `;
 
 /**
- * The newest viewer of the chat that may see the ask gets its card (canSee of lib/policy.ts: an owner,
+ * The newest viewer of the chat that may see the ask gets its card (newestWhoMaySee of lib/policy.ts: an owner,
  * or the chat's recorded owner, ARGV[4], '' when none is), the tab that showed it before is told it
  * was handed off if it still views the chat, and both are told on their instances' card channels.
  * Returns {moved (0/1), then the tab's fields as VIEWERS gives them} ({moved} alone: no tab may see it).
