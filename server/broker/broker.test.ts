@@ -593,6 +593,17 @@ describe("AskBroker (DESIGN §6 on the broker, injected clock)", () => {
   });
 
   describe("§6 answered elsewhere (Control UI, /approve, another instance)", () => {
+    it.each(["announced", "listed"] as const)("an end that comes while the ask is taken in (%s) is applied once it is tracked", async (arrival) => {
+      await broker.view(tab("t1"), "c1");
+      // The store and presence answer asynchronously: the source's end overtakes the taking in.
+      channel.arrive(question("q1", "c1"), arrival);
+      channel.end("q1", CANCELLED_ELSEWHERE);
+      await settled();
+      expect(broker.getPending("q1")).toBeUndefined();
+      expect((await store.get("q1"))?.status).toBe("cancelled");
+      expect(tabs.changes.at(-1)).toMatchObject({ id: "q1", status: "cancelled" });
+    });
+
     it("closes with answered-elsewhere and the source's summary", async () => {
       await broker.view(tab("t1"), "c1");
       await broker.receive(question("q1", "c1"));

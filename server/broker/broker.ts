@@ -49,6 +49,8 @@ export class AskBroker extends Emitter<BrokerEvents> {
   private readonly timers = new Map<string, TimerHandle>();
   /** Answers this instance is delivering, and how the source said meanwhile the same ask ended. */
   private readonly inFlight = new Map<string, Ending | null>();
+  /** Asks being taken in (the store or presence answers asynchronously), and how their source said meanwhile they ended. */
+  private readonly arriving = new Map<string, Outcome | null>();
   /** Taken in but not yet in the store: written right after its first ask:show, or after routing. */
   private readonly unwritten = new Set<string>();
   /** Restored from the store but not yet confirmed by the source: not shown until then. */
@@ -121,12 +123,26 @@ export class AskBroker extends Emitter<BrokerEvents> {
     return this.presence.shownTo(id);
   }
 
-  /** A new ask from a source. Known ids (pending or tombstoned) are ignored: a replay never revives. */
+  /**
+   * A new ask from a source. Known ids (pending or tombstoned) are ignored: a replay never revives.
+   * Its end may come while it is taken in: it is applied once the ask is tracked.
+   */
   async receive(ask: Ask, arrival: Arrival = "listed"): Promise<void> {
     if (this.unconfirmed.has(ask.id)) return this.confirm([ask.id]);
-    if (this.pending.has(ask.id)) return;
-    // A text prompt belongs to the instance whose chat watcher saw it: the store says whose it is.
-    if (arrival === "announced" && ask.source !== "text-prompt") return this.takeAnnounced(ask);
+    if (this.pending.has(ask.id) || this.arriving.has(ask.id)) return;
+    this.arriving.set(ask.id, null);
+    try {
+      // A text prompt belongs to the instance whose chat watcher saw it: the store says whose it is.
+      await (arrival === "announced" && ask.source !== "text-prompt" ? this.takeAnnounced(ask) : this.takeListed(ask));
+    } finally {
+      const endedMeanwhile = this.arriving.get(ask.id) ?? null;
+      this.arriving.delete(ask.id);
+      if (endedMeanwhile) await this.end(ask.id, endedMeanwhile);
+    }
+  }
+
+  /** An ask that may be known already (a listing, a text prompt): the store says first. */
+  private async takeListed(ask: Ask): Promise<void> {
     // Both reads at once: with Redis each is a round trip on the way of the card.
     const [stored, chatOwner] = await Promise.all([this.store.get(ask.id), ask.chatId ? this.chatOwner(ask.chatId) : null]);
     if (stored) {
@@ -135,7 +151,6 @@ export class AskBroker extends Emitter<BrokerEvents> {
       if (stored.status === "pending" && ask.source !== "text-prompt") await this.adopt(stored);
       return;
     }
-    if (this.pending.has(ask.id)) return;
     const verdict = admit(ask, { chatOwner, owners: this.owners });
     if (verdict.action === "refuse") return this.refuse(ask, verdict.summary);
     if (ask.source === "text-prompt" && !(await this.viewerFor(ask))) {
@@ -145,8 +160,7 @@ export class AskBroker extends Emitter<BrokerEvents> {
     }
     this.take(ask);
     if (ask.chatId) await this.route(ask.chatId);
-    this.write(ask.id);
-    this.emit("ask:changed", ask);
+    this.taken(ask);
   }
 
   /**
@@ -158,16 +172,15 @@ export class AskBroker extends Emitter<BrokerEvents> {
    */
   private async takeAnnounced(ask: Ask): Promise<void> {
     const chatOwner = ask.chatId ? await this.chatOwner(ask.chatId) : null;
-    if (this.pending.has(ask.id)) return;
-    if (admit(ask, { chatOwner, owners: this.owners }).action === "refuse") return this.receive(ask, "listed");
+    if (admit(ask, { chatOwner, owners: this.owners }).action === "refuse") return this.takeListed(ask);
     this.take(ask);
     if (ask.chatId) await this.route(ask.chatId);
     const stored = await this.store.get(ask.id);
+    if (!this.pending.has(ask.id)) return;
     if (stored && stored.status !== "pending") return this.finish(ask, { status: stored.status, summary: stored.resolution?.summary ?? "", reason: "answered-elsewhere" });
     // Another instance took it in: that one writes it.
     if (stored) this.unwritten.delete(ask.id);
-    this.write(ask.id);
-    this.emit("ask:changed", this.pending.get(ask.id) ?? ask);
+    this.taken(ask);
   }
 
   /** Tracks a new ask, to be written once its card is out (or it is routed). */
@@ -176,10 +189,21 @@ export class AskBroker extends Emitter<BrokerEvents> {
     this.unwritten.add(ask.id);
   }
 
+  /** The ask is routed: written if nobody has written it, and announced, unless it ended meanwhile. */
+  private taken(ask: Ask): void {
+    const current = this.pending.get(ask.id);
+    if (!current) return;
+    this.write(ask.id);
+    this.emit("ask:changed", current);
+  }
+
   /** The ask ended at its source (answered elsewhere, expired, run moved on). */
   async end(id: string, outcome: Outcome): Promise<void> {
     const ask = this.pending.get(id);
-    if (!ask) return;
+    if (!ask) {
+      if (this.arriving.has(id)) this.arriving.set(id, outcome);
+      return;
+    }
     const ending = typeof outcome === "function" ? outcome(ask) : outcome;
     if (this.inFlight.has(id)) {
       this.inFlight.set(id, ending);
