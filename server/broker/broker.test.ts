@@ -799,6 +799,22 @@ describe("AskBroker (DESIGN §6 on the broker, injected clock)", () => {
       expect(channel.delivered).toHaveLength(1);
       other.shutdown();
     });
+
+    it("the instance that did not show the card writes the ask too: its row outlives the one that showed it", async () => {
+      // The instance that shows the card dies before its write lands: its store takes nothing.
+      const dying: SqliteAskStore = Object.assign(Object.create(store), { put: async () => false });
+      const showing = new AskBroker({ store: dying, presence, source: new ScriptedChannel(), clock, owners: new Set(["owner"]), instanceId: "showing", log: () => {} });
+      const survivor = new AskBroker({ store, presence, source: new ScriptedChannel(), clock, owners: new Set(["owner"]), instanceId: "survivor", log: () => {} });
+      const t1 = tab("t1");
+      await showing.view(t1, "c1");
+      await showing.receive(question("q1", "c1"), "announced");
+      await survivor.receive(question("q1", "c1"), "announced");
+      expect(await presence.shownTo("q1")).toBe("t1");
+      expect((await store.get("q1"))?.status).toBe("pending");
+      expect(await survivor.answer(t1, "q1", { type: "text", text: "SQLite" })).toEqual({ ok: true, status: "answered" });
+      showing.shutdown();
+      survivor.shutdown();
+    });
   });
 
   describe("§6 terminal states are tombstones", () => {

@@ -178,7 +178,7 @@ export class AskBroker extends Emitter<BrokerEvents> {
     const stored = await this.store.get(ask.id);
     if (!this.pending.has(ask.id)) return;
     if (stored && stored.status !== "pending") return this.finish(ask, { status: stored.status, summary: stored.resolution?.summary ?? "", reason: "answered-elsewhere" });
-    // Another instance took it in: that one writes it.
+    // Already stored (placed here, or by another instance): nothing more to write.
     if (stored) this.unwritten.delete(ask.id);
     this.taken(ask);
   }
@@ -606,18 +606,17 @@ export class AskBroker extends Emitter<BrokerEvents> {
       await Promise.all(
         asks.map(async (ask) => {
           const placed = await this.presence.place({ ...ask, chatId }, chatOwner);
-          if (placed.tab === null) return;
-          if (placed.moved) this.shownIn(ask, placed.tab);
-          // Another instance showed it first: that one writes it.
-          else this.unwritten.delete(ask.id);
+          // Whoever moved it there: every instance that holds the ask writes it, so the row its claim
+          // needs outlives the instance that showed the card.
+          if (placed.tab !== null) this.shownIn(ask, placed.tab);
         }),
       );
     });
   }
 
   /**
-   * The ask's card is now in this tab: when the tab is a reply's widget, the ask's summary belongs to
-   * that reply from now on (a written ask is written again). A new ask is written now.
+   * The ask's card is in this tab: when the tab is a reply's widget, the ask's summary belongs to that
+   * reply from now on (a written ask is written again). A new ask is written now.
    */
   private shownIn(ask: Ask, tab: Tab): void {
     const card = inReply(ask, tab.reply?.msg ?? null);
