@@ -4,6 +4,7 @@ import type { AskClose } from "../../lib/protocol.ts";
 import { Emitter } from "../events.ts";
 import type { CardEvents, Placement, Presence, Tab } from "./ports.ts";
 
+/** How many ended asks the in-memory presence remembers. */
 const ENDED_KEPT = 10_000;
 
 /**
@@ -82,8 +83,10 @@ export class MemoryPresence extends Emitter<CardEvents> implements Presence {
     this.shown.delete(askId);
     this.ended.add(askId);
     if (this.ended.size > ENDED_KEPT) this.ended.delete(this.ended.values().next().value!);
-    if (tabId !== null) this.held.get(tabId)?.delete(askId);
-    if (tabId !== null) this.emit("card:close", tabId, close);
+    if (tabId !== null) {
+      this.held.get(tabId)?.delete(askId);
+      this.emit("card:close", tabId, close);
+    }
     return tabId;
   }
 
