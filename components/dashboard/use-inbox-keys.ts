@@ -22,17 +22,18 @@ function isTyping(target: HTMLElement): boolean {
 }
 
 export function useInboxKeys(enabled: boolean, actions: InboxKeyActions): void {
-  const latest = useRef(actions);
-  latest.current = actions;
+  // Read at each key press rather than by adding and removing the listener: an effect runs only after
+  // the render that closed a dialog has been painted, and a key pressed in between would be lost.
+  const latest = useRef({ enabled, actions });
+  latest.current = { enabled, actions };
 
   useEffect(() => {
-    if (!enabled) return;
     const onKeyDown = (event: KeyboardEvent) => {
-      if (event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey) return;
+      if (!latest.current.enabled || event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey) return;
       const target = event.target instanceof HTMLElement ? event.target : document.body;
       if (isTyping(target) || target.closest("dialog, [role=dialog]")) return;
       const row = target.closest<HTMLElement>("[data-inbox-row]")?.dataset.inboxRow ?? null;
-      const act = latest.current;
+      const act = latest.current.actions;
       if (event.key === "?") act.help();
       else if (event.key === "j") act.move(row, 1);
       else if (event.key === "k") act.move(row, -1);
@@ -44,5 +45,5 @@ export function useInboxKeys(enabled: boolean, actions: InboxKeyActions): void {
     };
     document.addEventListener("keydown", onKeyDown);
     return () => document.removeEventListener("keydown", onKeyDown);
-  }, [enabled]);
+  }, []);
 }
