@@ -242,6 +242,10 @@ export class RedisPresence extends Emitter<CardEvents> implements Presence {
   async place(ask: Ask & { chatId: string }, chatOwner: string | null): Promise<Placement> {
     const handedOff: AskClose = { askId: ask.id, reason: "handed-off" };
     const [moved, ...fields] = (await this.run("place", ask.id, ask.chatId, chatOwner ?? "", JSON.stringify(ask), JSON.stringify(handedOff))) as [number, ...string[]];
+    // The script published the card before it answered: when the tab is ours (or its instance shares
+    // this process), the card is waiting on the card connection too. Handing back after the I/O of
+    // this turn of the event loop lets the card reach its tab before the caller's bookkeeping runs.
+    await afterPendingIo();
     return { tab: fields.length === 6 ? tabOf(fields) : null, moved: moved === 1 };
   }
 
@@ -281,6 +285,11 @@ export class RedisPresence extends Emitter<CardEvents> implements Presence {
     this.heartbeat = null;
     this.beat().catch((error: unknown) => this.log(`presence heartbeat failed: ${error instanceof Error ? error.message : String(error)}`));
   }
+}
+
+/** Resolves once the I/O callbacks already due in this turn of the event loop have run (setImmediate's check phase). */
+function afterPendingIo(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 /** A tab from the fields VIEWERS and PLACE give: id, user, owner ('1'), chat claim, reply msg and mts ('' for none). */
