@@ -166,7 +166,7 @@ export function Dashboard({ openWebUiUrl }: { openWebUiUrl: string | null }) {
     setBulkMessage(result.ok ? `${done}: ${title}` : `${title}: ${result.error.message}`);
   };
 
-  useInboxKeys(view === "pending" && !modalOpen && !helpOpen, {
+  useInboxKeys(view === "pending", {
     help: () => setHelpOpen(true),
     move: (row, step) => {
       const index = row === null ? -1 : pending.findIndex((ask) => ask.id === row);

@@ -29,9 +29,6 @@ export function KeyboardHelp({ open, onClose }: { open: boolean; onClose(): void
     <dialog
       ref={ref}
       aria-labelledby={titleId}
-      // Esc fires `cancel` at once and `close` only in a later task: a key pressed in between would
-      // still meet the help open.
-      onCancel={onClose}
       onClose={onClose}
       className={cx(card, "m-auto w-[min(28rem,calc(100vw-1.5rem))] text-zinc-900 backdrop:bg-zinc-950/60 dark:text-zinc-100")}
     >

@@ -1,10 +1,10 @@
-import { useEffect, useRef } from "react";
+import { useEffect, useLayoutEffect, useRef } from "react";
 
 /**
  * Keyboard triage of the inbox (the `?` overlay lists it): `j`/`k` move between rows, `Enter` opens one
  * (the row's toggle is a button), `d` denies or cancels, `a` allows once, number keys pick an option.
- * Keys typed into a field, inside a dialog, or already taken by a card (its own number keys, Esc) are
- * left alone; so are keys with Ctrl, Alt or Meta.
+ * Keys typed into a field, inside a dialog or while a modal is open, or already taken by a card (its own
+ * number keys, Esc) are left alone; so are keys with Ctrl, Alt or Meta.
  */
 
 export type InboxKeyActions = {
@@ -22,16 +22,19 @@ function isTyping(target: HTMLElement): boolean {
 }
 
 export function useInboxKeys(enabled: boolean, actions: InboxKeyActions): void {
-  // Read at each key press rather than by adding and removing the listener: an effect runs only after
-  // the render that closed a dialog has been painted, and a key pressed in between would be lost.
   const latest = useRef({ enabled, actions });
-  latest.current = { enabled, actions };
+  useLayoutEffect(() => {
+    latest.current = { enabled, actions };
+  });
 
   useEffect(() => {
     const onKeyDown = (event: KeyboardEvent) => {
       if (!latest.current.enabled || event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey) return;
       const target = event.target instanceof HTMLElement ? event.target : document.body;
-      if (isTyping(target) || target.closest("dialog, [role=dialog]")) return;
+      // An open modal has the keys. Asked of the page rather than of React's state: on Esc the browser
+      // closes a <dialog> at once, but its close event (React's state) and the focus leaving it come a
+      // task later, and a key pressed in between, from inside the closed dialog, is not lost.
+      if (isTyping(target) || document.querySelector("dialog[open], [aria-modal='true']")) return;
       const row = target.closest<HTMLElement>("[data-inbox-row]")?.dataset.inboxRow ?? null;
       const act = latest.current.actions;
       if (event.key === "?") act.help();
