@@ -834,6 +834,24 @@ describe("AskBroker (DESIGN §6 on the broker, injected clock)", () => {
       expect(await broker.answer(t1, "answered", { type: "text", text: "Postgres" })).toMatchObject({ ok: false, error: { code: "ALREADY_RESOLVED" } });
     });
 
+    it("an announced replay of an ended ask that presence has forgotten: the card its write found a tombstone for is closed, and the ask is not announced", async () => {
+      await broker.receive(question("q1", "c1"));
+      await broker.end("q1", CANCELLED_ELSEWHERE);
+      broker.shutdown();
+      const restarted = new AskBroker({ store, presence: new MemoryPresence(), source: channel, clock, owners: new Set(["owner"]), instanceId: "again", log: () => {} });
+      const seen = new Tabs(restarted);
+      await restarted.view(tab("t1"), "c1");
+      await restarted.receive(question("q1", "c1"), "announced");
+      expect(seen.timeline).toEqual([
+        { tabId: "t1", event: "show", askId: "q1" },
+        { tabId: "t1", event: "close", askId: "q1", reason: "answered-elsewhere", summary: "Cancelled elsewhere" },
+      ]);
+      expect(seen.changes.map((ask) => ask.status)).toEqual(["cancelled"]);
+      expect(restarted.getPending("q1")).toBeUndefined();
+      expect((await store.get("q1"))?.status).toBe("cancelled");
+      restarted.shutdown();
+    });
+
     it("a listing that still names a terminal ask does not revive it", async () => {
       await broker.receive(question("q1", "c1"));
       await broker.end("q1", CANCELLED_ELSEWHERE);

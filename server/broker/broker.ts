@@ -53,6 +53,8 @@ export class AskBroker extends Emitter<BrokerEvents> {
   private readonly arriving = new Map<string, Outcome | null>();
   /** Taken in but not yet in the store: written right after its first ask:show, or after routing. */
   private readonly unwritten = new Set<string>();
+  /** The first write of an ask being taken in: whether the store took it (false: a tombstone was there). */
+  private readonly firstWrites = new Map<string, Promise<boolean>>();
   /** Restored from the store but not yet confirmed by the source: not shown until then. */
   private readonly unconfirmed = new Set<string>();
   /** A chat's owner never changes once recorded, so a known one is remembered (unknown ones are not). */
@@ -137,6 +139,7 @@ export class AskBroker extends Emitter<BrokerEvents> {
     } finally {
       const endedMeanwhile = this.arriving.get(ask.id) ?? null;
       this.arriving.delete(ask.id);
+      this.firstWrites.delete(ask.id);
       if (endedMeanwhile) await this.end(ask.id, endedMeanwhile);
     }
   }
@@ -166,15 +169,18 @@ export class AskBroker extends Emitter<BrokerEvents> {
   /**
    * An ask its source announced just now: its card goes out first, and the store is asked after it
    * whether another instance took it in (one round trip to a shared presence on the card's way, not
-   * two). A late replay of an ask that ended is not shown (presence remembers ended asks) and is
-   * dropped once the store names it; an ask refused by policy goes the listed way (the store first:
-   * its refusal is a tombstone).
+   * two). When the card was shown, its write has answered that already: a write the store took means
+   * no tombstone was there. A late replay of an ask that ended is not shown (presence remembers ended
+   * asks) and is dropped once the store names it; an ask refused by policy goes the listed way (the
+   * store first: its refusal is a tombstone).
    */
   private async takeAnnounced(ask: Ask): Promise<void> {
     const chatOwner = ask.chatId ? await this.chatOwner(ask.chatId) : null;
     if (admit(ask, { chatOwner, owners: this.owners }).action === "refuse") return this.takeListed(ask);
     this.take(ask);
     if (ask.chatId) await this.route(ask.chatId);
+    // A failed write is logged where it was made; the store is asked instead.
+    if (await this.firstWrites.get(ask.id)?.catch(() => false)) return this.taken(ask);
     const stored = await this.store.get(ask.id);
     if (!this.pending.has(ask.id)) return;
     if (stored && stored.status !== "pending") return this.finish(ask, { status: stored.status, summary: stored.resolution?.summary ?? "", reason: "answered-elsewhere" });
@@ -481,7 +487,10 @@ export class AskBroker extends Emitter<BrokerEvents> {
    */
   private write(askId: string): void {
     const ask = this.pending.get(askId);
-    if (ask && this.unwritten.delete(askId)) this.settle(this.store.put(ask), `storing ask ${askId}`);
+    if (!ask || !this.unwritten.delete(askId)) return;
+    const written = this.store.put(ask);
+    if (this.arriving.has(askId)) this.firstWrites.set(askId, written);
+    this.settle(written, `storing ask ${askId}`);
   }
 
   private async refuse(ask: Ask, summary: string): Promise<void> {
