@@ -74,6 +74,9 @@ describe.skipIf(!enabled || !gatewayUrl)("the real Open WebUI with the real widg
   });
 
   async function send(text: string): Promise<void> {
+    // As a person does, the next message once the reply before it is done: Open WebUI queues a message
+    // sent while the chat is still active and sends it later (once, a queued reply never showed).
+    await page.locator('button[aria-label="Stop"]').waitFor({ state: "hidden", timeout: UI_TIMEOUT });
     await page.locator("#chat-input").click();
     await page.keyboard.type(text);
     await page.keyboard.press("Enter");
