@@ -184,7 +184,7 @@ export class AskBroker extends Emitter<BrokerEvents> {
     const stored = await this.store.get(ask.id);
     if (!this.pending.has(ask.id)) return;
     if (stored && stored.status !== "pending") return this.finish(ask, { status: stored.status, summary: stored.resolution?.summary ?? "", reason: "answered-elsewhere" });
-    // Already stored (placed here, or by another instance): nothing more to write.
+    // Already stored (by another instance, or by a write of ours whose answer was lost): nothing more to write.
     if (stored) this.unwritten.delete(ask.id);
     this.taken(ask);
   }
