@@ -11,7 +11,8 @@ export class PrivateDatabase<Name extends string> {
   readonly statements: Record<Name, StatementSync>;
   private readonly db: DatabaseSync;
 
-  constructor(file: string, schema: string, statements: Record<Name, string>) {
+  /** `added`: columns a later version added to an existing table (`{table: {column: "TYPE"}}`), added to a file that lacks them. */
+  constructor(file: string, schema: string, statements: Record<Name, string>, added: Record<string, Record<string, string>> = {}) {
     const onDisk = file !== ":memory:";
     if (onDisk) {
       preparePrivateDir(path.dirname(file));
@@ -21,6 +22,7 @@ export class PrivateDatabase<Name extends string> {
     this.db = new DatabaseSync(file);
     this.db.exec("PRAGMA journal_mode = WAL;");
     this.db.exec(schema);
+    for (const [table, columns] of Object.entries(added)) addMissingColumns(this.db, table, columns);
     if (onDisk) restrictFiles(file, `${file}-wal`, `${file}-shm`);
     const prepared = Object.entries<string>(statements).map(([name, sql]) => [name, this.db.prepare(sql)]);
     this.statements = Object.fromEntries(prepared) as Record<Name, StatementSync>;
@@ -28,5 +30,18 @@ export class PrivateDatabase<Name extends string> {
 
   close(): void {
     this.db.close();
+  }
+}
+
+/** Adds the columns an older file's table lacks (SQLite has no ADD COLUMN IF NOT EXISTS), in one transaction. */
+export function addMissingColumns(db: DatabaseSync, table: string, columns: Record<string, string>): void {
+  db.exec("BEGIN IMMEDIATE");
+  try {
+    const present = new Set((db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).map((column) => column.name));
+    for (const [name, type] of Object.entries(columns)) if (!present.has(name)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${name} ${type}`);
+    db.exec("COMMIT");
+  } catch (error) {
+    db.exec("ROLLBACK");
+    throw error;
   }
 }

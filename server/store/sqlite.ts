@@ -3,6 +3,7 @@ import path from "node:path";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import type { Ask, AskStatus } from "../../lib/ask.ts";
 import { PRIVATE_FILE_MODE, preparePrivateDir, restrictFiles } from "./data-dir.ts";
+import { addMissingColumns } from "./private-database.ts";
 import type { ReplyClaim } from "../broker/ports.ts";
 import type { Clock, TimerHandle } from "../../lib/clock.ts";
 import { SetAsideRows } from "./rows.ts";
@@ -150,15 +151,7 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
 
   /** Databases from before retention have no last view time. */
   private migrate(): void {
-    this.db.exec("BEGIN IMMEDIATE");
-    try {
-      const columns = this.db.prepare("PRAGMA table_info(chats)").all() as { name: string }[];
-      if (!columns.some((column) => column.name === "last_viewed_at")) this.db.exec("ALTER TABLE chats ADD COLUMN last_viewed_at INTEGER");
-      this.db.exec("COMMIT");
-    } catch (error) {
-      this.db.exec("ROLLBACK");
-      throw error;
-    }
+    addMissingColumns(this.db, "chats", { last_viewed_at: "INTEGER" });
   }
 
   /** A terminal ask is a tombstone: the WHERE clause of the upsert never lets it be written again. */
