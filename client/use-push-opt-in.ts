@@ -4,8 +4,9 @@ import { useCallback, useEffect, useState } from "react";
  * The dashboard's service worker and Web Push opt-in. The worker (public/sw.js) is registered on every
  * visit (it makes the dashboard installable and caches its shell); push is on only after the owner
  * turns it on here: the browser subscribes with the server's VAPID key and the subscription is stored
- * with the owner (`POST /push/subscriptions`, the owner's token as Bearer). Needs a secure context:
- * localhost, or HTTPS (README, "Notifications").
+ * with the owner (`POST /push/subscriptions`, the owner's token as Bearer). The server pushes to it only
+ * while the link it was stored with works, so each visit stores it again with this visit's link. Needs a
+ * secure context: localhost, or HTTPS (README, "Notifications").
  */
 
 export type PushOptIn = {
@@ -48,6 +49,19 @@ export function usePushOptIn(token: string | null): PushOptIn {
       live = false;
     };
   }, []);
+
+  // Renews the stored subscription with this visit's link (the one it was stored with may have expired).
+  useEffect(() => {
+    if (!registration || !token || !("pushManager" in registration)) return;
+    registration.pushManager
+      .getSubscription()
+      .then(async (current) => {
+        if (!current) return;
+        const renewed = await call("/push/subscriptions", { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${token}` }, body: JSON.stringify(current.toJSON()) });
+        if (!renewed.ok) setError(`Push to this device could not be renewed: ${renewed.message}`);
+      })
+      .catch((failure: unknown) => setError(`Push to this device could not be renewed: ${failure instanceof Error ? failure.message : String(failure)}`));
+  }, [registration, token]);
 
   const toggle = useCallback(async () => {
     if (!registration || !token || busy) return;

@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { Agent } from "node:https";
 import type { AddressInfo } from "node:net";
 import { createAdapter } from "@socket.io/redis-adapter";
+import { decodeJwt } from "jose";
 import type { Redis } from "ioredis";
 import type { Clock } from "../lib/clock.ts";
 import { AskBroker } from "./broker/broker.ts";
@@ -23,7 +24,6 @@ import { isCurrentOwnerLinkKid } from "./tabs/owner-links.ts";
 import { createPush } from "./push/index.ts";
 import { openDeviceStore } from "./devices/device-store.ts";
 import { createDeviceRoutes } from "./devices/routes.ts";
-import { DEVICE_KID_PREFIX } from "./devices/device-links.ts";
 import type { OwnerRequest } from "./http/owner-request.ts";
 
 /**
@@ -94,12 +94,13 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     log,
   });
 
-  /** The owner a request's `Authorization: Bearer` dashboard token names (and its device, for a device link), or null. */
+  /** The owner a request's `Authorization: Bearer` dashboard token names, and the link it is (key id, expiry), or null. */
   async function ownerOf(request: IncomingMessage): Promise<OwnerRequest | null> {
     const bearer = /^Bearer (\S+)$/.exec(request.headers.authorization ?? "")?.[1];
     const identity = bearer ? await verifyTabToken(bearer, key, { maxTokenDays: config.MAX_TOKEN_DAYS, isKnownKid }).catch(() => null) : null;
     if (!identity || identity.chat !== null || !config.owners.has(identity.userId)) return null;
-    return { owner: identity.userId, device: identity.kid?.startsWith(DEVICE_KID_PREFIX) ? identity.kid : null };
+    // Verified just above, so its exp is there and in the future.
+    return { owner: identity.userId, link: { kid: identity.kid, expiresAt: decodeJwt(bearer!).exp! * 1000 } };
   }
 
   /** Anyone may learn ok or degraded; the details (Gateway status, set-aside rows) are for an owner's token. */
@@ -136,6 +137,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     log,
     dashboardUrl: () => config.PUBLIC_URL ?? `http://${config.HOST}:${port}`,
     ownerOf,
+    isKnownKid,
     agent: options.pushAgent,
     redis,
     redisKeyPrefix,

@@ -26,6 +26,8 @@ export type PushOptions = {
   /** Where the dashboard is, for a notification's tap (the server's own URL unless PUBLIC_URL says otherwise). */
   dashboardUrl: () => string;
   ownerOf(request: IncomingMessage): Promise<OwnerRequest | null>;
+  /** Whether a link's key id is still current: a subscription made with a revoked link is pushed to no more. */
+  isKnownKid(kid: string): Promise<boolean>;
   agent?: Agent;
   redis: Redis | null;
   redisKeyPrefix: string;
@@ -48,6 +50,7 @@ export async function createPush(options: PushOptions) {
     dashboardUrl: options.dashboardUrl,
     mintToken: (claims) => mintActionToken(tokenKey, claims),
     isShown: async (askId) => (await options.broker.shownTo(askId)) !== null,
+    isKnownKid: options.isKnownKid,
     log,
     agent: options.agent,
   });

@@ -15,8 +15,10 @@ import type { VapidKeys } from "./vapid.ts";
  *   a one-line outcome, which replaces the first notification.
  * Each is sent once per event even with several instances, which all hear every ask: the announcements
  * decide which instance announces an ask, and whether its ending follows one.
- * A subscription the push service calls gone (404, 410) is removed. Sends run in the background; each
- * is caught and logged, and `idle()` waits for the ones in flight.
+ * A subscription is pushed to only while the link it was made with works (unexpired, not revoked):
+ * its approvals carry action tokens. One whose link no longer works is removed, as is one the push
+ * service calls gone (404, 410). Sends run in the background; each is caught and logged, and `idle()`
+ * waits for the ones in flight.
  */
 
 export type PushNotifierOptions = {
@@ -32,6 +34,8 @@ export type PushNotifierOptions = {
   mintToken(claims: { askId: string; decision: Decision; owner: string; expiresAt: number }): Promise<string>;
   /** Whether a tab shows the ask now (its chat's newest viewer). */
   isShown(askId: string): Promise<boolean>;
+  /** Whether a link's key id is still current (an unrevoked owner-link key, an active device). */
+  isKnownKid(kid: string): Promise<boolean>;
   log: (message: string) => void;
   /** The HTTPS agent for push services (one that trusts a private CA: a self-hosted push service, the tests' stand-in). */
   agent?: Agent;
@@ -78,7 +82,7 @@ export class PushNotifier {
     if (!(await this.options.announcements.claim(ask, this.options.clock.now()))) return;
     // The broker announces a new ask after routing it: a tab that shows it is known by now.
     if (await this.options.isShown(ask.id)) return;
-    const subscriptions = await this.options.store.subscriptions(this.options.owners);
+    const subscriptions = await this.liveSubscriptions();
     if (subscriptions.length === 0) return;
     // Ended meanwhile: nothing to announce.
     if (!(await this.options.announcements.markPushed(ask.id))) return;
@@ -89,8 +93,24 @@ export class PushNotifier {
 
   private async announceOutcome(ask: Ask): Promise<void> {
     if (!(await this.options.announcements.ended(ask.id))) return;
-    const subscriptions = await this.options.store.subscriptions(this.options.owners);
+    const subscriptions = await this.liveSubscriptions();
     await this.deliver(ask, () => Promise.resolve(outcomePush(ask, this.options.dashboardUrl())), DEFAULT_TTL_SECONDS, subscriptions);
+  }
+
+  /** The owners' subscriptions whose link still works; the others are removed on the way. */
+  private async liveSubscriptions(): Promise<PushSubscriptionRecord[]> {
+    const now = this.options.clock.now();
+    const live: PushSubscriptionRecord[] = [];
+    for (const subscription of await this.options.store.subscriptions(this.options.owners)) {
+      const { kid, expiresAt } = subscription.link;
+      if (expiresAt > now && (kid === null || (await this.options.isKnownKid(kid)))) {
+        live.push(subscription);
+        continue;
+      }
+      await this.options.store.forget(subscription.endpoint);
+      this.options.log(`push subscription removed, its link ${expiresAt > now ? "was revoked" : "expired"}: ${new URL(subscription.endpoint).origin}`);
+    }
+    return live;
   }
 
   private async tokensFor(ask: Ask, owner: string): Promise<Partial<Record<Decision, string>>> {

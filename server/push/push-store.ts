@@ -5,16 +5,20 @@ import { PrivateDatabase } from "../store/private-database.ts";
 import { parseStored, redisScripts, unavailableAs } from "../store/redis-scripts.ts";
 
 /**
- * The push store: each owner's push subscriptions, and the action tokens already redeemed (kept until
- * their expiry, so a replay is refused). One process keeps it in its own SQLite file under DATA_DIR
- * (0600); several instances share it in Redis, so a subscription made on one is pushed to by any and a
- * token redeemed on one is a replay on every other.
+ * The push store: each owner's push subscriptions, each with the link it was made with, and the action
+ * tokens already redeemed (kept until their expiry, so a replay is refused). One process keeps it in
+ * its own SQLite file under DATA_DIR (0600); several instances share it in Redis, so a subscription
+ * made on one is pushed to by any and a token redeemed on one is a replay on every other.
  */
 
 export type PushSubscriptionRecord = {
   owner: string;
-  /** The device link (its kid) the owner subscribed with, or null for an owner link. */
-  device: string | null;
+  /**
+   * The link the owner subscribed with: its key id (a device's, or the owner links'; null for a token
+   * without one) and when it expires (epoch ms; 0 for a subscription stored before links were kept).
+   * Its notifications carry action tokens, so it is pushed to only while that link works.
+   */
+  link: { kid: string | null; expiresAt: number };
   endpoint: string;
   p256dh: string;
   auth: string;
@@ -26,7 +30,7 @@ export interface PushStore {
   unsubscribe(endpoint: string, owner: string): Promise<boolean>;
   /** The push service said the subscription is gone (404, 410). */
   forget(endpoint: string): Promise<void>;
-  /** A revoked device's subscriptions. */
+  /** The subscriptions made with a revoked device's link. */
   forgetDevice(kid: string): Promise<void>;
   /** These owners' subscriptions, oldest first. */
   subscriptions(owners: ReadonlySet<string>): Promise<PushSubscriptionRecord[]>;
@@ -45,7 +49,8 @@ const SCHEMA = `
   CREATE TABLE IF NOT EXISTS subscriptions (
     endpoint TEXT PRIMARY KEY,
     owner TEXT NOT NULL,
-    device TEXT,
+    link_kid TEXT,
+    link_expires_at INTEGER,
     p256dh TEXT NOT NULL,
     auth TEXT NOT NULL,
     created_at INTEGER NOT NULL
@@ -58,11 +63,12 @@ const SCHEMA = `
 `;
 
 const STATEMENTS = {
-  upsert: "INSERT INTO subscriptions (endpoint, owner, device, p256dh, auth, created_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(endpoint) DO UPDATE SET owner = excluded.owner, device = excluded.device, p256dh = excluded.p256dh, auth = excluded.auth",
+  upsert:
+    "INSERT INTO subscriptions (endpoint, owner, link_kid, link_expires_at, p256dh, auth, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(endpoint) DO UPDATE SET owner = excluded.owner, link_kid = excluded.link_kid, link_expires_at = excluded.link_expires_at, p256dh = excluded.p256dh, auth = excluded.auth",
   remove: "DELETE FROM subscriptions WHERE endpoint = ?",
-  removeDevice: "DELETE FROM subscriptions WHERE device = ?",
+  removeDevice: "DELETE FROM subscriptions WHERE link_kid = ?",
   removeOwned: "DELETE FROM subscriptions WHERE endpoint = ? AND owner = ?",
-  forOwners: "SELECT owner, device, endpoint, p256dh, auth FROM subscriptions ORDER BY created_at",
+  forOwners: "SELECT owner, link_kid, link_expires_at, endpoint, p256dh, auth FROM subscriptions ORDER BY created_at",
   redeem: "INSERT INTO redeemed_actions (jti, expires_at) VALUES (?, ?) ON CONFLICT(jti) DO NOTHING",
   prune: "DELETE FROM redeemed_actions WHERE expires_at < ?",
 };
@@ -71,11 +77,13 @@ export class SqlitePushStore implements PushStore {
   private readonly database: PrivateDatabase<keyof typeof STATEMENTS>;
 
   constructor(file: string) {
-    this.database = new PrivateDatabase(file, SCHEMA, STATEMENTS);
+    // Files from before links were kept: their subscriptions have none, so they are pushed to no more
+    // (the dashboard renews its subscription with its link when it next opens).
+    this.database = new PrivateDatabase(file, SCHEMA, STATEMENTS, { subscriptions: { link_kid: "TEXT", link_expires_at: "INTEGER" } });
   }
 
   async subscribe(record: PushSubscriptionRecord, now: number): Promise<void> {
-    this.database.statements.upsert.run(record.endpoint, record.owner, record.device, record.p256dh, record.auth, now);
+    this.database.statements.upsert.run(record.endpoint, record.owner, record.link.kid, record.link.expiresAt, record.p256dh, record.auth, now);
   }
 
   async unsubscribe(endpoint: string, owner: string): Promise<boolean> {
@@ -91,7 +99,10 @@ export class SqlitePushStore implements PushStore {
   }
 
   async subscriptions(owners: ReadonlySet<string>): Promise<PushSubscriptionRecord[]> {
-    return (this.database.statements.forOwners.all() as PushSubscriptionRecord[]).filter((record) => owners.has(record.owner));
+    type Row = Omit<PushSubscriptionRecord, "link"> & { link_kid: string | null; link_expires_at: number | null };
+    return (this.database.statements.forOwners.all() as Row[])
+      .filter((row) => owners.has(row.owner))
+      .map(({ link_kid, link_expires_at, ...record }) => ({ ...record, link: { kid: link_kid, expiresAt: link_expires_at ?? 0 } }));
   }
 
   async redeem(jti: string, expiresAt: number, now: number): Promise<boolean> {
@@ -105,7 +116,14 @@ export class SqlitePushStore implements PushStore {
 }
 
 /** What a subscription's hash field holds (JSON); one that does not parse is skipped and logged. */
-const StoredSubscription = z.object({ owner: z.string(), device: z.string().nullable(), p256dh: z.string(), auth: z.string(), createdAt: z.number() });
+const StoredSubscription = z.object({
+  owner: z.string(),
+  // Stored before links were kept: no link, so it is pushed to no more until the dashboard renews it.
+  link: z.object({ kid: z.string().nullable(), expiresAt: z.number() }).default({ kid: null, expiresAt: 0 }),
+  p256dh: z.string(),
+  auth: z.string(),
+  createdAt: z.number(),
+});
 
 /** An upsert keeps the first subscription's creation time, as the SQLite store does. */
 const SUBSCRIBE = `
@@ -119,7 +137,7 @@ redis.call('HSET', p .. 'subscriptions', endpoint, cjson.encode(record))
 return 1
 `;
 
-/** Removes the subscriptions whose `field` equals `value` (only `endpoint` when given); returns how many. */
+/** Removes the subscriptions whose `field` (`owner`, or `kid` of their link) equals `value` (only `endpoint` when given); returns how many. */
 const REMOVE_WHERE = `
 local p, field, value, endpoint = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local removed = 0
@@ -127,7 +145,10 @@ local all = redis.call('HGETALL', p .. 'subscriptions')
 for i = 1, #all, 2 do
   if endpoint == '' or all[i] == endpoint then
     local ok, record = pcall(cjson.decode, all[i + 1])
-    if ok and record[field] == value then
+    local found = nil
+    if ok and field == 'kid' then found = type(record.link) == 'table' and record.link.kid or nil
+    elseif ok then found = record[field] end
+    if found == value then
       redis.call('HDEL', p .. 'subscriptions', all[i])
       removed = removed + 1
     end
@@ -138,7 +159,7 @@ return removed
 
 /**
  * Keys, under the deployment's prefix (`<REDIS_KEY_PREFIX>push:`): `subscriptions` hash endpoint →
- * the subscription as JSON (owner, device, keys, createdAt); `redeemed:<jti>` set once with SET NX
+ * the subscription as JSON (owner, link, keys, createdAt); `redeemed:<jti>` set once with SET NX
  * and expiring with the token.
  */
 export class RedisPushStore implements PushStore {
@@ -169,7 +190,7 @@ export class RedisPushStore implements PushStore {
   }
 
   async forgetDevice(kid: string): Promise<void> {
-    await this.run("removeWhere", "device", kid, "");
+    await this.run("removeWhere", "kid", kid, "");
   }
 
   async subscriptions(owners: ReadonlySet<string>): Promise<PushSubscriptionRecord[]> {

@@ -78,7 +78,7 @@ export function createPushRoutes(options: PushRoutesOptions) {
       if (method === "POST") {
         const parsed = await parseBody(request, SubscribeBody, BODY_LIMIT);
         if (!parsed.ok) return parsed.reply;
-        await options.store.subscribe({ owner, device: sender.device, endpoint: parsed.value.endpoint, p256dh: parsed.value.keys.p256dh, auth: parsed.value.keys.auth }, options.now());
+        await options.store.subscribe({ owner, link: sender.link, endpoint: parsed.value.endpoint, p256dh: parsed.value.keys.p256dh, auth: parsed.value.keys.auth }, options.now());
         return { status: 201, body: { ok: true } };
       }
       const parsed = await parseBody(request, UnsubscribeBody, BODY_LIMIT);

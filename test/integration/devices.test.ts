@@ -69,7 +69,7 @@ describe("device links", () => {
       fetch(`${server.url}/push/subscriptions`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${token}` }, body: JSON.stringify({ endpoint, keys }) });
     expect((await subscribe(tokenOf(created.body.url as string), "https://push.example.test/lost-phone")).status).toBe(201);
     expect((await subscribe(owner, "https://push.example.test/desk")).status).toBe(201);
-    const endpoints = async () => (await server.push.store.subscriptions(new Set(["owner"]))).map((record) => [record.endpoint, record.device]);
+    const endpoints = async () => (await server.push.store.subscriptions(new Set(["owner"]))).map((record) => [record.endpoint, record.link.kid]);
     expect(await endpoints()).toEqual(expect.arrayContaining([["https://push.example.test/lost-phone", created.body.kid], ["https://push.example.test/desk", null]]));
     expect((await devices("DELETE", `/devices/${created.body.kid}`, owner)).status).toBe(200);
     expect(await endpoints()).toContainEqual(["https://push.example.test/desk", null]);

@@ -3,14 +3,17 @@
 // decrypts the aes128gcm body as a browser would), the payload says what to decide on with Deny and
 // Allow once tokens, a token works exactly once (replayed, swapped and expired ones are refused), the
 // Gateway receives the decision, and the ending replaces the notification by its tag. A subscription
-// the push service calls gone is removed; an ask a tab shows is not pushed.
+// the push service calls gone is removed, as is one whose link no longer works; an ask a tab shows is not pushed.
 import { Agent } from "node:https";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newChat, requestApproval, sessionKeyOf, startOnGateway, stopOnGateway, useTabs } from "../support/asks.ts";
 import type { OperatorConnection, Payload } from "../support/gateway-client.ts";
 import { browserKeys, decryptPush, startPushService, type BrowserKeys, type PushServiceStandIn, type ReceivedPush } from "../support/push-service.ts";
-import type { TestServer } from "../support/tabs.ts";
+import { TEST_AUTH_SECRET, type TestServer } from "../support/tabs.ts";
 import type { AskPush, OutcomePush } from "../../server/push/payload.ts";
+import { mintTabToken, secretKey } from "../../server/tabs/auth.ts";
+import { mintOwnerLink, revokeOwnerLinks } from "../../server/tabs/owner-links.ts";
+import { decodeJwt } from "jose";
 
 let requester: OperatorConnection;
 let elsewhere: OperatorConnection;
@@ -169,6 +172,42 @@ describe("who is pushed", () => {
     expect(pushService.received.filter((push) => push.path === owner.path).map((push) => decrypted<AskPush>(push, owner).askId)).not.toContain(shownId);
     await requester.request("question.resolve", { id: question.id, cancel: true });
     await elsewhere.request("plugin.approval.resolve", { id: shownId, decision: "deny" });
+  });
+
+  it("a subscription whose link no longer works (an owner link revoked, a link expired) is pushed to no more, and removed", async () => {
+    await server.push.notifier.idle(); // earlier tests' pushes are done: only this test's ask judges the links
+    const key = secretKey(TEST_AUTH_SECRET);
+    const link = await mintOwnerLink({ store: server.store, key, owner: "owner", hours: 1, baseUrl: server.url });
+    const revoked = await subscribe("/revoked/laptop", new URL(link.url).searchParams.get("token")!);
+    const expiring = await mintTabToken(key, { userId: "owner", ttlSeconds: 2 }); // exp is in whole seconds: at least one left
+    const expired = await subscribe("/expired/tablet", expiring);
+    expect([revoked.status, expired.status]).toEqual([201, 201]);
+    await revokeOwnerLinks(server.store);
+    const expiresAt = decodeJwt(expiring).exp! * 1000;
+    while (Date.now() <= expiresAt) await new Promise((resolve) => setTimeout(resolve, 50));
+    // While its link worked it may have been pushed an earlier test's outcome: only what comes now counts.
+    await server.push.notifier.idle();
+    const before = pushService.received.length;
+
+    const chatId = newChat("push-dead-links");
+    const pending = requestApproval(requester, elsewhere, "plugin", { pluginId: "push-test", title: "Only for working links", description: "x", sessionKey: sessionKeyOf(chatId), timeoutMs: 120_000 });
+    const { id } = (await pending.requested) as { id: string };
+    // The live subscription is pushed to: the dead ones were judged (and removed) before any was sent.
+    await pushFor<AskPush>(owner, id, "ask");
+    await server.push.notifier.idle();
+    const paths = pushService.received.slice(before).map((push) => push.path);
+    expect(paths).not.toContain(revoked.subscriber.path);
+    expect(paths).not.toContain(expired.subscriber.path);
+    const endpoints = (await server.push.store.subscriptions(new Set(["owner"]))).map((record) => record.endpoint);
+    expect(endpoints).toContain(owner.endpoint);
+    expect(endpoints).not.toContain(revoked.subscriber.endpoint);
+    expect(endpoints).not.toContain(expired.subscriber.endpoint);
+    expect(server.logs.filter((line) => line.startsWith("push subscription removed, its link"))).toEqual([
+      `push subscription removed, its link was revoked: ${pushService.url}`,
+      `push subscription removed, its link expired: ${pushService.url}`,
+    ]);
+    await elsewhere.request("plugin.approval.resolve", { id, decision: "deny" });
+    expect(await pending.decision).toMatchObject({ decision: "deny" });
   });
 
   it("a subscription the push service calls gone (410) is removed", async () => {
