@@ -3,7 +3,6 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { Agent } from "node:https";
 import type { AddressInfo } from "node:net";
 import { createAdapter } from "@socket.io/redis-adapter";
-import { decodeJwt } from "jose";
 import type { Redis } from "ioredis";
 import type { Clock } from "../lib/clock.ts";
 import { AskBroker } from "./broker/broker.ts";
@@ -99,8 +98,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     const bearer = /^Bearer (\S+)$/.exec(request.headers.authorization ?? "")?.[1];
     const identity = bearer ? await verifyTabToken(bearer, key, { maxTokenDays: config.MAX_TOKEN_DAYS, isKnownKid }).catch(() => null) : null;
     if (!identity || identity.chat !== null || !config.owners.has(identity.userId)) return null;
-    // Verified just above, so its exp is there and in the future.
-    return { owner: identity.userId, link: { kid: identity.kid, expiresAt: decodeJwt(bearer!).exp! * 1000 } };
+    return { owner: identity.userId, link: { kid: identity.kid, expiresAt: identity.expiresAt } };
   }
 
   /** Anyone may learn ok or degraded; the details (Gateway status, set-aside rows) are for an owner's token. */

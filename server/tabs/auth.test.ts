@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
 import path from "node:path";
-import { SignJWT, jwtVerify } from "jose";
+import { SignJWT, decodeJwt, jwtVerify } from "jose";
 import { describe, expect, it } from "vitest";
 import { mintTabToken, secretKey, verifyTabToken } from "./auth.ts";
 
@@ -13,16 +13,18 @@ const DAY = 24 * 3600 * 1000;
 
 /** A token signed with the right key, with exactly these claims (no defaults added). */
 const signed = (claims: Record<string, unknown>) => new SignJWT(claims).setProtectedHeader({ alg: "HS256" }).sign(key);
+/** The `exp` a token was minted with, in epoch ms. */
+const expiryOf = (token: string) => decodeJwt(token).exp! * 1000;
 
 describe("tab tokens", () => {
   it("round-trips a token with a chat claim", async () => {
     const token = await mintTabToken(key, { userId: "u1", chat: "c1", ttlSeconds: 60 });
-    expect(await verifyTabToken(token, key, { maxTokenDays: 30 })).toEqual({ userId: "u1", chat: "c1", reply: null, kid: null });
+    expect(await verifyTabToken(token, key, { maxTokenDays: 30 })).toEqual({ userId: "u1", chat: "c1", reply: null, kid: null, expiresAt: expiryOf(token) });
   });
 
   it("accepts an Open WebUI session token (user id in `id`, HS256 with the shared secret, exp from JWT_EXPIRES_IN)", async () => {
     const token = await signed({ id: "owui-user", exp: seconds(NOW + 7 * DAY) });
-    expect(await verifyTabToken(token, key, rules)).toEqual({ userId: "owui-user", chat: null, reply: null, kid: null });
+    expect(await verifyTabToken(token, key, rules)).toEqual({ userId: "owui-user", chat: null, reply: null, kid: null, expiresAt: seconds(NOW + 7 * DAY) * 1000 });
   });
 
   it("says why a token is refused", async () => {
@@ -39,7 +41,7 @@ describe("tab tokens", () => {
     const token = execFileSync("python3", ["-c", script, path.resolve("integrations/open-webui"), SECRET], { encoding: "utf8" }).trim();
     const { payload } = await jwtVerify(token, key, { algorithms: ["HS256"] });
     // What the server orders the chat's replies by: the assistant message and the mint time in ms.
-    expect(await verifyTabToken(token, key, { maxTokenDays: 30 })).toEqual({ userId: "user-7", chat: "chat-9", reply: { msg: "assistant-3", mts: payload.mts }, kid: null });
+    expect(await verifyTabToken(token, key, { maxTokenDays: 30 })).toEqual({ userId: "user-7", chat: "chat-9", reply: { msg: "assistant-3", mts: payload.mts }, kid: null, expiresAt: payload.exp! * 1000 });
     expect(payload).toMatchObject({ sub: "user-7", chat: "chat-9", msg: "assistant-3" });
     expect(payload.exp! - payload.iat!).toBe(60);
     expect(payload.mts).toBeTypeOf("number");
@@ -52,13 +54,13 @@ describe("tab tokens", () => {
 describe("embed tokens of one reply (msg, mts)", () => {
   it("round-trips the reply claim; a token without one (the first filter's) has none", async () => {
     const token = await mintTabToken(key, { userId: "u1", chat: "c1", reply: { msg: "a12", mts: NOW }, ttlSeconds: 60 });
-    expect(await verifyTabToken(token, key, { maxTokenDays: 30 })).toEqual({ userId: "u1", chat: "c1", reply: { msg: "a12", mts: NOW }, kid: null });
+    expect(await verifyTabToken(token, key, { maxTokenDays: 30 })).toEqual({ userId: "u1", chat: "c1", reply: { msg: "a12", mts: NOW }, kid: null, expiresAt: expiryOf(token) });
   });
 
   it("an expired token is refused, unless the caller only needs it validly signed (a reply's summaries)", async () => {
     const expired = await signed({ sub: "u", chat: "c", msg: "a1", mts: NOW - 2 * DAY, exp: seconds(NOW - DAY) });
     await expect(verifyTabToken(expired, key, rules)).rejects.toThrow(/expired/);
-    expect(await verifyTabToken(expired, key, { ...rules, allowExpired: true })).toEqual({ userId: "u", chat: "c", reply: { msg: "a1", mts: NOW - 2 * DAY }, kid: null });
+    expect(await verifyTabToken(expired, key, { ...rules, allowExpired: true })).toEqual({ userId: "u", chat: "c", reply: { msg: "a1", mts: NOW - 2 * DAY }, kid: null, expiresAt: seconds(NOW - DAY) * 1000 });
     // Expired or not, a bad signature is a bad signature.
     const forged = await new SignJWT({ sub: "u", chat: "c", exp: seconds(NOW - DAY) }).setProtectedHeader({ alg: "HS256" }).sign(secretKey("x".repeat(40)));
     await expect(verifyTabToken(forged, key, { ...rules, allowExpired: true })).rejects.toThrow(/signature is invalid/);
@@ -97,7 +99,7 @@ describe("attacks on tab tokens", () => {
     const justOver = await signed({ id: "owui-user", exp: seconds(NOW + 30 * DAY) + 60 });
     await expect(verifyTabToken(justOver, key, rules)).rejects.toThrow(/more than 30 days ahead/);
     const justUnder = await signed({ id: "owui-user", exp: seconds(NOW + 30 * DAY) - 60 });
-    expect(await verifyTabToken(justUnder, key, rules)).toEqual({ userId: "owui-user", chat: null, reply: null, kid: null });
+    expect(await verifyTabToken(justUnder, key, rules)).toEqual({ userId: "owui-user", chat: null, reply: null, kid: null, expiresAt: (seconds(NOW + 30 * DAY) - 60) * 1000 });
     // The limit is configurable (MAX_TOKEN_DAYS).
     await expect(verifyTabToken(justUnder, key, { ...rules, maxTokenDays: 7 })).rejects.toThrow(/more than 7 days ahead/);
   });

@@ -12,8 +12,9 @@ import type { ReplyClaim } from "../broker/ports.ts";
 /**
  * `reply`: an embed token's assistant message and mint time; only the newest reply's widget of a chat is live (DESIGN §2, §8).
  * `kid`: the key id of an owner or device link (checked current), whose sockets its revocation closes.
+ * `expiresAt`: its `exp`, in epoch ms (a push subscription made with the token lasts until then).
  */
-export type TabIdentity = { userId: string; chat: string | null; reply: ReplyClaim | null; kid: string | null };
+export type TabIdentity = { userId: string; chat: string | null; reply: ReplyClaim | null; kid: string | null; expiresAt: number };
 
 export class AuthError extends Error {}
 /** Validly signed, but past its `exp`: good for nothing live, still for a reply's summaries. */
@@ -54,7 +55,7 @@ export async function verifyTabToken(token: unknown, key: Uint8Array, rules: Tok
     // A claim that is there but not a chat id must not read as "no claim", which would mean every chat.
     const chat = payload.chat;
     if (chat !== undefined && (typeof chat !== "string" || chat === "")) throw new AuthError("token has a malformed chat claim: it must be a chat id");
-    return { userId, chat: chat ?? null, reply: replyClaim(payload.msg, payload.mts, chat !== undefined), kid: protectedHeader.kid ?? null };
+    return { userId, chat: chat ?? null, reply: replyClaim(payload.msg, payload.mts, chat !== undefined), kid: protectedHeader.kid ?? null, expiresAt: payload.exp! * 1000 };
   } catch (error) {
     if (error instanceof AuthError) throw error;
     if (error instanceof errors.JWTExpired) throw new TokenExpired("token expired");

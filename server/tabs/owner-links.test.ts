@@ -1,3 +1,4 @@
+import { decodeJwt } from "jose";
 import { describe, expect, it } from "vitest";
 import { storeBackends } from "../../test/support/store-backends.ts";
 import { mintTabToken, secretKey, verifyTabToken } from "./auth.ts";
@@ -6,6 +7,7 @@ import { isCurrentOwnerLinkKid, mintOwnerLink, revokeOwnerLinks } from "./owner-
 const key = secretKey("owner-links-test-secret-owner-links-test-secret");
 
 const tokenOf = (url: string) => new URL(url).searchParams.get("token")!;
+const expiryOf = (token: string) => decodeJwt(token).exp! * 1000;
 
 describe.each(storeBackends())("owner links on $name (before: none could be revoked)", (backend) => {
   const setup = async () => {
@@ -17,11 +19,11 @@ describe.each(storeBackends())("owner links on $name (before: none could be revo
     const { store, isKnownKid } = await setup();
     const first = await mintOwnerLink({ store, key, owner: "owner", hours: 24, baseUrl: "http://127.0.0.1:3000/" });
     expect(first.url).toMatch(/^http:\/\/127\.0\.0\.1:3000\/\?token=/);
-    expect(await verifyTabToken(tokenOf(first.url), key, { maxTokenDays: 30, isKnownKid })).toEqual({ userId: "owner", chat: null, reply: null, kid: await store.ownerLinkKid() });
+    expect(await verifyTabToken(tokenOf(first.url), key, { maxTokenDays: 30, isKnownKid })).toEqual({ userId: "owner", chat: null, reply: null, kid: await store.ownerLinkKid(), expiresAt: expiryOf(tokenOf(first.url)) });
     await revokeOwnerLinks(store);
     await expect(verifyTabToken(tokenOf(first.url), key, { maxTokenDays: 30, isKnownKid })).rejects.toThrow(/owner link was revoked/);
     const second = await mintOwnerLink({ store, key, owner: "owner", hours: 24, baseUrl: "http://127.0.0.1:3000" });
-    expect(await verifyTabToken(tokenOf(second.url), key, { maxTokenDays: 30, isKnownKid })).toEqual({ userId: "owner", chat: null, reply: null, kid: await store.ownerLinkKid() });
+    expect(await verifyTabToken(tokenOf(second.url), key, { maxTokenDays: 30, isKnownKid })).toEqual({ userId: "owner", chat: null, reply: null, kid: await store.ownerLinkKid(), expiresAt: expiryOf(tokenOf(second.url)) });
   });
 
   it("a token with a kid is refused where no kid check is given; tokens without a kid (embed, Open WebUI) are untouched by revocation", async () => {
@@ -30,6 +32,6 @@ describe.each(storeBackends())("owner links on $name (before: none could be revo
     await expect(verifyTabToken(tokenOf(link.url), key, { maxTokenDays: 30 })).rejects.toThrow(/revoked/);
     const embed = await mintTabToken(key, { userId: "alice", chat: "chat-1", ttlSeconds: 60 });
     await revokeOwnerLinks(store);
-    expect(await verifyTabToken(embed, key, { maxTokenDays: 30, isKnownKid })).toEqual({ userId: "alice", chat: "chat-1", reply: null, kid: null });
+    expect(await verifyTabToken(embed, key, { maxTokenDays: 30, isKnownKid })).toEqual({ userId: "alice", chat: "chat-1", reply: null, kid: null, expiresAt: expiryOf(embed) });
   });
 });
