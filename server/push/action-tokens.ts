@@ -6,11 +6,13 @@ import type { Decision } from "../../lib/ask.ts";
  * Action tokens: what a push notification's Allow once / Deny buttons carry instead of an owner token
  * (the service worker holds none). Each is signed (HS256, with a key of its own derived from
  * AUTH_SECRET, so a tab token is never an action token nor the other way round), bound to one ask, one
- * decision and the owner it was sent to, valid until the ask's expiry, and single-use (its `jti` is
- * claimed in the push store when it is redeemed).
+ * decision and the owner it was sent to, valid until the ask's expiry (or its link's, if sooner), and
+ * single-use (its `jti` is claimed in the push store when it is redeemed). It names the link its
+ * subscription was made with (`kid`, when that link has one), which must still be current when it is
+ * redeemed: revoking a device or the owner links ends what their notifications can decide.
  */
 
-export type ActionClaims = { askId: string; decision: Decision; owner: string; jti: string; expiresAt: number };
+export type ActionClaims = { askId: string; decision: Decision; owner: string; kid: string | null; jti: string; expiresAt: number };
 
 export class ActionTokenError extends Error {
   readonly code: "INVALID" | "EXPIRED";
@@ -26,12 +28,12 @@ export function actionTokenKey(authSecret: string): Uint8Array {
   return createHmac("sha256", authSecret).update("openclaw-asks push action tokens v1").digest();
 }
 
-export async function mintActionToken(key: Uint8Array, claims: { askId: string; decision: Decision; owner: string; expiresAt: number }): Promise<string> {
-  return new SignJWT({ typ: TYPE, ask: claims.askId, dec: claims.decision })
+export async function mintActionToken(key: Uint8Array, claims: Omit<ActionClaims, "jti">): Promise<string> {
+  return new SignJWT({ typ: TYPE, ask: claims.askId, dec: claims.decision, ...(claims.kid === null ? {} : { kid: claims.kid }) })
     .setProtectedHeader({ alg: "HS256" })
     .setSubject(claims.owner)
     .setJti(randomUUID())
-    // Never later than the ask itself: rounded down to the second.
+    // Never later than the ask (or the link) itself: rounded down to the second.
     .setExpirationTime(Math.floor(claims.expiresAt / 1000))
     .sign(key);
 }
@@ -39,12 +41,12 @@ export async function mintActionToken(key: Uint8Array, claims: { askId: string; 
 export async function verifyActionToken(key: Uint8Array, token: string, now: number): Promise<ActionClaims> {
   try {
     const { payload } = await jwtVerify(token, key, { algorithms: ["HS256"], requiredClaims: ["exp", "jti", "sub"], currentDate: new Date(now) });
-    const { typ, ask, dec } = payload as { typ?: unknown; ask?: unknown; dec?: unknown };
-    if (typ !== TYPE || typeof ask !== "string" || (dec !== "allow-once" && dec !== "deny")) throw new ActionTokenError("INVALID", "not an action token");
-    return { askId: ask, decision: dec, owner: payload.sub!, jti: payload.jti!, expiresAt: payload.exp! * 1000 };
+    const { typ, ask, dec, kid } = payload as { typ?: unknown; ask?: unknown; dec?: unknown; kid?: unknown };
+    if (typ !== TYPE || typeof ask !== "string" || (dec !== "allow-once" && dec !== "deny") || (kid !== undefined && typeof kid !== "string")) throw new ActionTokenError("INVALID", "not an action token");
+    return { askId: ask, decision: dec, owner: payload.sub!, kid: kid ?? null, jti: payload.jti!, expiresAt: payload.exp! * 1000 };
   } catch (error) {
     if (error instanceof ActionTokenError) throw error;
-    if (error instanceof errors.JWTExpired) throw new ActionTokenError("EXPIRED", "this action has expired with its ask");
+    if (error instanceof errors.JWTExpired) throw new ActionTokenError("EXPIRED", "this action has expired with its ask (or with the link its notification was sent to)");
     throw new ActionTokenError("INVALID", "action token rejected");
   }
 }

@@ -60,6 +60,7 @@ export async function createPush(options: PushOptions) {
     tokenKey,
     now: () => clock.now(),
     ownerOf: options.ownerOf,
+    isKnownKid: options.isKnownKid,
     owners: config.owners,
     answer: (tab, askId, answer) => options.broker.answer(tab, askId, answer),
     log,

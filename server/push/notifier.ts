@@ -31,7 +31,7 @@ export type PushNotifierOptions = {
   owners: ReadonlySet<string>;
   clock: Clock;
   dashboardUrl: () => string;
-  mintToken(claims: { askId: string; decision: Decision; owner: string; expiresAt: number }): Promise<string>;
+  mintToken(claims: { askId: string; decision: Decision; owner: string; kid: string | null; expiresAt: number }): Promise<string>;
   /** Whether a tab shows the ask now (its chat's newest viewer). */
   isShown(askId: string): Promise<boolean>;
   /** Whether a link's key id is still current (an unrevoked owner-link key, an active device). */
@@ -88,7 +88,7 @@ export class PushNotifier {
     if (!(await this.options.announcements.markPushed(ask.id))) return;
     const now = this.options.clock.now();
     const ttl = ask.expiresAt === null ? DEFAULT_TTL_SECONDS : Math.max(1, Math.floor((ask.expiresAt - now) / 1000));
-    await this.deliver(ask, async (subscription) => askPush(ask, { now, dashboardUrl: this.options.dashboardUrl(), tokens: await this.tokensFor(ask, subscription.owner) }), ttl, subscriptions);
+    await this.deliver(ask, async (subscription) => askPush(ask, { now, dashboardUrl: this.options.dashboardUrl(), tokens: await this.tokensFor(ask, subscription) }), ttl, subscriptions);
   }
 
   private async announceOutcome(ask: Ask): Promise<void> {
@@ -113,11 +113,14 @@ export class PushNotifier {
     return live;
   }
 
-  private async tokensFor(ask: Ask, owner: string): Promise<Partial<Record<Decision, string>>> {
+  /** The subscription's action tokens: for its owner, naming its link, expiring with the ask or the link, whichever is first. */
+  private async tokensFor(ask: Ask, subscription: PushSubscriptionRecord): Promise<Partial<Record<Decision, string>>> {
     if (ask.kind !== "approval" || ask.expiresAt === null) return {};
     const tokens: Partial<Record<Decision, string>> = {};
     for (const decision of PUSH_DECISIONS) {
-      if (ask.approval.decisions.includes(decision)) tokens[decision] = await this.options.mintToken({ askId: ask.id, decision, owner, expiresAt: ask.expiresAt });
+      if (!ask.approval.decisions.includes(decision)) continue;
+      const { owner, link } = subscription;
+      tokens[decision] = await this.options.mintToken({ askId: ask.id, decision, owner, kid: link.kid, expiresAt: Math.min(ask.expiresAt, link.expiresAt) });
     }
     return tokens;
   }

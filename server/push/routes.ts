@@ -39,6 +39,8 @@ export type PushRoutesOptions = {
   now: () => number;
   /** The owner a request's bearer token names, or null when it is not a valid owner's dashboard token. */
   ownerOf(request: IncomingMessage): Promise<OwnerRequest | null>;
+  /** Whether a link's key id is still current: an action sent to a revoked link's subscription is refused. */
+  isKnownKid(kid: string): Promise<boolean>;
   owners: ReadonlySet<string>;
   answer(tab: Tab, askId: string, answer: TabAnswer): Promise<AnswerAck>;
   log: (message: string) => void;
@@ -60,6 +62,7 @@ export function createPushRoutes(options: PushRoutesOptions) {
     }
     if (claims.askId !== askId || claims.decision !== decision) return fail(403, "FORBIDDEN", "this action token is for another ask or decision");
     if (!options.owners.has(claims.owner)) return fail(403, "FORBIDDEN", "the owner this action was sent to is no longer an owner");
+    if (claims.kid !== null && !(await options.isKnownKid(claims.kid))) return fail(403, "FORBIDDEN", "the link this notification was sent to was revoked");
     if (!(await options.store.redeem(claims.jti, claims.expiresAt, options.now()))) return fail(409, "ALREADY_RESOLVED", "this action was already used");
     const tab: Tab = { id: `push:${claims.jti.slice(0, 8)}`, userId: claims.owner, isOwner: true, chatClaim: null, reply: null };
     const ack = await options.answer(tab, askId, { type: "decision", decision });

@@ -3,7 +3,8 @@
 // decrypts the aes128gcm body as a browser would), the payload says what to decide on with Deny and
 // Allow once tokens, a token works exactly once (replayed, swapped and expired ones are refused), the
 // Gateway receives the decision, and the ending replaces the notification by its tag. A subscription
-// the push service calls gone is removed, as is one whose link no longer works; an ask a tab shows is not pushed.
+// the push service calls gone is removed, as is one whose link no longer works, and an action sent to a
+// link revoked since is refused; an ask a tab shows is not pushed.
 import { Agent } from "node:https";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newChat, requestApproval, sessionKeyOf, startOnGateway, stopOnGateway, useTabs } from "../support/asks.ts";
@@ -207,6 +208,28 @@ describe("who is pushed", () => {
       `push subscription removed, its link expired: ${pushService.url}`,
     ]);
     await elsewhere.request("plugin.approval.resolve", { id, decision: "deny" });
+    expect(await pending.decision).toMatchObject({ decision: "deny" });
+  });
+
+  it("an action from a notification sent to a device revoked since is refused; the owner's own still decides", async () => {
+    const ownerToken = await server.token("owner");
+    const created = await fetch(`${server.url}/devices`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${ownerToken}` }, body: JSON.stringify({ name: "Lost phone" }) });
+    const device = (await created.json()) as { kid: string; url: string };
+    const phone = await subscribe("/device/lost-phone", new URL(device.url).searchParams.get("token")!);
+    expect(phone.status).toBe(201);
+    const chatId = newChat("push-revoked-device");
+    const pending = requestApproval(requester, elsewhere, "exec", { command: "make deploy", host: "gateway", cwd: "/srv/app", sessionKey: sessionKeyOf(chatId), timeoutMs: 120_000 });
+    const { id } = (await pending.requested) as { id: string };
+    const [onPhone, onDesk] = await Promise.all([pushFor<AskPush>(phone.subscriber, id, "ask"), pushFor<AskPush>(owner, id, "ask")]);
+    const tokenOn = (push: AskPush, decision: string) => push.actions.find((action) => action.action === decision)!.token;
+
+    expect((await fetch(`${server.url}/devices/${device.kid}`, { method: "DELETE", headers: { authorization: `Bearer ${ownerToken}` } })).status).toBe(200);
+    expect(await act({ askId: id, decision: "allow-once", token: tokenOn(onPhone, "allow-once") })).toMatchObject({
+      status: 403,
+      body: { ok: false, error: { code: "FORBIDDEN", message: "the link this notification was sent to was revoked" } },
+    });
+    expect((await server.store.get(id))?.status).toBe("pending");
+    expect(await act({ askId: id, decision: "deny", token: tokenOn(onDesk, "deny") })).toEqual({ status: 200, body: { ok: true, status: "answered" } });
     expect(await pending.decision).toMatchObject({ decision: "deny" });
   });
 
