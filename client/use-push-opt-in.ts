@@ -28,6 +28,11 @@ async function call(path: string, init: RequestInit): Promise<{ ok: boolean; mes
   return { ok: response.ok && body.ok === true, message: body.error?.message ?? `HTTP ${response.status}`, body };
 }
 
+/** The headers of a call made as the owner this dashboard is signed in as. */
+function asOwner(token: string): Record<string, string> {
+  return { "content-type": "application/json", authorization: `Bearer ${token}` };
+}
+
 export function usePushOptIn(token: string | null): PushOptIn {
   const [registration, setRegistration] = useState<ServiceWorkerRegistration | null>(null);
   const [enabled, setEnabled] = useState(false);
@@ -57,7 +62,7 @@ export function usePushOptIn(token: string | null): PushOptIn {
       .getSubscription()
       .then(async (current) => {
         if (!current) return;
-        const renewed = await call("/push/subscriptions", { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${token}` }, body: JSON.stringify(current.toJSON()) });
+        const renewed = await call("/push/subscriptions", { method: "POST", headers: asOwner(token), body: JSON.stringify(current.toJSON()) });
         if (!renewed.ok) setError(`Push to this device could not be renewed: ${renewed.message}`);
       })
       .catch((failure: unknown) => setError(`Push to this device could not be renewed: ${failure instanceof Error ? failure.message : String(failure)}`));
@@ -67,7 +72,7 @@ export function usePushOptIn(token: string | null): PushOptIn {
     if (!registration || !token || busy) return;
     setBusy(true);
     setError(null);
-    const auth = { "content-type": "application/json", authorization: `Bearer ${token}` };
+    const auth = asOwner(token);
     try {
       const current = await registration.pushManager.getSubscription();
       if (current) {

@@ -117,9 +117,9 @@ export class PushNotifier {
   private async tokensFor(ask: Ask, subscription: PushSubscriptionRecord): Promise<Partial<Record<Decision, string>>> {
     if (ask.kind !== "approval" || ask.expiresAt === null) return {};
     const tokens: Partial<Record<Decision, string>> = {};
+    const { owner, link } = subscription;
     for (const decision of PUSH_DECISIONS) {
       if (!ask.approval.decisions.includes(decision)) continue;
-      const { owner, link } = subscription;
       tokens[decision] = await this.options.mintToken({ askId: ask.id, decision, owner, kid: link.kid, expiresAt: Math.min(ask.expiresAt, link.expiresAt) });
     }
     return tokens;
