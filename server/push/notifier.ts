@@ -3,6 +3,7 @@ import webpush, { WebPushError } from "web-push";
 import type { Ask, Decision } from "../../lib/ask.ts";
 import type { Clock } from "../../lib/clock.ts";
 import { PUSH_DECISIONS, askPush, outcomePush, type PushPayload } from "./payload.ts";
+import type { ActionClaims } from "./action-tokens.ts";
 import type { PushAnnouncements } from "./announcements.ts";
 import type { PushStore, PushSubscriptionRecord } from "./push-store.ts";
 import type { VapidKeys } from "./vapid.ts";
@@ -31,7 +32,7 @@ export type PushNotifierOptions = {
   owners: ReadonlySet<string>;
   clock: Clock;
   dashboardUrl: () => string;
-  mintToken(claims: { askId: string; decision: Decision; owner: string; kid: string | null; expiresAt: number }): Promise<string>;
+  mintToken(claims: Omit<ActionClaims, "jti">): Promise<string>;
   /** Whether a tab shows the ask now (its chat's newest viewer). */
   isShown(askId: string): Promise<boolean>;
   /** Whether a link's key id is still current (an unrevoked owner-link key, an active device). */

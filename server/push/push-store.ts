@@ -1,6 +1,7 @@
 import path from "node:path";
 import type { Redis } from "ioredis";
 import { z } from "zod";
+import type { TokenLink } from "../http/owner-request.ts";
 import { PrivateDatabase } from "../store/private-database.ts";
 import { parseStored, redisScripts, unavailableAs } from "../store/redis-scripts.ts";
 
@@ -18,7 +19,7 @@ export type PushSubscriptionRecord = {
    * without one) and when it expires (epoch ms; 0 for a subscription stored before links were kept).
    * Its notifications carry action tokens, so it is pushed to only while that link works.
    */
-  link: { kid: string | null; expiresAt: number };
+  link: TokenLink;
   endpoint: string;
   p256dh: string;
   auth: string;
