@@ -140,7 +140,9 @@ export function stubGatewayConfig(home: string, stubModelUrl: string, agentId: s
         },
       },
     },
-    gateway: { mode: "local", bind: "loopback" },
+    // The OpenAI-compatible endpoint Open WebUI connects to (docs/gateway/openai-http-api.md in the
+    // openclaw package), off by default.
+    gateway: { mode: "local", bind: "loopback", http: { endpoints: { chatCompletions: { enabled: true } } } },
     // Approvals from their real sources: the test plugin's `before_tool_call`, and host exec that
     // asks (a live run's `exec {host: "gateway", ask: "always"}` raises `exec.approval.requested`).
     plugins: { load: { paths: [APPROVAL_TEST_PLUGIN_DIR] }, entries: { [APPROVAL_TEST_PLUGIN_ID]: { enabled: true } } },

@@ -56,9 +56,18 @@ export function messageText(message: ChatMessage | undefined): string {
     .join("");
 }
 
-/** Finds `{"stub": ...}` in text (the Gateway may wrap the user's words with metadata). */
+/**
+ * A request on the Gateway's `/v1` endpoint flattens the chat's earlier messages into the current one,
+ * ahead of it: `[Chat messages since your last reply - for context] ... [Current message - respond to this]`.
+ */
+const CURRENT_MESSAGE_MARKER = "[Current message - respond to this]";
+
+/**
+ * Finds `{"stub": ...}` in text (the Gateway may wrap the user's words with metadata), in the current
+ * message only: a script of an earlier message of the chat is not this one's.
+ */
 export function parseStubScript(text: string): StubScript | null {
-  const start = text.indexOf('{"stub"');
+  const start = text.indexOf('{"stub"', Math.max(0, text.lastIndexOf(CURRENT_MESSAGE_MARKER)));
   if (start < 0) return null;
   // Try the longest candidate first: the script is the JSON object ending at some later `}`.
   for (let end = text.lastIndexOf("}"); end > start; end = text.lastIndexOf("}", end - 1)) {
