@@ -17,8 +17,8 @@ export const SECRET_NOT_RECEIVED_SUMMARY = "Secret not received";
 export const EXPIRED: Ending = { status: "expired", summary: STATUS_LABELS.expired, reason: "expired" };
 export const ANSWERED_ELSEWHERE: Ending = { status: "answered", summary: CLOSE_OUTCOMES["answered-elsewhere"].summary, reason: "answered-elsewhere" };
 export const CANCELLED_ELSEWHERE: Ending = { status: "cancelled", summary: "Cancelled elsewhere", reason: "answered-elsewhere" };
-/** A stopped run's tool calls never run, so their approvals are moot. */
-export const RUN_STOPPED: Ending = { status: "cancelled", summary: "The run stopped", reason: "answered-elsewhere" };
+/** The run stopped (Open WebUI's Stop): its questions are cancelled and its tool calls never run. */
+export const RUN_STOPPED: Ending = { status: "cancelled", summary: "Stopped", reason: "answered-elsewhere" };
 
 /** Answered at the source (Control UI, another client): the answer shows, unless it is a secret. */
 export function answeredElsewhere(ask: Pick<Ask, "kind">, values: readonly string[]): Ending {

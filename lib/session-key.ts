@@ -36,37 +36,67 @@ export function belongsToAgent(sessionKey: string | undefined, recordAgentId: st
   return recordAgentId === undefined || isSameAgent(recordAgentId, agentId);
 }
 
+/** The Pipe's keys, then those the Open WebUI filter gives each reply on the Gateway's `/v1` (its OpenAI `user`). */
+export const DEFAULT_SESSION_KEY_PATTERN = "agent:{agent}:openwebui:{chat},agent:{agent}:openai-user:openwebui:{chat}:{reply}";
+
+/** Where a session key puts an ask: the Open WebUI chat, and the reply (assistant message) when the key names one. */
+export type ChatOfSession = { chatId: string; replyId: string | null };
+
 /**
- * Maps between Open WebUI chat ids and session keys through a pattern such as
- * `agent:{agent}:openwebui:{chat}`. A key that does not match the whole pattern has no chat.
+ * Maps session keys to Open WebUI chats through patterns such as `agent:{agent}:openwebui:{chat}`
+ * (the Pipe's keys) or `agent:{agent}:openai-user:openwebui:{chat}:{reply}` (the keys the Open WebUI
+ * filter gives replies on the Gateway's `/v1` endpoint), comma-separated, the first match winning.
+ * A key that matches no pattern as a whole has no chat.
  */
 export class ChatKeyPattern {
-  readonly pattern: string;
   readonly agentId: string;
-  private readonly regex: RegExp;
+  private readonly patterns: readonly { regex: RegExp; hasReply: boolean }[];
 
-  constructor(pattern: string, agentId: string) {
-    if (!pattern.includes("{chat}")) throw new Error(`SESSION_KEY_PATTERN must contain {chat}: ${pattern}`);
-    this.pattern = pattern;
+  constructor(patterns: string, agentId: string) {
     this.agentId = agentId.toLowerCase();
-    const source = pattern
-      .split(/(\{agent\}|\{chat\})/)
-      .map((part) => {
-        if (part === "{agent}") return escapeRegExp(this.agentId);
-        if (part === "{chat}") return "([^:]+)";
-        return escapeRegExp(part);
-      })
-      .join("");
-    this.regex = new RegExp(`^${source}$`, "i");
+    const list = patterns
+      .split(",")
+      .map((pattern) => pattern.trim())
+      .filter(Boolean);
+    if (list.length === 0) throw new Error("SESSION_KEY_PATTERN must contain {chat}");
+    this.patterns = list.map((pattern) => {
+      if (!pattern.includes("{chat}")) throw new Error(`SESSION_KEY_PATTERN must contain {chat}: ${pattern}`);
+      const source = pattern
+        .split(/(\{agent\}|\{chat\}|\{reply\})/)
+        .map((part) => {
+          if (part === "{agent}") return escapeRegExp(this.agentId);
+          if (part === "{chat}") return "(?<chat>[^:]+)";
+          if (part === "{reply}") return "(?<reply>[^:]+)";
+          return escapeRegExp(part);
+        })
+        .join("");
+      return { regex: new RegExp(`^${source}$`, "i"), hasReply: pattern.includes("{reply}") };
+    });
+  }
+
+  chatOf(sessionKey: string): ChatOfSession | null {
+    for (const { regex, hasReply } of this.patterns) {
+      const groups = regex.exec(sessionKey)?.groups;
+      if (groups?.chat) return { chatId: groups.chat, replyId: hasReply ? (groups.reply ?? null) : null };
+    }
+    return null;
   }
 
   chatIdOf(sessionKey: string): string | null {
-    return this.regex.exec(sessionKey)?.[1] ?? null;
+    return this.chatOf(sessionKey)?.chatId ?? null;
   }
+}
 
-  sessionKeyOf(chatId: string): string {
-    return this.pattern.replaceAll("{agent}", this.agentId).replaceAll("{chat}", chatId);
-  }
+/**
+ * How an answer to a text prompt reaches the agent (DESIGN §2, §5). A run started over the Gateway's
+ * OpenAI-compatible endpoint (its id is `chatcmpl_…`; its session `openai:…` or `openai-user:…`) has
+ * an HTTP client waiting for it, Open WebUI, which never reads a session's later runs: the answer
+ * must become the person's next message in that chat (`chat`). Every other run (the Pipe's) continues
+ * with the answer sent into its session (`run`).
+ */
+export function textPromptContinuation(sessionKey: string, runId: string): "run" | "chat" {
+  const rest = parseSessionKey(sessionKey)?.rest ?? "";
+  return runId.startsWith("chatcmpl_") || /^openai(-user)?:/.test(rest) ? "chat" : "run";
 }
 
 function escapeRegExp(text: string): string {

@@ -4,7 +4,7 @@ import { debugShowsFrames, parseConfig } from "./config.ts";
 describe("config", () => {
   it("runs on its defaults", () => {
     const config = parseConfig({});
-    expect(config).toMatchObject({ PORT: 3000, OPENCLAW_GATEWAY_URL: "ws://127.0.0.1:18789", AGENT_ID: "main", SESSION_KEY_PATTERN: "agent:{agent}:openwebui:{chat}", DATA_DIR: "data" });
+    expect(config).toMatchObject({ PORT: 3000, OPENCLAW_GATEWAY_URL: "ws://127.0.0.1:18789", AGENT_ID: "main", SESSION_KEY_PATTERN: "agent:{agent}:openwebui:{chat},agent:{agent}:openai-user:openwebui:{chat}:{reply}", DATA_DIR: "data" });
     expect([...config.owners]).toEqual(["owner"]);
     expect(config).toMatchObject({ MAX_TOKEN_DAYS: 30, MAX_CONNECTIONS_PER_ADDRESS: 10_000, TRUSTED_PROXIES: [] });
   });

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ChatKeyPattern } from "../lib/session-key.ts";
+import { ChatKeyPattern, DEFAULT_SESSION_KEY_PATTERN } from "../lib/session-key.ts";
 
 /**
  * The whole configuration, parsed from the environment once at start. A bad value stops the server
@@ -53,10 +53,18 @@ const EnvSchema = z.object({
     .string()
     .regex(/^[A-Za-z0-9_-]+$/, "must be an agent id (letters, digits, - and _)")
     .default("main"),
+  /** Both ways Open WebUI reaches OpenClaw: the Pipe's sessions, and the filter's on the Gateway's `/v1` (one per reply). */
   SESSION_KEY_PATTERN: z
     .string()
-    .default("agent:{agent}:openwebui:{chat}")
-    .refine((pattern) => pattern.includes("{chat}"), "must contain {chat}"),
+    .default(DEFAULT_SESSION_KEY_PATTERN)
+    .refine(
+      (patterns) =>
+        patterns
+          .split(",")
+          .map((pattern) => pattern.trim())
+          .every((pattern) => pattern.includes("{chat}")),
+      "must contain {chat} in each of its comma-separated patterns",
+    ),
   AUTH_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
   /** The printed dashboard link belongs to the first owner; `owner` when none is configured. */
   OWNER_USERS: commaList.transform((users) => (users.length > 0 ? users : ["owner"])),

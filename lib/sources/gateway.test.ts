@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { askFromExecApproval, askFromPluginApproval, askFromQuestionRecord, orderDecisions } from "./gateway.ts";
 
-const context = { chatId: "c1", agentId: "dev" };
+const context = { chatId: "c1", replyId: null, agentId: "dev" };
 
 describe("Gateway records to asks", () => {
   it("turns an ask_user record into a question ask with Other from isOther", () => {

@@ -10,7 +10,16 @@ import { COMMAND_RISK_WORDS, assessCommand, commandHeadline } from "../command-r
 
 export const APPROVAL_DETAIL_LIMIT = 600;
 
-export type AskContext = { chatId: string | null; agentId: string };
+/**
+ * Where the ask belongs, from its session key: the chat, and the reply whose widget its summary stays
+ * in when the key names one (the `/v1` keys of the Open WebUI filter do; the Pipe's do not).
+ */
+export type AskContext = { chatId: string | null; replyId: string | null; agentId: string };
+
+/** The reply of a key that names one, as the Ask's `replyId` (absent otherwise). */
+function replyOf(context: AskContext): { replyId?: string } {
+  return context.replyId === null ? {} : { replyId: context.replyId };
+}
 
 export function askFromQuestionRecord(record: QuestionRecord, context: AskContext): Ask {
   const base = {
@@ -23,6 +32,7 @@ export function askFromQuestionRecord(record: QuestionRecord, context: AskContex
     expiresAt: record.expiresAtMs,
     status: "pending" as const,
     resolution: null,
+    ...replyOf(context),
   };
   const secretQuestion = record.questions.find((question) => question.isSecret === true || question.secretStore !== undefined);
   if (secretQuestion) {
@@ -115,6 +125,7 @@ function approvalAsk(event: ApprovalEvent<object>, source: ApprovalAsk["source"]
     expiresAt: event.expiresAtMs,
     status: "pending",
     resolution: null,
+    ...replyOf(context),
     approval,
   };
 }

@@ -1,6 +1,6 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { Ask } from "../../lib/ask.ts";
-import { ChatKeyPattern } from "../../lib/session-key.ts";
+import { ChatKeyPattern, DEFAULT_SESSION_KEY_PATTERN } from "../../lib/session-key.ts";
 import type { Outcome, SourceListing } from "../broker/ports.ts";
 import type { RunUpdate } from "../prompts/chat-watcher.ts";
 import { approvalOutcome, createIntake, questionOutcome, runUpdate } from "./intake.ts";
@@ -15,6 +15,34 @@ describe("Gateway records to domain events", () => {
     expect(resolve(approvalOutcome({ id: "a", decision: "deny", resolvedBy: null, ts: 99 }), approvalAsk)).toMatchObject({ summary: "Deny (elsewhere)" });
     expect(resolve(approvalOutcome({ id: "a", decision: "allow-once" }), approvalAsk)).toMatchObject({ summary: "Allow once (elsewhere)" });
     expect(resolve(approvalOutcome({ id: "a" }), approvalAsk)).toMatchObject({ status: "expired" });
+  });
+
+  it("reads Open WebUI's Stop on the /v1 path: the run's approvals denied and its questions cancelled because its HTTP client went away", () => {
+    expect(resolve(approvalOutcome({ id: "a", decision: "deny", resolvedBy: "approval-scope-closed", ts: 50 }), approvalAsk)).toEqual({ status: "cancelled", summary: "Stopped", reason: "answered-elsewhere" });
+    const record = { id: "q", questions: [], createdAtMs: 1, expiresAtMs: 2, status: "cancelled" as const };
+    expect(questionOutcome({ ...record, resolvedBy: "requester-inactive" })).toMatchObject({ status: "cancelled", summary: "Stopped" });
+    expect(questionOutcome({ ...record, resolvedBy: "gateway-client" })).toMatchObject({ summary: "Cancelled elsewhere" });
+  });
+
+  it("asks the Gateway who cancelled a question: the event does not say", async () => {
+    const ended: [string, Outcome][] = [];
+    const looked: string[] = [];
+    const handler = createIntake({
+      agentId: "dev",
+      chatKeys: new ChatKeyPattern(DEFAULT_SESSION_KEY_PATTERN, "dev"),
+      sink: { arrived: () => {}, ended: (id, outcome) => ended.push([id, outcome]), listed: () => {}, run: () => {}, status: () => {} },
+      getQuestion: async (id) => {
+        looked.push(id);
+        if (id === "gone") throw new Error("connection lost");
+        return { id, questions: [], createdAtMs: 1, expiresAtMs: 2, status: "cancelled", resolvedBy: "requester-inactive" };
+      },
+    });
+    handler.questionResolved({ id: "stopped", status: "cancelled" });
+    handler.questionResolved({ id: "gone", status: "cancelled" });
+    handler.questionResolved({ id: "expired", status: "expired" });
+    await vi.waitFor(() => expect(ended).toHaveLength(3));
+    expect(looked).toEqual(["stopped", "gone"]);
+    expect(Object.fromEntries(ended.map(([id, outcome]) => [id, resolve(outcome, { kind: "question", expiresAt: null })?.summary]))).toEqual({ stopped: "Stopped", gone: "Cancelled elsewhere", expired: "Expired" });
   });
 
   it("tells how a question ended; a secret's answer never shows", () => {
@@ -40,7 +68,7 @@ describe("Gateway records to domain events", () => {
     const listings: SourceListing[] = [];
     const handler = createIntake({
       agentId: "dev",
-      chatKeys: new ChatKeyPattern("agent:{agent}:openwebui:{chat}", "dev"),
+      chatKeys: new ChatKeyPattern(DEFAULT_SESSION_KEY_PATTERN, "dev"),
       sink: { arrived: (ask) => arrived.push(ask), ended: () => {}, listed: (listing) => listings.push(listing), run: (update) => runs.push(update), status: () => {} },
       getQuestion: async () => null,
     });
@@ -48,9 +76,14 @@ describe("Gateway records to domain events", () => {
     handler.question({ ...record, sessionKey: "agent:dev:openwebui:c1" }, "announced");
     handler.question({ ...record, id: "q2", sessionKey: "agent:other:openwebui:c1" }, "announced");
     handler.question({ ...record, id: "q3", sessionKey: "agent:dev:subagent:1" }, "listed");
-    expect(arrived.map((ask) => [ask.id, ask.chatId])).toEqual([
-      ["q1", "c1"],
-      ["q3", null],
+    handler.question({ ...record, id: "q4", sessionKey: "agent:dev:openai-user:openwebui:c2:m7" }, "announced");
+    handler.question({ ...record, id: "q5", sessionKey: "agent:dev:openai:0c5e" }, "announced");
+    expect(arrived.map((ask) => [ask.id, ask.chatId, ask.replyId])).toEqual([
+      ["q1", "c1", undefined],
+      ["q3", null, undefined],
+      // A /v1 reply's key names its reply: the ask's summary belongs to that reply's widget from the start.
+      ["q4", "c2", "m7"],
+      ["q5", null, undefined],
     ]);
     handler.chat({ runId: "r", sessionKey: "agent:other:openwebui:c1", state: "final", seq: 1 });
     expect(runs).toEqual([]);

@@ -1,9 +1,9 @@
 import type { ChatEvent, QuestionRecord, QuestionResolvedEvent } from "@openclaw/gateway-protocol";
 import { Decision, type Ask } from "../../lib/ask.ts";
-import { ANSWERED_ELSEWHERE, CANCELLED_ELSEWHERE, EXPIRED, answeredElsewhere, decidedElsewhere, type Ending } from "../../lib/outcomes.ts";
+import { ANSWERED_ELSEWHERE, CANCELLED_ELSEWHERE, EXPIRED, RUN_STOPPED, answeredElsewhere, decidedElsewhere, type Ending } from "../../lib/outcomes.ts";
 import type { GatewayStatus } from "../../lib/protocol.ts";
 import { belongsToAgent, parseSessionKey, type ChatKeyPattern } from "../../lib/session-key.ts";
-import { askFromExecApproval, askFromPluginApproval, askFromQuestionRecord } from "../../lib/sources/gateway.ts";
+import { askFromExecApproval, askFromPluginApproval, askFromQuestionRecord, type AskContext } from "../../lib/sources/gateway.ts";
 import type { Arrival, Outcome, SourceListing } from "../broker/ports.ts";
 import type { RunUpdate } from "../prompts/chat-watcher.ts";
 import { isOwnRun } from "./calls.ts";
@@ -31,7 +31,18 @@ export type IntakeOptions = {
   getQuestion(id: string): Promise<QuestionRecord | null>;
 };
 
-/** How a question ended, from its `question.resolved` event or its record. */
+/**
+ * Who cancels a question whose requester went away: the run's HTTP client disconnected (Open WebUI's
+ * Stop on the `/v1` path).
+ */
+const REQUESTER_INACTIVE = "requester-inactive";
+/** Who denies an approval whose run's caller went away (the same Stop). */
+const APPROVAL_SCOPE_CLOSED = "approval-scope-closed";
+
+/**
+ * How a question ended, from its `question.resolved` event or its record. Only the record says who
+ * cancelled it: a question cancelled because its run stopped reads as stopped.
+ */
 export function questionOutcome(event: QuestionResolvedEvent | QuestionRecord): Outcome | null {
   switch (event.status) {
     case "answered": {
@@ -39,7 +50,7 @@ export function questionOutcome(event: QuestionResolvedEvent | QuestionRecord): 
       return (ask: Ask) => answeredElsewhere(ask, values);
     }
     case "cancelled":
-      return CANCELLED_ELSEWHERE;
+      return "resolvedBy" in event && event.resolvedBy === REQUESTER_INACTIVE ? RUN_STOPPED : CANCELLED_ELSEWHERE;
     case "expired":
       return EXPIRED;
     default:
@@ -53,6 +64,7 @@ export function questionOutcome(event: QuestionResolvedEvent | QuestionRecord): 
  */
 export function approvalOutcome(event: ApprovalResolved): Outcome {
   if (!event.decision) return EXPIRED;
+  if (event.resolvedBy === APPROVAL_SCOPE_CLOSED) return RUN_STOPPED;
   const decision = Decision.safeParse(event.decision);
   if (!decision.success) return ANSWERED_ELSEWHERE;
   return (ask: Ask): Ending => {
@@ -94,21 +106,28 @@ export function runUpdate(event: ChatEvent): RunUpdate {
 export function createIntake(options: IntakeOptions): GatewayHandler {
   const { agentId, chatKeys, sink } = options;
 
-  const chatOf = (sessionKey: string | null | undefined): string | null => {
-    if (!sessionKey || parseSessionKey(sessionKey)?.isSubagent) return null;
-    return chatKeys.chatIdOf(sessionKey);
-  };
   const ours = (sessionKey: string | null | undefined, recordAgentId: string | null | undefined) =>
     belongsToAgent(sessionKey ?? undefined, recordAgentId ?? undefined, agentId);
-  const context = (sessionKey: string | null | undefined) => ({ chatId: chatOf(sessionKey), agentId });
+  const context = (sessionKey: string | null | undefined): AskContext => {
+    const chat = sessionKey && !parseSessionKey(sessionKey)?.isSubagent ? chatKeys.chatOf(sessionKey) : null;
+    return { chatId: chat?.chatId ?? null, replyId: chat?.replyId ?? null, agentId };
+  };
 
   return {
     question(record, arrival) {
       if (ours(record.sessionKey, record.agentId)) sink.arrived(askFromQuestionRecord(record, context(record.sessionKey)), arrival);
     },
     questionResolved(event) {
-      const outcome = questionOutcome(event);
-      if (outcome) sink.ended(event.id, outcome);
+      // The event does not say who cancelled: the record does (a stopped run's questions read as stopped).
+      if (event.status !== "cancelled") {
+        const outcome = questionOutcome(event);
+        if (outcome) sink.ended(event.id, outcome);
+        return;
+      }
+      options.getQuestion(event.id).then(
+        (record) => sink.ended(event.id, questionOutcome(record ?? event) ?? CANCELLED_ELSEWHERE),
+        () => sink.ended(event.id, CANCELLED_ELSEWHERE),
+      );
     },
     pluginApproval(event, arrival) {
       if (ours(event.request.sessionKey, event.request.agentId)) sink.arrived(askFromPluginApproval(event, context(event.request.sessionKey)), arrival);

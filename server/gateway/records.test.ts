@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { askFromExecApproval, askFromPluginApproval } from "../../lib/sources/gateway.ts";
 import { checkExecApproval, checkPluginApproval, type Check } from "./records.ts";
 
-const context = { chatId: "c1", agentId: "dev" };
+const context = { chatId: "c1", replyId: null, agentId: "dev" };
 
 function valid<T>(check: Check<T>, record: unknown): T {
   const checked = check(record);
