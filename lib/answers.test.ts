@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ApprovalAsk, QuestionAsk, SecretAsk } from "./ask.ts";
-import { mapAnswer } from "./answers.ts";
+import { SECRET_MASKED_ENTRY_MESSAGE, SECRET_MASKED_ENTRY_SUMMARY, mapAnswer } from "./answers.ts";
 
 const base = { chatId: "c1", sessionKey: "agent:dev:openwebui:c1", agentId: "dev", runId: null, createdAt: 0, expiresAt: null, status: "pending" as const, resolution: null };
 
@@ -57,8 +57,37 @@ describe("mapAnswer", () => {
   });
 
   it("answers a text prompt with the session's next message; a cancelled one reaches nobody", () => {
-    const prompt: QuestionAsk = { ...questionAsk, id: "prompt:1", source: "text-prompt", questions: [{ id: "answer", header: "", question: "Which?", options: [{ label: "Yes" }, { label: "No" }], multiSelect: false, allowOther: false }], textPrompt: { fallbackText: "Which?", form: "confirm" } };
+    const prompt: QuestionAsk = { ...questionAsk, id: "prompt:1", source: "text-prompt", questions: [{ id: "answer", header: "", question: "Which?", options: [{ label: "Yes" }, { label: "No" }], multiSelect: false, allowOther: false }], textPrompt: { fallbackText: "Which?", form: "confirm", continues: "run" } };
     expect(mapAnswer(prompt, { type: "text", text: "yes" })).toEqual({ ok: true, reply: { type: "message", text: "Yes" }, status: "answered", summary: "Yes" });
     expect(mapAnswer(prompt, { type: "cancel" })).toEqual({ ok: true, reply: null, status: "cancelled", summary: "Which?" });
+  });
+
+  it("answers a /v1 reply's text prompt as the chat's next message, which the widget submits: the Gateway is told nothing", () => {
+    const prompt: QuestionAsk = {
+      ...questionAsk,
+      id: "prompt:2",
+      source: "text-prompt",
+      sessionKey: "agent:dev:openai-user:openwebui:c1:m1",
+      questions: [{ id: "answer", header: "", question: "Which database?", options: [{ label: "Postgres" }, { label: "SQLite" }], multiSelect: false, allowOther: true }],
+      textPrompt: { fallbackText: "Which database?\n1. Postgres\n2. SQLite", form: "choice", continues: "chat" },
+    };
+    expect(mapAnswer(prompt, { type: "text", text: "2" })).toEqual({ ok: true, reply: null, chatMessage: "SQLite", status: "answered", summary: "SQLite" });
+    expect(mapAnswer(prompt, { type: "cancel" })).toEqual({ ok: true, reply: null, status: "cancelled", summary: "Which database?\n1. Postgres\n2. SQLite" });
+  });
+
+  it("never lets a /v1 reply's text-prompt secret become a chat message: Cancel asks the agent for masked entry instead", () => {
+    const secret: SecretAsk = {
+      ...base,
+      id: "prompt:3",
+      kind: "secret",
+      source: "text-prompt",
+      sessionKey: "agent:dev:openai-user:openwebui:c1:m1",
+      secret: { name: "API key", prompt: "Paste your API key", allowedHostsEditable: false },
+      textPrompt: { fallbackText: "Paste your API key", form: "secret", continues: "chat" },
+    };
+    const typed = mapAnswer(secret, { type: "secret", value: "sk-live-1234" });
+    expect(typed).toMatchObject({ ok: false, code: "INVALID" });
+    expect(JSON.stringify(typed)).not.toContain("sk-live-1234");
+    expect(mapAnswer(secret, { type: "cancel" })).toEqual({ ok: true, reply: null, chatMessage: SECRET_MASKED_ENTRY_MESSAGE, status: "cancelled", summary: SECRET_MASKED_ENTRY_SUMMARY });
   });
 });

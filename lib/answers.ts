@@ -30,6 +30,11 @@ export type MappedAnswer = {
   ok: true;
   /** What the source is told; null when nothing needs to reach it (a text prompt left as text). */
   reply: AskReply | null;
+  /**
+   * A text prompt of a `/v1` reply: the answer continues the chat as the person's next message, which
+   * the widget hands to Open WebUI (the source is told nothing).
+   */
+  chatMessage?: string;
   status: Exclude<AskStatus, "pending">;
   summary: string;
 };
@@ -39,6 +44,13 @@ export type RefusedAnswer = { ok: false; code: ErrorCode; message: string };
 export const SECRET_CANCELLED_MESSAGE = "I cancelled the secret request; nothing was entered.";
 export const SECRET_NOT_RECEIVED_MESSAGE =
   "No secret was received: the request timed out or no tab had the chat open. Ask again when I am back, or use masked credential entry.";
+/**
+ * The person's next message when a `/v1` reply asked for a secret in its text: typed into the chat it
+ * would be stored there and sent to the model, so the agent is asked for masked entry instead.
+ */
+export const SECRET_MASKED_ENTRY_MESSAGE =
+  "I won't type a secret into the chat: it would be stored there. Please ask for it with your secrets tool (masked entry).";
+export const SECRET_MASKED_ENTRY_SUMMARY = "Nothing entered: masked entry asked for";
 
 export function mapAnswer(ask: Ask, answer: TabAnswer): MappedAnswer | RefusedAnswer {
   if (ask.source === "text-prompt") return mapTextPromptAnswer(ask, answer);
@@ -137,9 +149,19 @@ function mapApprovalAnswer(ask: ApprovalAsk, answer: TabAnswer): MappedAnswer | 
   return { ok: true, reply: { type: "decision", decision }, status: "answered", summary: DECISION_LABELS[decision] };
 }
 
-/** A text prompt is answered by continuing the run: the answer becomes the session's next user message. */
+/**
+ * A text prompt is answered by continuing the conversation: the answer becomes the session's next user
+ * message (the Pipe's run continues), or the chat's (a `/v1` reply: the widget submits it in Open WebUI).
+ */
 function mapTextPromptAnswer(ask: Ask, answer: TabAnswer): MappedAnswer | RefusedAnswer {
+  const inChat = ask.textPrompt?.continues === "chat";
+  const continueWith = (text: string): Pick<MappedAnswer, "reply" | "chatMessage"> => (inChat ? { reply: null, chatMessage: text } : { reply: { type: "message", text } });
   const send = (text: string): AskReply => ({ type: "message", text });
+  if (ask.kind === "secret" && inChat) {
+    // A chat message would keep the value in Open WebUI's chat and send it to the model with every reply.
+    if (answer.type === "cancel") return { ok: true, ...continueWith(SECRET_MASKED_ENTRY_MESSAGE), status: "cancelled", summary: SECRET_MASKED_ENTRY_SUMMARY };
+    return refuse("this secret was asked for in the reply's text: typed here it would become a chat message, so ask the agent for masked entry instead");
+  }
   if (ask.kind === "secret") {
     if (answer.type === "cancel") return { ok: true, reply: send(SECRET_CANCELLED_MESSAGE), status: "cancelled", summary: SECRET_CANCELLED_SUMMARY };
     if (answer.type !== "secret") return refuse(`a secret takes a "secret" or "cancel" answer, not "${answer.type}"`);
@@ -160,7 +182,7 @@ function mapTextPromptAnswer(ask: Ask, answer: TabAnswer): MappedAnswer | Refuse
     lines.push(ask.questions.length === 1 ? chosen : `${question.header || question.question}: ${chosen}`);
   }
   const message = lines.join("\n");
-  return { ok: true, reply: send(message), status: "answered", summary: message };
+  return { ok: true, ...continueWith(message), status: "answered", summary: message };
 }
 
 /** Picked labels pass as they are; a typed answer goes through the prompt's choice rules. */

@@ -118,11 +118,21 @@ export const Resolution = z.object({
 });
 export type Resolution = z.infer<typeof Resolution>;
 
+/**
+ * How a text prompt's answer reaches the agent: sent into the run's session, which continues (`run`:
+ * the Pipe), or as the person's next message in the Open WebUI chat (`chat`: a reply on the
+ * Gateway's `/v1` endpoint, whose HTTP client never reads a later run of its session).
+ */
+export const TextPromptContinuation = z.enum(["run", "chat"]);
+export type TextPromptContinuation = z.infer<typeof TextPromptContinuation>;
+
 /** A text prompt keeps its original text so it can end as plain reply text. */
 export const TextPromptInfo = z.object({
   fallbackText: z.string(),
   /** The classified form: how a typed answer is mapped before it reaches the agent. */
   form: z.enum(["text", "confirm", "choice", "form", "secret"]),
+  /** Rows stored before the `/v1` path were all the Pipe's. */
+  continues: TextPromptContinuation.default("run"),
 });
 export type TextPromptInfo = z.infer<typeof TextPromptInfo>;
 

@@ -58,7 +58,11 @@ export type Ack<T extends object = object> = ({ ok: true } & T) | AckError;
  * `secrets` tool), `sent` to the agent (a text prompt), or `cancelled`.
  */
 export type SecretOutcome = "stored" | "sent" | "cancelled";
-export type AnswerAck = Ack<{ status: AskStatus; outcome?: SecretOutcome }>;
+/**
+ * `chatMessage`: the answer to a text prompt of a `/v1` reply continues the chat as the person's next
+ * message; the widget hands it to Open WebUI to submit.
+ */
+export type AnswerAck = Ack<{ status: AskStatus; outcome?: SecretOutcome; chatMessage?: string }>;
 
 export const CloseReason = z.enum([
   "answered",

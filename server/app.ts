@@ -18,6 +18,7 @@ import type { ServiceStore } from "./store/store.ts";
 import { secretKey, verifyTabToken } from "./tabs/auth.ts";
 import { createTabServer } from "./tabs/io.ts";
 import { startLinkCheck } from "./tabs/link-check.ts";
+import { createFilterRoute, filterKey } from "./http/filter-route.ts";
 import { createWidgetPageRoute } from "./http/widget-page.ts";
 import { isCurrentOwnerLinkKid } from "./tabs/owner-links.ts";
 import { createPush } from "./push/index.ts";
@@ -141,6 +142,13 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     redisKeyPrefix,
   });
 
+  const filterRoute = createFilterRoute({
+    key: filterKey(options.authSecret),
+    now: () => clock.now(),
+    replyStarted: (chatId, userId, reply) => broker.replyStarted(chatId, userId, reply),
+    log,
+  });
+
   const widgetPage = createWidgetPageRoute({
     broker,
     key,
@@ -167,6 +175,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     }
     if (push.routes.handles(request)) return push.routes.handle(request, response);
     if (deviceRoutes.handles(request)) return deviceRoutes.handle(request, response);
+    if (filterRoute.handles(request)) return filterRoute.handle(request, response);
     // An idle widget (not its chat's latest reply) is served here, without the app; the live one by the app.
     widgetPage(request, response).then(
       (served) => served || serveApp(request, response),

@@ -53,10 +53,13 @@ export function SecretDialog({ ask, onAnswer, onOutcome, headingLevel = 2 }: Pro
   const Heading = headingLevel === 2 ? "h2" : "h3";
   const name = secret.name?.trim() || "Secret";
   const dir = textDirection(secret.reason, secret.prompt);
+  // Asked for in the text of a reply on the Gateway's `/v1` endpoint: its answer could only be a chat
+  // message, which Open WebUI stores and sends to the model, so no value is taken here at all.
+  const maskedEntryOnly = ask.textPrompt?.continues === "chat";
 
   useEffect(() => {
     // Not when the page does not have focus (the widget while the person types in Open WebUI's composer).
-    if (document.hasFocus()) inputRef.current?.focus();
+    if (document.hasFocus()) (inputRef.current ?? dialogRef.current?.querySelector<HTMLElement>("button"))?.focus();
   }, []);
 
   const finish = async (answer: TabAnswer) => {
@@ -105,7 +108,8 @@ export function SecretDialog({ ask, onAnswer, onOutcome, headingLevel = 2 }: Pro
   const onKeyDown = (event: KeyboardEvent<HTMLDivElement>) => {
     if (event.key === "Escape") {
       event.preventDefault();
-      cancel();
+      // Without a field, Cancel would send the agent a message: Esc must not.
+      if (!maskedEntryOnly) cancel();
       return;
     }
     if (event.key !== "Tab") return;
@@ -151,96 +155,124 @@ export function SecretDialog({ ask, onAnswer, onOutcome, headingLevel = 2 }: Pro
             {secret.prompt}
           </p>
         )}
-        <p className={muted}>It goes straight to the Gateway's secret store; it is never shown in the chat.</p>
+        <p className={muted}>
+          {maskedEntryOnly
+            ? "The agent asked for it in its reply's text, so an answer here would become a chat message, stored in the chat and sent to the model. Ask the agent for masked entry instead: it then opens this dialog with a field that goes straight to the Gateway's secret store."
+            : "It goes straight to the Gateway's secret store; it is never shown in the chat."}
+        </p>
       </div>
 
-      <div className="mt-4">
-        <label htmlFor={`${baseId}-value`} className="mb-1 block text-sm font-medium" dir="auto">
-          {name}
-        </label>
-        <input
-          ref={inputRef}
-          id={`${baseId}-value`}
-          type="password"
-          {...NO_AUTOFILL}
-          disabled={busy}
-          dir="ltr"
-          onKeyDown={onEnter(submit)}
-          className={textInput}
-        />
-      </div>
+      {maskedEntryOnly ? (
+        <MaskedEntryActions busy={busy} error={error} onAsk={cancel} />
+      ) : (
+        <>
+          <div className="mt-4">
+            <label htmlFor={`${baseId}-value`} className="mb-1 block text-sm font-medium" dir="auto">
+              {name}
+            </label>
+            <input
+              ref={inputRef}
+              id={`${baseId}-value`}
+              type="password"
+              {...NO_AUTOFILL}
+              disabled={busy}
+              dir="ltr"
+              onKeyDown={onEnter(submit)}
+              className={textInput}
+            />
+          </div>
 
-      {(hosts.length > 0 || secret.allowedHostsEditable) && (
-        <div className="mt-4" role="group" aria-labelledby={`${baseId}-hosts`}>
-          <p id={`${baseId}-hosts`} className="mb-1 text-sm font-medium">
-            May be sent to
-          </p>
-          {hosts.length === 0 ? (
-            <p className={cx("text-sm", muted)}>No host yet: the secret can be stored but not sent anywhere.</p>
-          ) : (
-            <ul className="flex flex-wrap gap-1.5">
-              {hosts.map((host) => (
-                <li
-                  key={host}
-                  className="inline-flex items-center gap-1 rounded-full border border-zinc-300 bg-zinc-50 py-0.5 ps-2.5 pe-1 font-mono text-xs dark:border-zinc-600 dark:bg-zinc-800"
-                  dir="ltr"
-                >
-                  {host}
-                  {secret.allowedHostsEditable && (
-                    <button
-                      type="button"
-                      aria-label={`Remove ${host}`}
-                      disabled={busy}
-                      onClick={() => setHosts((current) => current.filter((item) => item !== host))}
-                      className="inline-flex size-6 items-center justify-center rounded-full hover:bg-zinc-200 dark:hover:bg-zinc-700"
+          {(hosts.length > 0 || secret.allowedHostsEditable) && (
+            <div className="mt-4" role="group" aria-labelledby={`${baseId}-hosts`}>
+              <p id={`${baseId}-hosts`} className="mb-1 text-sm font-medium">
+                May be sent to
+              </p>
+              {hosts.length === 0 ? (
+                <p className={cx("text-sm", muted)}>No host yet: the secret can be stored but not sent anywhere.</p>
+              ) : (
+                <ul className="flex flex-wrap gap-1.5">
+                  {hosts.map((host) => (
+                    <li
+                      key={host}
+                      className="inline-flex items-center gap-1 rounded-full border border-zinc-300 bg-zinc-50 py-0.5 ps-2.5 pe-1 font-mono text-xs dark:border-zinc-600 dark:bg-zinc-800"
+                      dir="ltr"
                     >
-                      <span aria-hidden="true">×</span>
-                    </button>
-                  )}
-                </li>
-              ))}
-            </ul>
-          )}
-          {secret.allowedHostsEditable && (
-            <div className="mt-2 flex gap-2">
-              <label htmlFor={`${baseId}-host`} className="sr-only">
-                Add a host
-              </label>
-              <input
-                id={`${baseId}-host`}
-                type="text"
-                inputMode="url"
-                autoComplete="off"
-                placeholder="api.example.com"
-                value={newHost}
-                disabled={busy}
-                dir="ltr"
-                onChange={(event) => setNewHost(event.target.value)}
-                onKeyDown={onEnter(addHost)}
-                className={cx(textInput, "min-w-0 flex-1")}
-              />
-              <button type="button" className={secondaryButton} disabled={busy} onClick={addHost}>
-                Add host
-              </button>
+                      {host}
+                      {secret.allowedHostsEditable && (
+                        <button
+                          type="button"
+                          aria-label={`Remove ${host}`}
+                          disabled={busy}
+                          onClick={() => setHosts((current) => current.filter((item) => item !== host))}
+                          className="inline-flex size-6 items-center justify-center rounded-full hover:bg-zinc-200 dark:hover:bg-zinc-700"
+                        >
+                          <span aria-hidden="true">×</span>
+                        </button>
+                      )}
+                    </li>
+                  ))}
+                </ul>
+              )}
+              {secret.allowedHostsEditable && (
+                <div className="mt-2 flex gap-2">
+                  <label htmlFor={`${baseId}-host`} className="sr-only">
+                    Add a host
+                  </label>
+                  <input
+                    id={`${baseId}-host`}
+                    type="text"
+                    inputMode="url"
+                    autoComplete="off"
+                    placeholder="api.example.com"
+                    value={newHost}
+                    disabled={busy}
+                    dir="ltr"
+                    onChange={(event) => setNewHost(event.target.value)}
+                    onKeyDown={onEnter(addHost)}
+                    className={cx(textInput, "min-w-0 flex-1")}
+                  />
+                  <button type="button" className={secondaryButton} disabled={busy} onClick={addHost}>
+                    Add host
+                  </button>
+                </div>
+              )}
             </div>
           )}
-        </div>
-      )}
 
+          {error && (
+            <p role="alert" className={cx("mt-3", errorText)}>
+              {error}
+            </p>
+          )}
+
+          <div className="mt-4 flex flex-wrap justify-end gap-2">
+            <button type="button" className={ghostButton} disabled={busy} onClick={cancel}>
+              Cancel
+            </button>
+            <button type="button" className={primaryButton} disabled={busy} onClick={submit}>
+              {busy ? "Sending…" : "Submit"}
+            </button>
+          </div>
+        </>
+      )}
+    </div>
+  );
+}
+
+/** No field: the one action sends the agent the request for masked entry, as the person's next chat message. */
+function MaskedEntryActions({ busy, error, onAsk }: { busy: boolean; error: string | null; onAsk(): void }) {
+  return (
+    <>
       {error && (
         <p role="alert" className={cx("mt-3", errorText)}>
           {error}
         </p>
       )}
-
       <div className="mt-4 flex flex-wrap justify-end gap-2">
-        <button type="button" className={ghostButton} disabled={busy} onClick={cancel}>
-          Cancel
-        </button>
-        <button type="button" className={primaryButton} disabled={busy} onClick={submit}>
-          {busy ? "Sending…" : "Submit"}
+        <button type="button" className={primaryButton} disabled={busy} onClick={onAsk}>
+          {busy ? "Sending…" : "Ask for masked entry"}
         </button>
       </div>
-    </div>
+    </>
   );
 }

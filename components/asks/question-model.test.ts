@@ -53,7 +53,7 @@ describe("question model", () => {
 
   it("sends a text prompt's typed multi-select as typed text", () => {
     const q = question({ multiSelect: true });
-    const a = questionAsk([q], { source: "text-prompt", textPrompt: { fallbackText: "x", form: "choice" } });
+    const a = questionAsk([q], { source: "text-prompt", textPrompt: { fallbackText: "x", form: "choice", continues: "run" } });
     expect(questionMode(a, q)).toBe("typed-multi");
     let draft = pickOption(q, "typed-multi", EMPTY_DRAFT, 2);
     draft = pickOption(q, "typed-multi", draft, 0);
@@ -70,10 +70,10 @@ describe("question model", () => {
   });
 
   it("answers a confirmation with its own Yes/No option, or the word", () => {
-    const plain = questionAsk([question({ options: [] })], { source: "text-prompt", textPrompt: { fallbackText: "x", form: "confirm" } });
+    const plain = questionAsk([question({ options: [] })], { source: "text-prompt", textPrompt: { fallbackText: "x", form: "confirm", continues: "run" } });
     expect(questionMode(plain, plain.questions[0]!)).toBe("confirm");
     expect(confirmAnswer(plain, false)).toEqual({ type: "text", text: "No" });
-    const withOptions = questionAsk([question({ options: [{ label: "Yes" }, { label: "No" }] })], { textPrompt: { fallbackText: "x", form: "confirm" } });
+    const withOptions = questionAsk([question({ options: [{ label: "Yes" }, { label: "No" }] })], { textPrompt: { fallbackText: "x", form: "confirm", continues: "run" } });
     expect(confirmAnswer(withOptions, true)).toEqual({ type: "questions", answers: { db: ["Yes"] } });
   });
 

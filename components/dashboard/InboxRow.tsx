@@ -84,7 +84,9 @@ export function InboxRow({ ask, expanded, onExpand, selected, onSelect, onAnswer
       </div>
       {expanded && (
         <div id={panelId} data-row-panel className="px-2 pb-2 sm:px-3 sm:pb-3">
-          {ask.kind === "secret" ? (
+          {ask.textPrompt?.continues === "chat" ? (
+            <AnsweredInChat ask={ask} openWebUiUrl={openWebUiUrl} />
+          ) : ask.kind === "secret" ? (
             <SecretLauncher ask={ask} onAnswer={onAnswer} onModal={onModal} onOutcome={onSecretOutcome} />
           ) : (
             <AskView ask={ask} onAnswer={onAnswer} headingLevel={3} />
@@ -92,6 +94,31 @@ export function InboxRow({ ask, expanded, onExpand, selected, onSelect, onAnswer
         </div>
       )}
     </li>
+  );
+}
+
+/**
+ * A text prompt of a reply on the Gateway's `/v1` endpoint: its answer is the person's next message in
+ * that chat, which only the chat's own widget can send, so here it is only shown.
+ */
+function AnsweredInChat({ ask, openWebUiUrl }: { ask: Ask; openWebUiUrl: string | null }) {
+  return (
+    <section data-ask-id={ask.id} className={card}>
+      <p className="text-sm break-words whitespace-pre-line" dir="auto">
+        {ask.textPrompt?.fallbackText}
+      </p>
+      <p className={cx("mt-2 text-sm", muted)}>
+        Answer it in its chat: the answer becomes your next message there.
+        {ask.chatId !== null && openWebUiUrl && (
+          <>
+            {" "}
+            <a href={`${openWebUiUrl}/c/${encodeURIComponent(ask.chatId)}`} target="_blank" rel="noreferrer" className="font-medium text-sky-800 underline dark:text-sky-300">
+              Open the chat
+            </a>
+          </>
+        )}
+      </p>
+    </section>
   );
 }
 

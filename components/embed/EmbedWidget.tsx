@@ -3,7 +3,7 @@
 import { useCallback, useEffect, useReducer, useRef, useState } from "react";
 import type { Ask, AskKind, AskStatus } from "../../lib/ask.ts";
 import { CLOSE_OUTCOMES } from "../../lib/labels.ts";
-import type { AskClose } from "../../lib/protocol.ts";
+import type { AskClose, TabAnswer } from "../../lib/protocol.ts";
 import { request, type TabClientSocket } from "../../client/socket.ts";
 import { tokenReplyId } from "../../client/token.ts";
 import { useTabSession } from "../../client/use-tab-session.ts";
@@ -164,6 +164,8 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
       socket.on("ask:close", (close) => {
         const card = rootRef.current?.querySelector(`[data-ask-id="${CSS.escape(close.askId)}"]`);
         if (card?.contains(document.activeElement)) restoreFocus.current = true;
+        // An ask of this reply refused before any tab showed it (a guest's approval): its summary is the server's.
+        if (close.reason === "denied" && !card) void loadSummaries();
         dispatch({ type: "close", close, at: Date.now() });
       });
       return () => {
@@ -174,8 +176,21 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
     [chatId, viewAgain],
   );
 
-  const { socket, connection, gateway, answer, tokenProblem, token } = useTabSession({ relink: "Reopen the chat to get a new link.", setup });
+  const { socket, connection, gateway, answer: sendAnswer, tokenProblem, token } = useTabSession({ relink: "Reopen the chat to get a new link.", setup });
   replyId.current = token ? tokenReplyId(token) : null;
+  /**
+   * A text prompt of a reply on the Gateway's `/v1` endpoint is answered by the person's next message
+   * in the chat: Open WebUI submits what its embed asks it to, once the person confirms it in its own
+   * dialog (Chat.svelte, `input:prompt:submit`).
+   */
+  const answer = useCallback(
+    async (askId: string, tabAnswer: TabAnswer) => {
+      const ack = await sendAnswer(askId, tabAnswer);
+      if (ack.ok && ack.chatMessage !== undefined && window.parent !== window) window.parent.postMessage({ type: "input:prompt:submit", text: ack.chatMessage }, "*");
+      return ack;
+    },
+    [sendAnswer],
+  );
 
   // Focus goes back where it was once the card that had it closes (or to the widget's status line).
   useEffect(() => {

@@ -1,4 +1,4 @@
-import type { Ask, AskQuestion } from "../ask.ts";
+import type { Ask, AskQuestion, TextPromptContinuation } from "../ask.ts";
 import { CONFIRM_OPTIONS, classifyPrompt, promptFallbackText, type PromptSpec } from "../prompts/index.ts";
 
 /**
@@ -13,6 +13,9 @@ export type TextPromptOrigin = {
   runId: string;
   agentId: string;
   chatId: string | null;
+  /** The reply its session key names (a `/v1` reply's), or null. */
+  replyId: string | null;
+  continues: TextPromptContinuation;
   now: number;
   timeoutMs: number;
 };
@@ -30,7 +33,8 @@ export function askFromTextPrompt(prompt: string, origin: TextPromptOrigin): Ask
     expiresAt: origin.now + origin.timeoutMs,
     status: "pending" as const,
     resolution: null,
-    textPrompt: { fallbackText: promptFallbackText(prompt), form: spec.kind === "choice" ? ("choice" as const) : spec.kind },
+    ...(origin.replyId === null ? {} : { replyId: origin.replyId }),
+    textPrompt: { fallbackText: promptFallbackText(prompt), form: spec.kind === "choice" ? ("choice" as const) : spec.kind, continues: origin.continues },
   };
   if (spec.kind === "secret") {
     return {

@@ -158,7 +158,7 @@ function secret(id: string, chatId: string | null, overrides: Partial<SecretAsk>
 }
 
 function textPrompt(id: string, chatId: string | null, kind: "question" | "secret" = "question"): Ask {
-  const common = { ...base(id, chatId, 240_000), source: "text-prompt" as const, textPrompt: { fallbackText: "Which database?", form: kind === "secret" ? ("secret" as const) : ("text" as const) } };
+  const common = { ...base(id, chatId, 240_000), source: "text-prompt" as const, textPrompt: { fallbackText: "Which database?", form: kind === "secret" ? ("secret" as const) : ("text" as const), continues: "run" as const } };
   if (kind === "secret") return { ...common, kind: "secret", secret: { name: "TOKEN", prompt: "Paste it", allowedHostsEditable: false } };
   return { ...common, kind: "question", questions: [{ id: "answer", header: "", question: "Which database?", options: [], multiSelect: false, allowOther: true }] };
 }
@@ -702,6 +702,44 @@ describe("AskBroker (DESIGN §6 on the broker, injected clock)", () => {
       await guestChat();
       await broker.receive(textPrompt("tp1", "c1", "secret"));
       expect(tabs.holds("guest", "tp1")).toBe(true);
+    });
+  });
+
+  describe("§2 replies on the Gateway's /v1 endpoint (the Open WebUI filter's sessions)", () => {
+    it("the filter's reply start records the chat's owner before any widget: a guest's approval and secret request are refused at once", async () => {
+      await broker.replyStarted("c1", "alice", { msg: "m1", mts: T0 });
+      await broker.receive(approval("p1", "c1", { replyId: "m1" }));
+      await broker.receive(secret("s1", "c1", { replyId: "m1" }));
+      expect(channel.refused).toEqual(["p1", "s1"]);
+      expect(await store.get("p1")).toMatchObject({ status: "denied", replyId: "m1" });
+      expect(tabs.timeline).toEqual([]);
+    });
+
+    it("asks that waited for an unknown owner meet the guest rules at the reply start", async () => {
+      await broker.receive(approval("p1", "c1"));
+      await broker.replyStarted("c1", "alice", { msg: "m1", mts: T0 });
+      expect(channel.refused).toEqual(["p1"]);
+    });
+
+    it("the first reply's user stays the chat's owner, and the newest reply is the live one", async () => {
+      await broker.replyStarted("c1", "alice", { msg: "m1", mts: T0 });
+      await broker.replyStarted("c1", "mallory", { msg: "m2", mts: T0 + 5 });
+      expect(await store.chatOwner("c1")).toBe("alice");
+      expect(await broker.isLiveReply("c1", { msg: "m1", mts: T0 })).toBe(false);
+      expect(await broker.isLiveReply("c1", { msg: "m2", mts: T0 + 5 })).toBe(true);
+    });
+
+    it("a text prompt answered as the chat's next message: only the chat's own widget may answer, its ack carries the message, the source is told nothing", async () => {
+      const prompt = textPrompt("tp1", "c1");
+      const inChat = { ...prompt, replyId: "m1", textPrompt: { fallbackText: "Which database?", form: "text" as const, continues: "chat" as const } };
+      const owned = widget("w1", "c1", "m1", 0);
+      await broker.view(owned, "c1");
+      await broker.receive(inChat);
+      expect(await broker.answer(tab("dash"), "tp1", { type: "text", text: "SQLite" })).toMatchObject({ ok: false, error: { code: "FORBIDDEN" } });
+      expect(await broker.answer(widget("w2", "c2", "m9", 0), "tp1", { type: "text", text: "SQLite" })).toMatchObject({ ok: false, error: { code: "NOT_FOUND" } });
+      expect(await broker.answer(owned, "tp1", { type: "text", text: "SQLite" })).toEqual({ ok: true, status: "answered", chatMessage: "SQLite" });
+      expect(channel.delivered).toEqual([]);
+      expect(await store.get("tp1")).toMatchObject({ status: "answered", resolution: { summary: "SQLite" } });
     });
   });
 

@@ -364,6 +364,21 @@ export class AskBroker extends Emitter<BrokerEvents> {
     return view;
   }
 
+  /**
+   * The Open WebUI filter says a reply of the chat starts, for this user, before its request reaches
+   * the Gateway: the chat's owner is recorded (when none is yet, as its widget's first view would),
+   * so the reply's first ask already meets the guest rules; and the reply is noted as the chat's newest.
+   */
+  async replyStarted(chatId: string, userId: string, reply: ReplyClaim): Promise<void> {
+    const { owner, isNew } = await inTurn([[this.chatAdmissions, chatId]], async () => {
+      const known = await this.chatOwner(chatId);
+      return known === null ? { owner: await this.store.recordChatOwner(chatId, userId), isNew: true } : { owner: known, isNew: false };
+    });
+    this.noteView(chatId, owner);
+    if (isNew) await this.readmit(chatId, owner);
+    await this.noteReply(chatId, reply);
+  }
+
   async leave(tabId: string): Promise<void> {
     this.widgetViews.delete(tabId);
     const chatId = await inTurn([[this.tabSteps, tabId]], () => this.presence.leave(tabId));
@@ -413,6 +428,10 @@ export class AskBroker extends Emitter<BrokerEvents> {
     if (!(await this.visibleTo(tab, ask))) return fail("NOT_FOUND", "no such ask");
     const mapped = mapAnswer(ask, answer);
     if (!mapped.ok) return fail(mapped.code, mapped.message);
+    // Only the chat's own widget can put the answer into the chat, as the person's next message.
+    if (mapped.chatMessage !== undefined && tab.chatClaim !== ask.chatId) {
+      return fail("FORBIDDEN", "answer this in its chat: the answer becomes your next message there");
+    }
     if (this.inFlight.has(askId)) return fail("ALREADY_RESOLVED", "another answer to this ask was given first");
     this.inFlight.set(askId, null);
     const applyEndedMeanwhile = async (): Promise<void> => {
@@ -447,7 +466,12 @@ export class AskBroker extends Emitter<BrokerEvents> {
       const detail = ask.kind === "secret" ? "the secret was not accepted" : error instanceof Error ? error.message : String(error);
       return fail("GATEWAY_ERROR", `The Gateway did not take the answer: ${detail}`);
     }
-    const ack: AnswerAck = ask.kind === "secret" ? { ok: true, status: mapped.status, outcome: secretOutcome(ask, mapped.status) } : { ok: true, status: mapped.status };
+    const ack: AnswerAck = {
+      ok: true,
+      status: mapped.status,
+      ...(ask.kind === "secret" ? { outcome: secretOutcome(ask, mapped.status) } : {}),
+      ...(mapped.chatMessage === undefined ? {} : { chatMessage: mapped.chatMessage }),
+    };
     try {
       acknowledge?.(ack);
     } finally {

@@ -14,24 +14,31 @@ export const fail = (status: number, code: string, message: string): Reply => ({
 
 export type ParsedBody<T> = { ok: true; value: T } | { ok: false; reply: Reply };
 
-async function readJson(request: IncomingMessage, limit: number): Promise<unknown> {
+/** The request's body, at most `limit` bytes, or the reply refusing a larger one. */
+export async function readBody(request: IncomingMessage, limit: number): Promise<{ ok: true; body: Buffer } | { ok: false; reply: Reply }> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of request) {
     size += (chunk as Buffer).length;
-    if (size > limit) throw new RangeError("body too large");
+    if (size > limit) return { ok: false, reply: fail(413, "INVALID", "body too large") };
     chunks.push(chunk as Buffer);
   }
-  return JSON.parse(Buffer.concat(chunks).toString("utf8"));
+  return { ok: true, body: Buffer.concat(chunks) };
 }
 
 /** The request's JSON body (at most `limit` bytes) as `schema` reads it, or the reply refusing it. */
 export async function parseBody<S extends z.ZodType>(request: IncomingMessage, schema: S, limit: number): Promise<ParsedBody<z.infer<S>>> {
+  const read = await readBody(request, limit);
+  return read.ok ? parseJson(read.body, schema) : read;
+}
+
+/** A JSON body as `schema` reads it, or the reply refusing it. */
+export function parseJson<S extends z.ZodType>(body: Buffer, schema: S): ParsedBody<z.infer<S>> {
   let raw: unknown;
   try {
-    raw = await readJson(request, limit);
-  } catch (error) {
-    return { ok: false, reply: error instanceof RangeError ? fail(413, "INVALID", "body too large") : fail(400, "INVALID", "body is not JSON") };
+    raw = JSON.parse(body.toString("utf8"));
+  } catch {
+    return { ok: false, reply: fail(400, "INVALID", "body is not JSON") };
   }
   const parsed = schema.safeParse(raw);
   if (!parsed.success) return { ok: false, reply: fail(400, "INVALID", parsed.error.issues.map((issue) => `${issue.path.join(".") || "body"}: ${issue.message}`).join("; ")) };

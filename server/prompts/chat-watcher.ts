@@ -5,7 +5,7 @@ import type { Clock } from "../../lib/clock.ts";
 import { RUN_STOPPED, endedAsText } from "../../lib/outcomes.ts";
 import type { CloseReason } from "../../lib/protocol.ts";
 import { PromptScanner } from "../../lib/prompts/index.ts";
-import type { ChatKeyPattern } from "../../lib/session-key.ts";
+import { textPromptContinuation, type ChatKeyPattern } from "../../lib/session-key.ts";
 import { askFromTextPrompt } from "../../lib/sources/text-prompt.ts";
 import type { AskBroker } from "../broker/broker.ts";
 import type { Subscribable } from "../events.ts";
@@ -111,6 +111,8 @@ export class ChatWatcher {
    */
   private async endedUnanswered(ask: Ask, reason: CloseReason): Promise<void> {
     if (ask.source !== "text-prompt" || ask.kind !== "secret" || reason !== "ended-as-text") return;
+    // A `/v1` reply's session is nobody's once its reply ended: nothing sent there reaches the agent.
+    if (ask.textPrompt?.continues === "chat") return;
     await this.options.runs.notify(ask, SECRET_NOT_RECEIVED_MESSAGE);
   }
 
@@ -143,6 +145,8 @@ export class ChatWatcher {
   private async ask(prompt: string, sessionKey: string, runId: string): Promise<void> {
     const { broker, chatKeys, agentId, clock, timeoutMs } = this.options;
     const id = textPromptId(sessionKey, runId, prompt);
-    await broker.receive(askFromTextPrompt(prompt, { id, sessionKey, runId, agentId, chatId: chatKeys.chatIdOf(sessionKey), now: clock.now(), timeoutMs }));
+    const chat = chatKeys.chatOf(sessionKey);
+    const continues = textPromptContinuation(sessionKey, runId);
+    await broker.receive(askFromTextPrompt(prompt, { id, sessionKey, runId, agentId, chatId: chat?.chatId ?? null, replyId: chat?.replyId ?? null, continues, now: clock.now(), timeoutMs }));
   }
 }

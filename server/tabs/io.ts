@@ -63,6 +63,8 @@ const AUTH_TIMEOUT_MS = 5_000;
 const OPAQUE_ORIGIN = "null";
 /** Every socket opened with an owner or device link is in the room of its key id, so revoking the link can close them. */
 const linkRoom = (kid: string) => `kid:${kid}`;
+/** A reply's widgets, wherever they are connected: told of an ask of their reply refused before any tab showed it. */
+const replyRoom = (chatId: string, replyId: string) => `reply:${chatId}:${replyId}`;
 
 export function createTabServer(http: HttpServer, options: TabServerOptions): TabServer {
   const now = options.now ?? Date.now;
@@ -137,6 +139,7 @@ export function createTabServer(http: HttpServer, options: TabServerOptions): Ta
         linkKids.add(identity.kid);
         await socket.join(linkRoom(identity.kid));
       }
+      if (identity.chat !== null && identity.reply !== null) await socket.join(replyRoom(identity.chat, identity.reply.msg));
     };
     authenticate().then(
       () => next(),
@@ -154,6 +157,12 @@ export function createTabServer(http: HttpServer, options: TabServerOptions): Ta
   broker.on("ask:show", (tabId, ask) => io.sockets.sockets.get(tabId)?.emit("ask:show", ask));
   broker.on("ask:close", (tabId, close) => io.sockets.sockets.get(tabId)?.emit("ask:close", close));
   broker.on("widget:superseded", (tabId, chatId) => io.to(tabId).emit("widget:superseded", { chatId }));
+  // An ask refused by policy (a guest's approval) is never shown: its reply's widget still says why.
+  broker.on("ask:ended", (ask, reason) => {
+    if (reason === "denied" && ask.chatId !== null && ask.replyId !== undefined) {
+      io.to(replyRoom(ask.chatId, ask.replyId)).emit("ask:close", { askId: ask.id, reason, summary: ask.resolution?.summary });
+    }
+  });
   broker.on("ask:changed", (ask) => {
     // Encoding an ask for an empty room is work on every delivery: skip it when no dashboard watches.
     if (io.sockets.adapter.rooms.get(WATCHERS_ROOM)?.size) io.local.to(WATCHERS_ROOM).emit("ask:changed", ask);

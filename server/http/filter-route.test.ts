@@ -1,0 +1,99 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type { ReplyClaim } from "../broker/ports.ts";
+import { StoreUnavailable } from "../store/store.ts";
+import { FILTER_SIGNATURE_HEADER, createFilterRoute, filterKey, signFilterRequest } from "./filter-route.ts";
+
+const SECRET = "s".repeat(40);
+const NOW = 1_700_000_000_000;
+const key = filterKey(SECRET);
+const started: [string, string, ReplyClaim][] = [];
+let failWith: Error | null = null;
+let server: Server;
+let url: string;
+
+beforeAll(async () => {
+  const route = createFilterRoute({
+    key,
+    now: () => NOW,
+    async replyStarted(chatId, userId, reply) {
+      if (failWith) throw failWith;
+      started.push([chatId, userId, reply]);
+    },
+    log: () => {},
+  });
+  server = createServer((request, response) => (route.handles(request) ? route.handle(request, response) : response.writeHead(404).end()));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/openwebui/replies`;
+});
+
+afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+beforeEach(() => {
+  started.length = 0;
+  failWith = null;
+});
+
+const START = { chatId: "c1", replyId: "m1", userId: "u1", startedAt: NOW };
+
+async function post(body: string, signature: string | null = signFilterRequest(key, body, NOW), method = "POST") {
+  const response = await fetch(url, { method, headers: { "content-type": "application/json", ...(signature === null ? {} : { [FILTER_SIGNATURE_HEADER]: signature }) }, body: method === "GET" ? undefined : body });
+  return { status: response.status, body: (await response.json()) as { ok: boolean; error?: { code: string; message: string } } };
+}
+
+describe("POST /openwebui/replies", () => {
+  it("takes a reply's start signed by the filter: the chat's user and the reply, ordered by its start", async () => {
+    expect(await post(JSON.stringify(START))).toEqual({ status: 200, body: { ok: true } });
+    expect(started).toEqual([["c1", "u1", { msg: "m1", mts: NOW }]]);
+  });
+
+  it("signs as the filter does (the same vector is checked in the filter's own Python tests)", () => {
+    const body = '{"chatId":"c1","replyId":"m1","userId":"u1","startedAt":1700000000000}';
+    expect(signFilterRequest(filterKey(SECRET), body, NOW)).toBe("t=1700000000,v1=1223c034bd677d30c2f59f00bed7d7ec6cab40f8105dd9b74f97b7bcfa0ed278");
+  });
+
+  it("refuses, and records nothing, without the filter's signature: none, another key's, a tab token's key, a changed body, an old one", async () => {
+    const body = JSON.stringify(START);
+    const tampered = JSON.stringify({ ...START, userId: "mallory" });
+    const refusals = [
+      await post(body, null),
+      await post(body, "v1=abc"),
+      await post(body, signFilterRequest(filterKey("o".repeat(40)), body, NOW)),
+      await post(body, signFilterRequest(Buffer.from(SECRET), body, NOW)),
+      await post(tampered, signFilterRequest(key, body, NOW)),
+      await post(body, signFilterRequest(key, body, NOW - 6 * 60_000)),
+      await post(body, signFilterRequest(key, body, NOW + 6 * 60_000)),
+      await post(body, `${signFilterRequest(key, body, NOW)}0`),
+    ];
+    for (const refused of refusals) expect(refused).toMatchObject({ status: 401, body: { ok: false, error: { code: "FORBIDDEN" } } });
+    expect(started).toEqual([]);
+  });
+
+  it("refuses a signed body that is not a reply's start, saying why", async () => {
+    for (const [body, reason] of [
+      ["not json", /not JSON/],
+      [JSON.stringify({ ...START, chatId: "" }), /chatId/],
+      [JSON.stringify({ ...START, startedAt: "soon" }), /startedAt/],
+      [JSON.stringify({ chatId: "c1" }), /replyId/],
+      [JSON.stringify([START]), /body/],
+      [JSON.stringify({ ...START, userId: "u".repeat(201) }), /userId/],
+    ] as const) {
+      const refused = await post(body);
+      expect(refused.status, body).toBe(400);
+      expect(refused.body.error?.message).toMatch(reason);
+    }
+    expect(started).toEqual([]);
+  });
+
+  it("refuses a large body before reading it as JSON, and anything but POST", async () => {
+    expect((await post(JSON.stringify({ ...START, pad: "x".repeat(4096) }))).status).toBe(413);
+    expect((await post("", null, "GET")).status).toBe(405);
+    expect(started).toEqual([]);
+  });
+
+  it("says so when the store the instances share is away: the filter goes on without it", async () => {
+    failWith = new StoreUnavailable("Redis unreachable");
+    expect(await post(JSON.stringify(START))).toMatchObject({ status: 503, body: { ok: false, error: { code: "UNAVAILABLE" } } });
+  });
+});

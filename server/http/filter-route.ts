@@ -1,0 +1,89 @@
+import { createHmac, timingSafeEqual } from "node:crypto";
+import type { IncomingMessage } from "node:http";
+import { z } from "zod";
+import type { ReplyClaim } from "../broker/ports.ts";
+import { StoreUnavailable } from "../store/store.ts";
+import { fail, parseJson, readBody, serveJson, type Reply } from "./json-routes.ts";
+
+/**
+ * The endpoint the Open WebUI filter calls from Open WebUI's server, before a reply's request goes to
+ * the model (docs/PROTOCOL.md, "Open WebUI filter"): `POST /openwebui/replies` says whose chat it is
+ * and which reply starts, so the chat's owner is known before the reply's first ask can arrive (a
+ * guest's approvals and secret requests are then refused at once, in a brand-new chat too).
+ *
+ * Only the filter can call it: the body is signed with a key derived from AUTH_SECRET (never a tab
+ * token's key, so no token a browser holds can sign it), Stripe-style, in the header
+ * `X-OpenClaw-Asks-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`, and a signature
+ * older (or newer) than five minutes is refused. A replay within them changes nothing: the first owner
+ * of a chat is kept, and a reply is noted once.
+ */
+
+export const FILTER_SIGNATURE_HEADER = "x-openclaw-asks-signature";
+const SIGNATURE_TOLERANCE_MS = 5 * 60_000;
+const BODY_LIMIT = 2 * 1024;
+
+const Id = z.string().min(1).max(200);
+export const ReplyStartBody = z.object({
+  chatId: Id,
+  /** The assistant message about to be written (Open WebUI's `message_id`). */
+  replyId: Id,
+  /** The chat's user (Open WebUI's user id). */
+  userId: Id,
+  /** When the filter saw the reply start, epoch ms: orders a chat's replies as an embed token's `mts` does. */
+  startedAt: z.number().int().positive(),
+});
+export type ReplyStart = z.infer<typeof ReplyStartBody>;
+
+export function filterKey(authSecret: string): Buffer {
+  return createHmac("sha256", authSecret).update("openclaw-asks open-webui filter v1").digest();
+}
+
+/** The signature header for `body` at `now`, as the filter computes it (tests, and the filter's own tests, use it). */
+export function signFilterRequest(key: Buffer, body: string, now: number): string {
+  const t = Math.floor(now / 1000);
+  return `t=${t},v1=${createHmac("sha256", key).update(`${t}.${body}`).digest("hex")}`;
+}
+
+function verified(key: Buffer, header: string | undefined, body: Buffer, now: number): boolean {
+  const match = /^t=(\d{1,12}),v1=([0-9a-f]{64})$/.exec(header ?? "");
+  if (!match) return false;
+  const [, t = "", signature = ""] = match;
+  if (Math.abs(now - Number(t) * 1000) > SIGNATURE_TOLERANCE_MS) return false;
+  const expected = createHmac("sha256", key).update(`${t}.`).update(body).digest();
+  return timingSafeEqual(expected, Buffer.from(signature, "hex"));
+}
+
+export type FilterRouteOptions = {
+  key: Buffer;
+  now: () => number;
+  /** A reply of the chat starts for this user (the broker records the owner and notes the reply). */
+  replyStarted(chatId: string, userId: string, reply: ReplyClaim): Promise<void>;
+  log: (message: string) => void;
+};
+
+export function createFilterRoute(options: FilterRouteOptions) {
+  async function route(request: IncomingMessage, pathname: string): Promise<Reply> {
+    if (pathname !== "/openwebui/replies" || request.method !== "POST") return fail(405, "INVALID", `${request.method ?? "GET"} ${pathname} is not a filter endpoint`);
+    const read = await readBody(request, BODY_LIMIT);
+    if (!read.ok) return read.reply;
+    const signature = request.headers[FILTER_SIGNATURE_HEADER];
+    if (!verified(options.key, typeof signature === "string" ? signature : undefined, read.body, options.now())) {
+      return fail(401, "FORBIDDEN", "the body must be signed by the Open WebUI filter with the shared auth_secret (X-OpenClaw-Asks-Signature), within five minutes");
+    }
+    const parsed = parseJson(read.body, ReplyStartBody);
+    if (!parsed.ok) return parsed.reply;
+    const { chatId, replyId, userId, startedAt } = parsed.value;
+    try {
+      await options.replyStarted(chatId, userId, { msg: replyId, mts: startedAt });
+    } catch (error) {
+      if (error instanceof StoreUnavailable) return fail(503, "UNAVAILABLE", `not recorded: ${error.message}; the filter goes on without it`);
+      throw error;
+    }
+    return { status: 200, body: { ok: true } };
+  }
+
+  return {
+    handles: (request: IncomingMessage) => /^\/openwebui(\/|$)/.test(new URL(request.url ?? "/", "http://x").pathname),
+    handle: serveJson("filter endpoint", route, options.log),
+  };
+}

@@ -1,0 +1,230 @@
+// Replies on the Gateway's OpenAI-compatible endpoint (`POST /v1/chat/completions`), the way OpenClaw's
+// own docs connect Open WebUI, against the REAL Gateway with the stub model behind it. Each reply is
+// one streamed request, whose OpenAI `user` the Open WebUI filter sets to `openwebui:<chat>:<reply>`
+// and whose start it reports (`POST /openwebui/replies`, signed) before the request goes out; both are
+// done here as the filter does them. The reply's widget is a tab with that reply's embed token.
+// What the real Open WebUI shows of all this is tested in test/e2e/open-webui-real.test.ts.
+import { randomUUID } from "node:crypto";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
+import { SECRET_MASKED_ENTRY_MESSAGE } from "../../lib/answers.ts";
+import type { ReplyClaim } from "../../server/broker/ports.ts";
+import { FILTER_SIGNATURE_HEADER, filterKey, signFilterRequest } from "../../server/http/filter-route.ts";
+import { TEST_AGENT, newChat, startOnGateway, stopOnGateway, useTabs } from "../support/asks.ts";
+import type { OperatorConnection } from "../support/gateway-client.ts";
+import { streamChatCompletion, type ChatCompletionStream } from "../support/openai-http.ts";
+import { fetchStubRequests, messageText, stubScript, type StubTool } from "../support/stub-model.ts";
+import { TEST_AUTH_SECRET, TEST_OWNER, openTab, type Tab, type TestServer } from "../support/tabs.ts";
+
+const gatewayUrl = inject("gatewayUrl");
+const gatewayToken = inject("gatewayToken");
+const stubModelUrl = inject("stubModelUrl");
+
+let server: TestServer;
+/** Sees the Gateway's events as any operator client does. */
+let watcher: OperatorConnection;
+let markers: string;
+const { tab } = useTabs({ server: () => server });
+
+beforeAll(async () => {
+  ({ requester: watcher, server } = await startOnGateway({ requesterName: "watcher" }));
+  markers = mkdtempSync(join(tmpdir(), "asks-openai-path-"));
+});
+
+afterAll(async () => {
+  await stopOnGateway({ server, requester: watcher });
+  rmSync(markers, { recursive: true, force: true });
+});
+
+type Reply = { chatId: string; reply: ReplyClaim; tag: string };
+
+/** A reply of a chat as the filter's inlet sees it start: told to the server before the request goes out. */
+async function startReply(userId = TEST_OWNER, chatId = newChat("v1")): Promise<Reply> {
+  const reply = { msg: `msg-${randomUUID()}`, mts: Date.now() };
+  const body = JSON.stringify({ chatId, replyId: reply.msg, userId, startedAt: reply.mts });
+  const response = await fetch(`${server.url}/openwebui/replies`, {
+    method: "POST",
+    headers: { "content-type": "application/json", [FILTER_SIGNATURE_HEADER]: signFilterRequest(filterKey(TEST_AUTH_SECRET), body, Date.now()) },
+    body,
+  });
+  expect(response.status, await response.clone().text()).toBe(200);
+  return { chatId, reply, tag: `v1-${randomUUID()}` };
+}
+
+/** The reply's request, as Open WebUI sends it with the filter's `user`; the stub follows `script`. */
+function request(at: Reply, script: Parameters<typeof stubScript>[0]): ChatCompletionStream {
+  return streamChatCompletion({
+    gatewayUrl,
+    token: gatewayToken,
+    model: `openclaw/${TEST_AGENT}`,
+    user: `openwebui:${at.chatId}:${at.reply.msg}`,
+    messages: [{ role: "user", content: stubScript({ ...script, tag: at.tag }) }],
+  });
+}
+
+const widgets: Tab[] = [];
+afterEach(() => {
+  for (const opened of widgets.splice(0)) opened.close();
+});
+
+/** The reply's widget: a tab with an embed token of its chat and reply, viewing the chat. */
+async function widget(at: Reply, userId = TEST_OWNER): Promise<Tab> {
+  const opened = await openTab(server.url, await server.token(userId, at.chatId, at.reply));
+  widgets.push(opened);
+  expect(await opened.send("chat:view", { chatId: at.chatId })).toEqual({ ok: true });
+  return opened;
+}
+
+const ASK_USER: StubTool = {
+  id: "ask_user",
+  args: { questions: [{ id: "db", header: "Database", question: "Which database?", options: [{ label: "Postgres" }, { label: "SQLite" }] }], timeoutSeconds: 300 },
+};
+
+/** The text the model got back from its last tool call in this reply. */
+async function lastToolResult(at: Reply): Promise<string> {
+  const requests = await fetchStubRequests(stubModelUrl, at.tag);
+  const tools = (requests.at(-1)?.body.messages ?? []).filter((message) => message.role === "tool");
+  return messageText(tools.at(-1));
+}
+
+describe("a question asked in a /v1 reply is answered in that reply", () => {
+  it("shows in the widget of the reply its session names, and the answer continues the same HTTP response", async () => {
+    const at = await startReply();
+    const opened = await widget(at);
+    const response = request(at, { tool: ASK_USER, then: "CONTINUED after the answer" });
+    const card = await opened.waitForShow();
+    expect(card).toMatchObject({ kind: "question", chatId: at.chatId, replyId: at.reply.msg, sessionKey: `agent:${TEST_AGENT}:openai-user:openwebui:${at.chatId}:${at.reply.msg}` });
+    expect(card.runId).toBe(response.id());
+    expect(response.text()).toBe("");
+
+    expect(await opened.send("ask:answer", { askId: card.id, answer: { type: "questions", answers: { db: ["SQLite"] } } })).toMatchObject({ ok: true, status: "answered" });
+    const done = await response.done;
+    expect(done).toMatchObject({ status: 200, text: "CONTINUED after the answer", finishReason: "stop" });
+    expect(await lastToolResult(at)).toContain("SQLite");
+    // The reply keeps its summary.
+    expect((await opened.list("all")).find((ask) => ask.id === card.id)).toMatchObject({ status: "answered", replyId: at.reply.msg, resolution: { summary: "SQLite" } });
+  });
+
+  it("takes a secret in the masked dialog: stored at the Gateway, never in the response or the model's requests", async () => {
+    const at = await startReply();
+    const opened = await widget(at);
+    const value = `sk-v1-${randomUUID()}`;
+    const response = request(at, { tool: { id: "secrets", args: { action: "request", name: "DEMO_TOKEN", reason: "v1 path", allowedHosts: ["api.example.com"], timeoutSeconds: 120 } }, then: "Key stored." });
+    const card = await opened.waitForShow();
+    expect(card).toMatchObject({ kind: "secret", source: "gateway.secret", replyId: at.reply.msg });
+    expect(await opened.send("ask:answer", { askId: card.id, answer: { type: "secret", value } })).toEqual({ ok: true, status: "answered", outcome: "stored" });
+    expect((await response.done).text).toBe("Key stored.");
+    expect(await lastToolResult(at)).toContain("stored");
+    expect(JSON.stringify(await fetchStubRequests(stubModelUrl, at.tag))).not.toContain(value);
+  });
+
+  it("lets a real plugin's tool run once its approval is allowed in the reply's widget", async () => {
+    const at = await startReply();
+    const opened = await widget(at);
+    const marker = join(markers, `marker-${randomUUID()}`);
+    const response = request(at, { tool: { id: "asks_touch_marker", args: { path: marker } }, then: "Marker done." });
+    const card = await opened.waitForShow();
+    expect(card).toMatchObject({ kind: "approval", source: "gateway.plugin-approval", replyId: at.reply.msg });
+    expect(await opened.send("ask:answer", { askId: card.id, answer: { type: "decision", decision: "allow-once" } })).toMatchObject({ ok: true });
+    expect((await response.done).text).toBe("Marker done.");
+    expect(existsSync(marker)).toBe(true);
+  });
+});
+
+describe("Stop on the /v1 path", () => {
+  it("closes the open card when the reply's request goes away, and its summary says it was stopped", async () => {
+    const at = await startReply();
+    const opened = await widget(at);
+    const response = request(at, { tool: ASK_USER, then: "never streamed" });
+    const card = await opened.waitForShow();
+    response.abort();
+    expect(await opened.waitForClose(card.id)).toEqual({ askId: card.id, reason: "answered-elsewhere", summary: "Stopped" });
+    expect((await opened.list("all")).find((ask) => ask.id === card.id)).toMatchObject({ status: "cancelled", replyId: at.reply.msg, resolution: { summary: "Stopped" } });
+  });
+
+  it("closes an approval's card the same way: the Gateway denies it for the gone request, and nothing runs", async () => {
+    const at = await startReply();
+    const opened = await widget(at);
+    const marker = join(markers, `marker-${randomUUID()}`);
+    const response = request(at, { tool: { id: "asks_touch_marker", args: { path: marker } } });
+    const card = await opened.waitForShow();
+    response.abort();
+    expect(await opened.waitForClose(card.id)).toMatchObject({ summary: "Stopped" });
+    expect(existsSync(marker)).toBe(false);
+  });
+});
+
+describe("a guest's /v1 reply", () => {
+  it("never shows an approval: the first reply of a brand-new chat is denied at once, and its widget says it needs the owner", async () => {
+    // The filter told the server whose chat it is before the request went out: the chat is the guest's.
+    const at = await startReply("guest");
+    const opened = await widget(at, "guest");
+    const marker = join(markers, `marker-${randomUUID()}`);
+    const response = request(at, { tool: { id: "asks_touch_marker", args: { path: marker } }, then: "Told it was denied." });
+    const close = await opened.waitFor(() => opened.closed.find((item) => item.reason === "denied"), "the refusal in the reply's widget");
+    expect(close.summary).toBe("Denied: this needs the owner's approval");
+    expect((await response.done).text).toBe("Told it was denied.");
+    expect(await lastToolResult(at)).toContain("Denied");
+    expect(existsSync(marker)).toBe(false);
+    expect(opened.shown).toEqual([]);
+    expect((await opened.list("all")).find((ask) => ask.id === close.askId)).toMatchObject({ status: "denied", replyId: at.reply.msg });
+  });
+
+  it("never shows a secret request: it is cancelled at once", async () => {
+    const at = await startReply("guest");
+    const opened = await widget(at, "guest");
+    const response = request(at, { tool: { id: "secrets", args: { action: "request", name: "DEMO_TOKEN", reason: "guest", timeoutSeconds: 120 } }, then: "No secret." });
+    const close = await opened.waitFor(() => opened.closed.find((item) => item.reason === "denied"), "the refusal in the reply's widget");
+    expect(close.summary).toBe("Cancelled: secrets can only be entered by the owner");
+    expect((await response.done).text).toBe("No secret.");
+    expect(await lastToolResult(at)).toContain("cancelled");
+    expect(opened.shown).toEqual([]);
+  });
+});
+
+describe("a text prompt in a /v1 reply", () => {
+  it("is answered as the person's next message in the chat: the widget gets it to submit, and the Gateway is sent nothing", async () => {
+    const at = await startReply();
+    const opened = await widget(at);
+    const done = await request(at, { reply: "Almost there.\nOpenClaw needs input: Which database?\n1. Postgres\n2. SQLite" }).done;
+    expect(done.text).toContain("OpenClaw needs input:"); // the Gateway streams it as written: the filter removes it
+    const card = await opened.waitForShow();
+    expect(card).toMatchObject({ source: "text-prompt", replyId: at.reply.msg, textPrompt: { continues: "chat", fallbackText: "Which database?\n1. Postgres\n2. SQLite" } });
+
+    // The dashboard cannot put the answer into the chat.
+    const dashboard = await tab(null);
+    expect(await dashboard.send("ask:answer", { askId: card.id, answer: { type: "text", text: "2" } })).toMatchObject({ ok: false, error: { code: "FORBIDDEN" } });
+
+    const runsBefore = watcher.events.filter((event) => event.event === "chat" && event.payload.sessionKey === card.sessionKey).map((event) => event.payload.runId);
+    expect(await opened.send("ask:answer", { askId: card.id, answer: { type: "text", text: "2" } })).toEqual({ ok: true, status: "answered", chatMessage: "SQLite" });
+    // Answered in the store; and the answer's own fetch comes after the ack: no run was started in the session.
+    expect((await opened.list("all")).find((ask) => ask.id === card.id)).toMatchObject({ status: "answered", resolution: { summary: "SQLite" } });
+    const runsAfter = watcher.events.filter((event) => event.event === "chat" && event.payload.sessionKey === card.sessionKey).map((event) => event.payload.runId);
+    expect(new Set(runsAfter)).toEqual(new Set(runsBefore));
+  });
+
+  it("never takes a secret asked for in text: the dialog's one action asks the agent for masked entry, as the next message", async () => {
+    const at = await startReply();
+    const opened = await widget(at);
+    await request(at, { reply: "OpenClaw needs input: Please paste your API key for the deploy." }).done;
+    const card = await opened.waitForShow();
+    expect(card).toMatchObject({ kind: "secret", source: "text-prompt", textPrompt: { continues: "chat" } });
+    const typed = await opened.send("ask:answer", { askId: card.id, answer: { type: "secret", value: "sk-never-sent" } });
+    expect(typed).toMatchObject({ ok: false, error: { code: "INVALID" } });
+    expect(JSON.stringify(typed)).not.toContain("sk-never-sent");
+    expect(await opened.send("ask:answer", { askId: card.id, answer: { type: "cancel" } })).toEqual({ ok: true, status: "cancelled", outcome: "cancelled", chatMessage: SECRET_MASKED_ENTRY_MESSAGE });
+  });
+});
+
+describe("the filter's endpoint", () => {
+  it("records the chat's owner from its first reply, before any widget opens, and never changes it", async () => {
+    const at = await startReply("alice");
+    const later = await startReply("mallory", at.chatId);
+    const mallory = await openTab(server.url, await server.token("mallory", at.chatId, later.reply));
+    widgets.push(mallory);
+    expect(await mallory.send("chat:view", { chatId: at.chatId })).toMatchObject({ ok: false, error: { code: "FORBIDDEN", message: "this chat belongs to another user" } });
+    await widget(later, "alice");
+  });
+});
