@@ -1,39 +1,367 @@
 """
 title: OpenClaw Asks
-description: Shows the OpenClaw agent's questions, secret requests and tool approvals for this chat as real cards, in a widget above the reply being written.
-version: 0.2.0
+description: Shows the OpenClaw agent's questions, secret requests and tool approvals for this chat as real cards, in a widget above the reply being written, and keeps its text prompts out of the reply.
+version: 0.3.0
 license: MIT
 """
 
-# An Open WebUI Filter function: paste this file into Admin Panel > Functions, attach it to your
-# OpenClaw models (or enable it globally and list them in `model_ids`), and set the valves. Before
-# each reply starts, its inlet puts the OpenClaw Asks widget on that reply as an embed, so a question
-# asked mid-run shows in the reply being written, even the first one of a new chat.
+# An Open WebUI Filter function: paste this file into Admin Panel > Functions and set its two valves
+# `asks_url` and `auth_secret`. It acts on OpenClaw's models (ids `openclaw`, `openclaw/<agent>`, as the
+# Gateway's OpenAI-compatible endpoint lists them, and any other id starting with `openclaw`), or on
+# those listed in `model_ids`. For each reply it:
+# - names the reply's Gateway session (`user` = `openwebui:<chat>:<reply>`), so an ask raised by the
+#   reply's run is shown in the reply's own widget;
+# - tells OpenClaw Asks, server to server, whose chat it is and which reply starts, before the request
+#   goes to the model (a guest's approvals and secret requests are then refused at once);
+# - puts the OpenClaw Asks widget on the reply, as an embed;
+# - keeps a text prompt's trigger (`OpenClaw needs input:`) out of the reply: the question stays as text.
 #
 # Line numbers below are in open-webui 0.11.0 as installed from PyPI (backend package `open_webui`).
 
+import asyncio
 import base64
 import hashlib
 import hmac
 import json
+import logging
+import re
 import time
-from dataclasses import dataclass
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Optional
 from urllib.parse import quote
 
 from pydantic import BaseModel, Field
 
+log = logging.getLogger(__name__)
+
 EventEmitter = Callable[[dict], Awaitable[Any]]
 
-# A reply's widget is sent again by the first streamed chunk this many seconds or more after its inlet
-# (see `stream`), and once more by its outlet.
-_SEND_AGAIN_AFTER_SECONDS = (0.0, 2.0)
+# A reply's widget is sent again this many seconds after its inlet: a brand-new chat's tab learns its
+# chat id only from the answer to its request and drops events for other chats until then (see
+# `_send_again`), and an agent that asks first streams no text meanwhile.
+SEND_AGAIN_AFTER_SECONDS = (0.5, 1.0, 2.0, 4.0, 8.0)
 # Replies whose outlet has not run yet; beyond this many the oldest are forgotten.
 _REPLIES_KEPT = 256
+# How long the inlet waits for OpenClaw Asks to take the reply's start before it goes on without it.
+_REPLY_START_TIMEOUT_SECONDS = 3.0
 
-# A channel's messages (chat id `channel:...`, utils/chat_id.py:6) get a channel emitter that has no
-# `embeds` (socket/main.py:970), and they are no OpenClaw chat session.
-_CHANNEL_PREFIX = "channel:"
+# Chats Open WebUI does not save (utils/chat_id.py): a channel's messages, whose emitter has no `embeds`
+# (socket/main.py:970), and temporary chats, which no later page load can show again.
+_UNSAVED_CHAT_PREFIXES = ("channel:", "temporary:", "local:")
+# `openclaw`, `openclaw/<agent>`, `openclaw:<agent>`, a Pipe's `openclaw_pipe.<agent>`..., after a
+# connection's optional `<prefix>.` (Open WebUI's prefix_id).
+_OPENCLAW_MODEL = re.compile(r"^(?:[^/]+\.)?openclaw(?:$|[/:._-])")
+
+
+# ---------------------------------------------------------------------------------------------------
+# Text prompts: the rules of lib/prompts in the OpenClaw Asks repository (scanner.ts, repeats.ts,
+# phrases.ts, fallback.ts, form.ts, options.ts), for replies streamed as deltas. Both sides run the
+# table of cases in test/fixtures/text-prompt-cases.json.
+# ---------------------------------------------------------------------------------------------------
+
+TRIGGER_PHRASES = ("OpenClaw needs input:", "Codex needs input:")
+_PHRASE_BY_FIRST_CHAR = {phrase[0]: phrase for phrase in TRIGGER_PHRASES}
+_MAX_TRIGGER_INDENT = 3
+_MIN_FENCE_LENGTH = 3
+_LINE_START, _TRIGGER_PREFIX, _FENCE_RUN, _FENCE_OPENING, _FENCE_CLOSING, _PLAIN = range(6)
+
+
+class PromptScanner:
+    """Finds the text prompt of one streamed reply and says what of it is safe to show.
+
+    Everything before the trigger line is released as soon as it cannot be part of a trigger (held
+    back is only the start of a line that could still spell `   OpenClaw needs input:` outside code);
+    from the trigger line on, nothing until `end()`. Only the concatenated text matters, never how it
+    was chunked.
+    """
+
+    def __init__(self) -> None:
+        self._text = ""
+        self._released = 0
+        self._ended = False
+        self._line_start = 0
+        self._state = _LINE_START
+        self._indent = 0
+        self._phrase = ""
+        self._matched = 0
+        self._run_char = ""
+        self._run_length = 0
+        self._fence: Optional[tuple[str, int]] = None
+        self._prompt_start = -1
+        self._trigger_end = -1
+
+    def push(self, delta: str) -> str:
+        """Feeds the next part of the reply; returns the text that is now safe to show."""
+        offset = len(self._text)
+        self._text += delta
+        if self._prompt_start < 0:
+            self._scan(offset)
+        return self._release(self._safe_end())
+
+    def end(self) -> tuple[str, Optional[str], str]:
+        """The reply ended: the rest of the text before the prompt, the prompt (or None), and the text shown after it."""
+        self._ended = True
+        if self._prompt_start < 0:
+            return self._release(len(self._text)), None, ""
+        before = self._release(self._prompt_start)
+        prompt, after = separate_repeats(self._text, self._prompt_start, _phrase_starts(self._text, self._trigger_end))
+        return before, prompt, after
+
+    @property
+    def ended(self) -> bool:
+        return self._ended
+
+    @property
+    def started(self) -> bool:
+        """Whether any text was pushed."""
+        return self._text != ""
+
+    def _safe_end(self) -> int:
+        if self._prompt_start >= 0:
+            return self._prompt_start
+        line_may_be_trigger = self._fence is None and self._state in (_LINE_START, _TRIGGER_PREFIX)
+        return self._line_start if line_may_be_trigger else len(self._text)
+
+    def _release(self, end: int) -> str:
+        if end <= self._released:
+            return ""
+        text = self._text[self._released : end]
+        self._released = end
+        return text
+
+    def _scan(self, start: int) -> None:
+        text = self._text
+        i = start
+        while i < len(text):
+            if self._state == _PLAIN:
+                newline = text.find("\n", i)
+                if newline < 0:
+                    return
+                i = newline
+            char = text[i]
+            if char == "\n":
+                self._end_line(i)
+            elif self._step(char):
+                self._prompt_start = self._line_start
+                self._trigger_end = i + 1
+                return
+            i += 1
+
+    def _step(self, char: str) -> bool:
+        state = self._state
+        if state == _LINE_START:
+            self._step_line_start(char)
+        elif state == _TRIGGER_PREFIX:
+            if char != self._phrase[self._matched]:
+                self._state = _PLAIN
+                return False
+            self._matched += 1
+            return self._matched == len(self._phrase)
+        elif state == _FENCE_RUN:
+            self._step_fence_run(char)
+        elif state == _FENCE_OPENING:
+            # CommonMark: a backtick fence's info string may not contain a backtick.
+            if self._run_char == "`" and char == "`":
+                self._state = _PLAIN
+        elif state == _FENCE_CLOSING:
+            if char not in " \t\r":
+                self._state = _PLAIN
+        return False
+
+    def _step_line_start(self, char: str) -> None:
+        if char == " ":
+            if self._indent < _MAX_TRIGGER_INDENT:
+                self._indent += 1
+            else:
+                self._state = _PLAIN  # a 4th space: indented code
+            return
+        if self._fence is not None:
+            # Inside a fence only its closing line matters.
+            if char == self._fence[0]:
+                self._start_fence_run(char)
+            else:
+                self._state = _PLAIN
+            return
+        phrase = _PHRASE_BY_FIRST_CHAR.get(char)
+        if phrase is not None:
+            self._phrase = phrase
+            self._matched = 1
+            self._state = _TRIGGER_PREFIX
+        elif char in "`~":
+            self._start_fence_run(char)
+        else:
+            self._state = _PLAIN  # text, a tab (indented code), anything else
+
+    def _start_fence_run(self, char: str) -> None:
+        self._run_char = char
+        self._run_length = 1
+        self._state = _FENCE_RUN
+
+    def _step_fence_run(self, char: str) -> None:
+        if char == self._run_char:
+            self._run_length += 1
+        elif self._fence is None:
+            self._state = _FENCE_OPENING if self._run_length >= _MIN_FENCE_LENGTH else _PLAIN
+        else:
+            closes = self._run_length >= self._fence[1] and char in " \t\r"
+            self._state = _FENCE_CLOSING if closes else _PLAIN
+
+    def _end_line(self, newline_at: int) -> None:
+        is_fence_line = self._state in (_FENCE_OPENING, _FENCE_CLOSING)
+        if self._state == _FENCE_RUN:
+            is_fence_line = self._run_length >= (self._fence[1] if self._fence else _MIN_FENCE_LENGTH)
+        if is_fence_line:
+            self._fence = (self._run_char, self._run_length) if self._fence is None else None
+        self._line_start = newline_at + 1
+        self._state = _LINE_START
+        self._indent = 0
+
+
+def _phrase_starts(text: str, start: int) -> list[int]:
+    """Where a trigger phrase starts anywhere in `text[start:]` (inside a prompt a second one ends it, even mid-line)."""
+    starts: list[int] = []
+    position = start
+    while True:
+        found = [(index, phrase) for phrase in TRIGGER_PHRASES if (index := text.find(phrase, position)) >= 0]
+        if not found:
+            return starts
+        index, phrase = min(found)
+        starts.append(index)
+        position = index + len(phrase)
+
+
+def question_body(prompt: str) -> str:
+    """What follows a prompt's trigger phrase (the trigger line's indentation ignored)."""
+    match = re.search(r"\S", prompt)
+    if not match:
+        return ""
+    start = match.start()
+    for phrase in TRIGGER_PHRASES:
+        if prompt.startswith(phrase, start):
+            return prompt[start + len(phrase) :]
+    return prompt[start:]
+
+
+def collapse_whitespace(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def separate_repeats(text: str, prompt_start: int, phrase_starts: list[int]) -> tuple[str, str]:
+    """The prompt, and what is shown after it: a repeat of a question is dropped, a different one kept as text."""
+    bounds = [prompt_start, *phrase_starts, len(text)]
+    prompt = text[prompt_start : bounds[1]]
+    seen = {collapse_whitespace(question_body(prompt))}
+    shown = []
+    for index in range(1, len(bounds) - 1):
+        segment = text[bounds[index] : bounds[index + 1]]
+        question = collapse_whitespace(question_body(segment))
+        if question in seen:
+            continue
+        seen.add(question)
+        shown.append(segment)
+    return prompt, "".join(shown)
+
+
+_FENCED_BLOCK = re.compile(r"(`{3,}|~{3,})[^\n]*\n([\s\S]*?)(?:\n[ \t]*\1[`~]*[ \t]*(?:\n|\Z)|\Z)")
+_MAX_FORM_QUESTIONS = 3
+
+
+def _form_option(option: Any) -> Optional[dict]:
+    if isinstance(option, str):
+        return {"label": option.strip()} if option.strip() else None
+    if not isinstance(option, dict):
+        return None
+    label, description = option.get("label"), option.get("description")
+    if not isinstance(label, str) or not label.strip():
+        return None
+    if description is None:
+        return {"label": label.strip()}
+    if not isinstance(description, str):
+        return None
+    return {"label": label.strip(), "description": description.strip()} if description.strip() else {"label": label.strip()}
+
+
+def _form_question(item: Any) -> Optional[dict]:
+    if not isinstance(item, dict):
+        return None
+    header, question = item.get("header", ""), item.get("question")
+    options, multi_select = item.get("options", []), item.get("multiSelect", False)
+    if not isinstance(question, str) or not question.strip():
+        return None
+    if not isinstance(header, str) or not isinstance(multi_select, bool) or not isinstance(options, list):
+        return None
+    parsed = []
+    seen = set()
+    for option in options:
+        result = _form_option(option)
+        if result is None:
+            return None
+        key = collapse_whitespace(result["label"]).lower()
+        if key not in seen:
+            seen.add(key)
+            parsed.append(result)
+    return {"header": header.strip(), "question": question.strip(), "multiSelect": multi_select, "options": parsed}
+
+
+def parse_form(body: str) -> Optional[list[dict]]:
+    """The questions of a JSON form prompt body (`{"questions": [...]}`, 1-3 valid ones), bare or fenced; None otherwise."""
+    candidates = []
+    fenced = _FENCED_BLOCK.search(body)
+    if fenced:
+        candidates.append(fenced.group(2))
+    start, end = body.find("{"), body.rfind("}")
+    if start >= 0 and end > start:
+        candidates.append(body[start : end + 1])
+    for candidate in candidates:
+        try:
+            parsed = json.loads(candidate)
+        except ValueError:
+            continue
+        items = parsed.get("questions") if isinstance(parsed, dict) else None
+        if not isinstance(items, list) or not 1 <= len(items) <= _MAX_FORM_QUESTIONS:
+            continue
+        questions = [_form_question(item) for item in items]
+        if all(question is not None for question in questions):
+            return questions
+    return None
+
+
+def prompt_fallback_text(prompt: str) -> str:
+    """The prompt as reply text: the trigger phrase removed, a JSON form as its numbered questions."""
+    body = question_body(prompt)
+    form = parse_form(body)
+    if form is None:
+        return re.sub(r"^\s*\n|^[ \t]+", "", body, count=1).rstrip()
+    lines = []
+    for index, question in enumerate(form, start=1):
+        title = question["question"] if question["header"] == "" else f"{question['header']}: {question['question']}"
+        multi = " (select all that apply)" if question["multiSelect"] else ""
+        lines.append(f"{index}. {title}{multi}")
+        for option in question["options"]:
+            described = f" ({option['description']})" if "description" in option else ""
+            lines.append(f"   - {option['label']}{described}")
+    return "\n".join(lines)
+
+
+def visible_reply(text: str) -> str:
+    """A whole reply as it is shown: its text prompt's trigger removed, the question kept as text."""
+    scanner = PromptScanner()
+    return scanner.push(text) + _finish(scanner)
+
+
+def _finish(scanner: PromptScanner) -> str:
+    before, prompt, after = scanner.end()
+    if prompt is None:
+        return before + after
+    # The line break that ended the prompt still separates it from a later question shown as text.
+    return before + prompt_fallback_text(prompt) + prompt[len(prompt.rstrip()) :] + after
+
+
+# ---------------------------------------------------------------------------------------------------
+# Tokens and the server-to-server call
+# ---------------------------------------------------------------------------------------------------
 
 
 def _b64url(data: bytes) -> str:
@@ -73,16 +401,59 @@ def widget_url(base_url: str, chat_id: str, token: str) -> str:
     return f"{base_url.rstrip('/')}/embed/chat/{quote(chat_id, safe='')}?token={token}"
 
 
-@dataclass
-class _SentWidget:
-    event: dict
-    sent_at: float
-    # Seconds after `sent_at` from which a streamed chunk sends the widget again, soonest first.
-    send_again_after: list[float]
+def reply_session_user(chat_id: str, message_id: str) -> str:
+    """The OpenAI `user` of a reply: the Gateway runs it in session `agent:<agent>:openai-user:openwebui:<chat>:<reply>`."""
+    return f"openwebui:{chat_id}:{message_id}"
+
+
+def filter_key(secret: str) -> bytes:
+    """The key the filter signs its calls with: derived from the shared secret, never a tab token's key."""
+    return hmac.new(secret.encode("utf-8"), b"openclaw-asks open-webui filter v1", hashlib.sha256).digest()
+
+
+def sign_request(secret: str, body: bytes, now: Optional[float] = None) -> str:
+    """`X-OpenClaw-Asks-Signature`: `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`."""
+    t = int(now if now is not None else time.time())
+    signature = hmac.new(filter_key(secret), f"{t}.".encode("ascii") + body, hashlib.sha256).hexdigest()
+    return f"t={t},v1={signature}"
+
+
+# Server to server: no proxy from the environment (as aiohttp, which Open WebUI uses, by default).
+_DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def post_reply_start(base_url: str, secret: str, start: dict, timeout: float) -> None:
+    """`POST /openwebui/replies`: whose chat it is and which reply starts. Raises on any failure."""
+    body = json.dumps(start, separators=(",", ":")).encode("utf-8")
+    request = urllib.request.Request(
+        f"{base_url.rstrip('/')}/openwebui/replies",
+        data=body,
+        method="POST",
+        headers={"content-type": "application/json", "x-openclaw-asks-signature": sign_request(secret, body)},
+    )
+    try:
+        with _DIRECT.open(request, timeout=timeout) as response:
+            response.read()
+    except urllib.error.HTTPError as error:
+        error.close()
+        raise
 
 
 def parse_model_ids(text: str) -> set[str]:
     return {part.strip() for part in text.split(",") if part.strip()}
+
+
+def is_openclaw_model(model_id: Optional[str]) -> bool:
+    return bool(model_id) and _OPENCLAW_MODEL.match(model_id) is not None
+
+
+@dataclass
+class _Reply:
+    """What the filter keeps of a reply between its inlet and its outlet."""
+
+    event: dict
+    scanner: PromptScanner = field(default_factory=PromptScanner)
+    send_again: Optional[asyncio.Task] = None
 
 
 class Filter:
@@ -95,11 +466,15 @@ class Filter:
             default="",
             description="The OpenClaw Asks AUTH_SECRET (at least 32 characters).",
         )
+        server_url: str = Field(
+            default="",
+            description="Where Open WebUI's server reaches OpenClaw Asks, when not at asks_url (e.g. from inside a container).",
+        )
         # A comma-separated string rather than a list: Open WebUI's valves form edits strings, numbers
         # and booleans.
         model_ids: str = Field(
             default="",
-            description="Comma-separated ids of the OpenClaw models to add the widget to; empty means every model.",
+            description="Comma-separated ids of the models to act on; empty means OpenClaw's models (ids starting with openclaw).",
         )
         # An ask_user waits at most 1 hour, an approval 10 minutes, a text prompt 4 minutes; the token must
         # outlive its reply's run by that much. It is also how long a shared copy of the chat can answer.
@@ -113,12 +488,14 @@ class Filter:
         self.valves = self.Valves()
         # Open WebUI keeps one instance per function while its code is unchanged (utils/plugin.py:399-409),
         # and a reply's inlet, stream and outlet run in the same process.
-        self._sent: dict[str, _SentWidget] = {}
-        self.clock: Callable[[], float] = time.monotonic
+        self._replies: dict[str, _Reply] = {}
+        self.send_again_after: tuple[float, ...] = SEND_AGAIN_AFTER_SECONDS
 
-    def _acts_on(self, model_id: Optional[str]) -> bool:
+    def _acts_on(self, model: Optional[dict], body: dict) -> bool:
+        model = model or {}
+        ids = [model.get("id") or body.get("model"), (model.get("info") or {}).get("base_model_id")]
         wanted = parse_model_ids(self.valves.model_ids)
-        return not wanted or model_id in wanted
+        return any((model_id in wanted) if wanted else is_openclaw_model(model_id) for model_id in ids if model_id)
 
     # Open WebUI calls this before the model, passing each argument by name only if the signature
     # declares it (utils/filter.py:123 get_filter_params; `body` is the request, `__metadata__`,
@@ -134,10 +511,7 @@ class Filter:
     ) -> dict:
         metadata = __metadata__ or {}
         # Background tasks (title, tags, follow-ups, memory review, ...) carry `task`: no reply to put a widget on.
-        if metadata.get("task"):
-            return body
-        model_id = (__model__ or {}).get("id") or body.get("model")
-        if not self._acts_on(model_id):
+        if metadata.get("task") or not self._acts_on(__model__, body):
             return body
         # The server sets these (main.py:1180-1212 the chat, main.py:1716-1719 the assistant message of this
         # model's run), and the emitter is bound to exactly that message (middleware.py:2398
@@ -145,45 +519,133 @@ class Filter:
         chat_id = metadata.get("chat_id")
         message_id = metadata.get("message_id")
         user_id = (__user__ or {}).get("id")
-        if not (chat_id and message_id and user_id and __event_emitter__) or chat_id.startswith(_CHANNEL_PREFIX):
+        if not (chat_id and message_id and user_id and __event_emitter__) or chat_id.startswith(_UNSAVED_CHAT_PREFIXES):
             return body
+        # The Gateway's session of this reply (docs/gateway/openai-http-api.md, "Session behavior"): it names the
+        # chat and the reply, so the reply's asks are shown in its widget. A filter's `user` reaches a plain
+        # OpenAI connection unchanged (routers/openai.py:1206-1261).
+        body["user"] = reply_session_user(chat_id, message_id)
         if len(self.valves.auth_secret) < 32:
             # Without the shared secret no token can be minted; say so on the reply instead of failing the chat.
             await __event_emitter__(
                 {"type": "status", "data": {"description": "OpenClaw Asks: set the auth_secret valve", "done": True}}
             )
             return body
+        started = time.time()
         token = mint_embed_token(
-            self.valves.auth_secret, user_id, chat_id, self.valves.token_ttl_seconds, message_id=message_id
+            self.valves.auth_secret, user_id, chat_id, self.valves.token_ttl_seconds, now=started, message_id=message_id
         )
         # `replace`: the message's embeds become exactly this widget, in the database and in open tabs
         # (socket/main.py:1036-1050); Continue re-runs the same message and must not stack a second one.
         event = {"type": "embeds", "data": {"embeds": [widget_url(self.valves.asks_url, chat_id, token)], "replace": True}}
         await __event_emitter__(event)
-        self._sent.pop(message_id, None)
-        self._sent[message_id] = _SentWidget(event, self.clock(), list(_SEND_AGAIN_AFTER_SECONDS))
-        while len(self._sent) > _REPLIES_KEPT:
-            self._sent.pop(next(iter(self._sent)))
+        self._forget(message_id)
+        reply = _Reply(event)
+        reply.send_again = asyncio.create_task(self._send_again(__event_emitter__, event))
+        self._replies[message_id] = reply
+        while len(self._replies) > _REPLIES_KEPT:
+            self._forget(next(iter(self._replies)))
+        await self._tell_reply_start(chat_id, message_id, user_id, int(started * 1000))
         return body
+
+    async def _tell_reply_start(self, chat_id: str, message_id: str, user_id: str, started_ms: int) -> None:
+        start = {"chatId": chat_id, "replyId": message_id, "userId": user_id, "startedAt": started_ms}
+        try:
+            await asyncio.wait_for(
+                asyncio.to_thread(post_reply_start, self.valves.server_url or self.valves.asks_url, self.valves.auth_secret, start, _REPLY_START_TIMEOUT_SECONDS),
+                _REPLY_START_TIMEOUT_SECONDS + 1,
+            )
+        except Exception as error:  # noqa: BLE001 - the chat goes on; the widget records the chat's user when it opens
+            log.warning("OpenClaw Asks did not take the start of a reply (%s): %s", type(error).__name__, error)
 
     # In a brand-new chat the tab learns the chat id only from the HTTP answer to its request
     # (src/lib/components/chat/Chat.svelte:3235-3236) and drops events for any other chat id (line 952),
-    # while the inlet runs in a task started before that answer (main.py:1751-1756): the inlet's embed
-    # is stored, but the open tab missed it in 1 of 5 new chats against open-webui 0.11.0. Streamed chunks come
-    # later, after a round trip to the model, so the same event sent again with the first chunk, and
-    # with the first one 2 s later, reaches the tab. It carries the same URL, so a tab that already
-    # shows the widget keeps its iframe as it is.
-    async def stream(self, event: dict, __metadata__: Optional[dict] = None, __event_emitter__: Optional[EventEmitter] = None) -> dict:
-        sent = self._sent.get((__metadata__ or {}).get("message_id") or "")
-        if sent and __event_emitter__ and sent.send_again_after and self.clock() - sent.sent_at >= sent.send_again_after[0]:
-            sent.send_again_after.pop(0)
-            await __event_emitter__(sent.event)
+    # while the inlet runs in a task started before that answer (main.py:1751-1756): the inlet's embed is
+    # stored, but the open tab can miss it. The same event is sent again on a schedule, whether or not the
+    # reply streams text (an agent that asks first streams none while it waits). It carries the same URL,
+    # so a tab that already shows the widget keeps its iframe as it is.
+    async def _send_again(self, emit: EventEmitter, event: dict) -> None:
+        waited = 0.0
+        for at in self.send_again_after:
+            await asyncio.sleep(at - waited)
+            waited = at
+            try:
+                await emit(event)
+            except Exception as error:  # noqa: BLE001 - a later send, or the outlet's, may still reach the tab
+                log.warning("OpenClaw Asks could not send the widget again: %s", error)
+
+    # Each chunk of the reply as it streams (utils/middleware.py:4260-4267): the text of a prompt is held
+    # back from its trigger line on, and at the reply's end the question is released without its trigger.
+    # A reply that calls Open WebUI's own tools streams on in another request: it ends at the last finish.
+    async def stream(self, event: dict, __metadata__: Optional[dict] = None) -> dict:
+        reply = self._replies.get((__metadata__ or {}).get("message_id") or "")
+        choices = event.get("choices") if isinstance(event, dict) else None
+        if reply is None or reply.scanner.ended or not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            return event
+        choice = choices[0]
+        delta = choice.get("delta") if isinstance(choice.get("delta"), dict) else {}
+        content = delta.get("content")
+        shown = reply.scanner.push(content) if isinstance(content, str) and content else ""
+        finish = choice.get("finish_reason")
+        if finish and finish != "tool_calls":
+            shown += _finish(reply.scanner)
+        if shown or isinstance(content, str):
+            delta["content"] = shown
+            choice["delta"] = delta
         return event
 
-    # Once more when the reply is finished (utils/middleware.py:3505-3521), for a reply that did not
-    # stream or a tab that was slower still; then the reply is forgotten.
+    # Once the reply is finished (utils/middleware.py:3505-3521): the widget once more, for a tab that was
+    # slower still; a reply that did not stream is cleaned of its trigger here, in `content` and in the
+    # `output` items the page draws (utils/middleware.py:3528-3553); then the reply is forgotten.
     async def outlet(self, body: dict, __metadata__: Optional[dict] = None, __event_emitter__: Optional[EventEmitter] = None) -> dict:
-        sent = self._sent.pop((__metadata__ or {}).get("message_id") or "", None)
-        if sent and __event_emitter__:
-            await __event_emitter__(sent.event)
+        message_id = (__metadata__ or {}).get("message_id") or ""
+        reply = self._forget(message_id)
+        if reply is None:
+            return body
+        if __event_emitter__:
+            await __event_emitter__(reply.event)
+        if reply.scanner.ended:
+            return body
+        for message in body.get("messages") or []:
+            if isinstance(message, dict) and message.get("id") == message_id and message.get("role") == "assistant":
+                if reply.scanner.started:
+                    # It streamed but no chunk said it finished: what the scanner still holds is its end.
+                    _append_to_message(message, _finish(reply.scanner))
+                else:
+                    _clean_message(message)
         return body
+
+    def _forget(self, message_id: str) -> Optional[_Reply]:
+        reply = self._replies.pop(message_id, None)
+        if reply is not None and reply.send_again is not None:
+            reply.send_again.cancel()
+        return reply
+
+
+def _message_texts(message: dict) -> list[dict]:
+    """The `output_text` parts of a stored assistant message's `output` message items, in order."""
+    return [
+        part
+        for item in message.get("output") or []
+        if isinstance(item, dict) and item.get("type") == "message"
+        for part in item.get("content") or []
+        if isinstance(part, dict) and part.get("type") == "output_text" and isinstance(part.get("text"), str)
+    ]
+
+
+def _append_to_message(message: dict, text: str) -> None:
+    if not text:
+        return
+    if isinstance(message.get("content"), str):
+        message["content"] += text
+    parts = _message_texts(message)
+    if parts:
+        parts[-1]["text"] += text
+
+
+def _clean_message(message: dict) -> None:
+    """A stored assistant message without its text prompt's trigger, in `content` and in its `output` items."""
+    if isinstance(message.get("content"), str):
+        message["content"] = visible_reply(message["content"])
+    for part in _message_texts(message):
+        part["text"] = visible_reply(part["text"])

@@ -1,8 +1,9 @@
 """Tests of the Open WebUI filter, driven the way Open WebUI 0.11.0's function runtime drives it.
 
-No Open WebUI is needed: `call_filter` passes arguments as utils/filter.py:123 (get_filter_params)
-does, only those the handler declares, and `MessageEmitter` is an `__event_emitter__` bound to one
-message that stores `embeds` events as socket/main.py:1036-1050 does.
+No Open WebUI is needed: `call` passes arguments as utils/filter.py:123 (get_filter_params) does,
+only those the handler declares, and `MessageEmitter` is an `__event_emitter__` bound to one message
+that stores `embeds` events as socket/main.py:1036-1050 does. The reply-start endpoint is a real HTTP
+server on loopback that checks the signature as OpenClaw Asks does.
 """
 
 import asyncio
@@ -11,16 +12,27 @@ import hashlib
 import hmac
 import inspect
 import json
+import random
 import sys
+import threading
 import time
 import unittest
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 sys.path.insert(0, str(Path(__file__).parent))
-from openclaw_asks_filter import Filter, mint_embed_token  # noqa: E402
+from openclaw_asks_filter import (  # noqa: E402
+    Filter,
+    PromptScanner,
+    is_openclaw_model,
+    mint_embed_token,
+    sign_request,
+    visible_reply,
+)
 
 SECRET = "s" * 40
+CASES = json.loads((Path(__file__).parents[2] / "test" / "fixtures" / "text-prompts.json").read_text("utf-8"))["cases"]
 
 
 def decode(token: str) -> dict:
@@ -50,60 +62,102 @@ class MessageEmitter:
             message["embeds"] = embeds
 
 
-def call_filter(plugin: Filter, hook: str, body: dict, extra_params: dict):
-    handler = getattr(plugin, hook)
-    params = {"body": body} | {k: v for k, v in extra_params.items() if k in inspect.signature(handler).parameters}
-    return asyncio.run(handler(**params))
-
-
 def new_chat(*assistant_ids: str) -> dict:
     return {"messages": {message_id: {"id": message_id, "role": "assistant", "content": ""} for message_id in assistant_ids}}
 
 
-class InletTest(unittest.TestCase):
-    def run_inlet(
-        self,
-        valves: dict,
-        *,
-        chat: dict | None = None,
-        metadata: dict | None = None,
-        user: dict | None = None,
-        model: dict | None = None,
-        body: dict | None = None,
-    ) -> tuple[dict, MessageEmitter]:
-        chat = chat if chat is not None else new_chat("assistant-2")
-        metadata = {"user_id": "user-7", "chat_id": "chat/42", "message_id": "assistant-2", "session_id": "sock-1", **(metadata or {})}
-        emitter = MessageEmitter(chat, metadata["message_id"])
-        plugin = Filter()
-        plugin.valves = Filter.Valves(**valves)
-        body = body if body is not None else {"model": "openclaw", "messages": [{"id": "user-1", "role": "user", "content": "hi"}]}
-        extra_params = {
+async def call(plugin: Filter, hook: str, payload: dict, extra_params: dict):
+    handler = getattr(plugin, hook)
+    first = "event" if hook == "stream" else "body"
+    params = {first: payload} | {k: v for k, v in extra_params.items() if k in inspect.signature(handler).parameters}
+    return await handler(**params)
+
+
+class ReplyStarts:
+    """A stand-in for OpenClaw Asks' `POST /openwebui/replies`: records what it was told, once the signature checks out."""
+
+    def __init__(self, status: int = 200) -> None:
+        self.status = status
+        self.received: list[dict] = []
+        self.refused: list[str] = []
+        starts = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - http.server's name
+                body = self.rfile.read(int(self.headers["content-length"]))
+                header = self.headers.get("x-openclaw-asks-signature", "")
+                t = header.split(",")[0].removeprefix("t=")
+                if self.path != "/openwebui/replies" or header != sign_request(SECRET, body, now=int(t or 0)) or abs(time.time() - int(t)) > 300:
+                    starts.refused.append(header)
+                    self.send_response(401)
+                else:
+                    starts.received.append(json.loads(body))
+                    self.send_response(starts.status)
+                self.end_headers()
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class FilterTestCase(unittest.IsolatedAsyncioTestCase):
+    def setUp(self) -> None:
+        self.starts = ReplyStarts()
+        self.addCleanup(self.starts.close)
+        self.chat = new_chat("assistant-2", "assistant-4")
+        self.plugin = Filter()
+        # The schedule of resends is long for a test: each test that needs it sets its own.
+        self.plugin.send_again_after = (3600.0,)
+        self.plugin.valves = Filter.Valves(auth_secret=SECRET, asks_url="https://asks.example.com/", server_url=self.starts.url)
+
+    async def asyncTearDown(self) -> None:
+        for message_id in list(self.plugin._replies):
+            self.plugin._forget(message_id)
+
+    def params(self, reply: str = "assistant-2", **metadata) -> tuple[dict, MessageEmitter]:
+        emitter = MessageEmitter(self.chat, reply)
+        meta = {"user_id": "user-7", "chat_id": "chat/42", "message_id": reply, "session_id": "sock-1", **metadata}
+        return {
             "__event_emitter__": emitter,
             "__event_call__": None,
-            "__user__": user if user is not None else {"id": "user-7", "name": "Dana", "role": "user"},
-            "__metadata__": metadata,
+            "__user__": {"id": "user-7", "name": "Dana", "role": "user"},
+            "__metadata__": meta,
             "__request__": None,
-            "__model__": model if model is not None else {"id": "openclaw"},
-            "__chat_id__": metadata.get("chat_id"),
-            "__message_id__": metadata.get("message_id"),
+            "__model__": {"id": "openclaw/main"},
+            "__chat_id__": meta.get("chat_id"),
+            "__message_id__": meta.get("message_id"),
             "__id__": "openclaw_asks",
-        }
-        result = call_filter(plugin, "inlet", body, extra_params)
-        self.assertIs(result, body, "the request body passes through unchanged")
-        return chat, emitter
+        }, emitter
 
-    def widget_of(self, chat: dict, message_id: str) -> tuple:
-        embeds = chat["messages"][message_id].get("embeds", [])
+    async def inlet(self, message_id: str = "assistant-2", body: dict | None = None, **overrides) -> tuple[dict, MessageEmitter]:
+        params, emitter = self.params(message_id, **overrides.pop("metadata", {}))
+        params.update(overrides)
+        body = body if body is not None else {"model": "openclaw/main", "messages": [{"id": "user-1", "role": "user", "content": "hi"}]}
+        result = await call(self.plugin, "inlet", body, params)
+        self.assertIs(result, body, "the inlet returns the request body it was given")
+        return body, emitter
+
+    def widget_of(self, message_id: str) -> tuple:
+        embeds = self.chat["messages"][message_id].get("embeds", [])
         self.assertEqual(len(embeds), 1, f"one widget on {message_id}: {embeds}")
         url = urlparse(embeds[0])
         return url, decode(parse_qs(url.query)["token"][0])
 
-    def test_puts_the_widget_on_the_reply_about_to_stream(self):
+
+class InletTest(FilterTestCase):
+    async def test_puts_the_widget_on_the_reply_about_to_stream(self):
         before = time.time()
-        chat, emitter = self.run_inlet({"asks_url": "https://asks.example.com/", "auth_secret": SECRET})
+        _, emitter = await self.inlet()
         self.assertEqual([event["type"] for event in emitter.events], ["embeds"])
         self.assertIs(emitter.events[0]["data"]["replace"], True)
-        url, claims = self.widget_of(chat, "assistant-2")
+        url, claims = self.widget_of("assistant-2")
         self.assertEqual((url.scheme, url.netloc, url.path), ("https", "asks.example.com", "/embed/chat/chat%2F42"))
         self.assertEqual((claims["sub"], claims["chat"], claims["msg"]), ("user-7", "chat/42", "assistant-2"))
         self.assertEqual(claims["exp"] - claims["iat"], 24 * 3600, "default lifetime: 24 h")
@@ -111,144 +165,265 @@ class InletTest(unittest.TestCase):
         self.assertLessEqual(claims["mts"], int(time.time() * 1000))
         self.assertEqual(claims["iat"], claims["mts"] // 1000)
 
-    def test_takes_chat_and_message_from_the_metadata_not_the_body(self):
-        body = {"model": "openclaw", "chat_id": "forged-chat", "id": "forged-message", "messages": []}
-        chat, _ = self.run_inlet({"auth_secret": SECRET}, body=body)
-        _, claims = self.widget_of(chat, "assistant-2")
-        self.assertEqual((claims["chat"], claims["msg"]), ("chat/42", "assistant-2"))
+    async def test_names_the_replys_gateway_session_with_the_openai_user(self):
+        body, _ = await self.inlet()
+        self.assertEqual(body["user"], "openwebui:chat/42:assistant-2")
 
-    def test_continue_replaces_the_widget_instead_of_stacking_one(self):
-        chat = new_chat("assistant-2")
-        chat["messages"]["assistant-2"]["embeds"] = ["https://old.example.com/embed/chat/c?token=old"]
-        self.run_inlet({"auth_secret": SECRET}, chat=chat)
-        first_url, first = self.widget_of(chat, "assistant-2")
-        self.run_inlet({"auth_secret": SECRET}, chat=chat)
-        _, second = self.widget_of(chat, "assistant-2")
-        self.assertEqual(first_url.netloc, "127.0.0.1:3000")
+    async def test_tells_openclaw_asks_whose_chat_it_is_before_the_request_goes_on(self):
+        await self.inlet()
+        _, claims = self.widget_of("assistant-2")
+        # Received before the inlet returned: the reply's first ask already meets the guest rules.
+        self.assertEqual(self.starts.received, [{"chatId": "chat/42", "replyId": "assistant-2", "userId": "user-7", "startedAt": claims["mts"]}])
+        self.assertEqual(self.starts.refused, [])
+
+    async def test_reaches_openclaw_asks_at_asks_url_when_no_server_url_is_set(self):
+        self.plugin.valves = Filter.Valves(auth_secret=SECRET, asks_url=self.starts.url)
+        await self.inlet()
+        self.assertEqual(len(self.starts.received), 1)
+
+    async def test_goes_on_when_openclaw_asks_is_unreachable_or_refuses(self):
+        self.plugin.valves = Filter.Valves(auth_secret=SECRET, server_url="http://127.0.0.1:9")
+        with self.assertLogs("openclaw_asks_filter", "WARNING") as logged:
+            body, emitter = await self.inlet()
+        self.assertEqual(body["user"], "openwebui:chat/42:assistant-2")
+        self.assertEqual([event["type"] for event in emitter.events], ["embeds"])
+        self.assertNotIn(SECRET, "\n".join(logged.output))
+        self.starts.status = 503
+        self.plugin.valves = Filter.Valves(auth_secret=SECRET, server_url=self.starts.url)
+        with self.assertLogs("openclaw_asks_filter", "WARNING"):
+            await self.inlet()
+
+    async def test_takes_chat_and_message_from_the_metadata_not_the_body(self):
+        body = {"model": "openclaw/main", "chat_id": "forged-chat", "id": "forged-message", "user": "forged", "messages": []}
+        await self.inlet(body=body)
+        _, claims = self.widget_of("assistant-2")
+        self.assertEqual((claims["chat"], claims["msg"]), ("chat/42", "assistant-2"))
+        self.assertEqual(body["user"], "openwebui:chat/42:assistant-2")
+
+    async def test_continue_replaces_the_widget_instead_of_stacking_one(self):
+        self.chat["messages"]["assistant-2"]["embeds"] = ["https://old.example.com/embed/chat/c?token=old"]
+        await self.inlet()
+        _, first = self.widget_of("assistant-2")
+        await self.inlet()
+        _, second = self.widget_of("assistant-2")
         self.assertEqual(second["msg"], first["msg"])
         self.assertGreaterEqual(second["mts"], first["mts"])
 
-    def test_each_reply_gets_its_own_widget_ordered_by_mint_time(self):
-        chat = new_chat("assistant-2", "assistant-4")
-        self.run_inlet({"auth_secret": SECRET}, chat=chat, metadata={"message_id": "assistant-2"})
-        self.run_inlet({"auth_secret": SECRET}, chat=chat, metadata={"message_id": "assistant-4"})
-        _, older = self.widget_of(chat, "assistant-2")
-        _, newer = self.widget_of(chat, "assistant-4")
+    async def test_each_reply_gets_its_own_widget_ordered_by_mint_time(self):
+        await self.inlet("assistant-2")
+        await self.inlet("assistant-4")
+        _, older = self.widget_of("assistant-2")
+        _, newer = self.widget_of("assistant-4")
         self.assertEqual((older["msg"], newer["msg"]), ("assistant-2", "assistant-4"))
         self.assertLessEqual(older["mts"], newer["mts"])
 
-    def test_skips_background_tasks(self):
+    async def test_skips_background_tasks(self):
         for task in ("title_generation", "tags_generation", "follow_up_generation", "memory_review"):
-            chat, emitter = self.run_inlet({"auth_secret": SECRET}, metadata={"task": task})
+            body, emitter = await self.inlet(metadata={"task": task})
             self.assertEqual(emitter.events, [], task)
-            self.assertNotIn("embeds", chat["messages"]["assistant-2"])
+            self.assertNotIn("user", body)
+        self.assertNotIn("embeds", self.chat["messages"]["assistant-2"])
+        self.assertEqual(self.starts.received, [])
 
-    def test_acts_only_on_the_listed_models(self):
-        valves = {"auth_secret": SECRET, "model_ids": " openclaw-main , openclaw-ops "}
-        _, other = self.run_inlet(valves, model={"id": "llama3"}, body={"model": "llama3", "messages": []})
+    async def test_acts_on_openclaw_models_by_default(self):
+        for model_id in ("openclaw", "openclaw/default", "openclaw/main", "openclaw:main", "gateway.openclaw/main", "openclaw_pipe.main"):
+            self.assertTrue(is_openclaw_model(model_id), model_id)
+        for model_id in ("llama3", "gpt-4o", "my-openclaw", "openclawish", ""):
+            self.assertFalse(is_openclaw_model(model_id), model_id)
+        body, other = await self.inlet(body={"model": "llama3", "messages": []}, __model__={"id": "llama3"})
         self.assertEqual(other.events, [])
-        chat, listed = self.run_inlet(valves, model={"id": "openclaw-ops"}, body={"model": "openclaw-ops", "messages": []})
-        self.assertEqual([event["type"] for event in listed.events], ["embeds"])
-        self.widget_of(chat, "assistant-2")
+        self.assertNotIn("user", body)
+        # A workspace model built on an OpenClaw one.
+        body, custom = await self.inlet(body={"model": "research", "messages": []}, __model__={"id": "research", "info": {"base_model_id": "openclaw/research"}})
+        self.assertEqual([event["type"] for event in custom.events], ["embeds"])
 
-    def test_the_model_list_falls_back_to_the_body_model_without_a_model_object(self):
-        valves = {"auth_secret": SECRET, "model_ids": "openclaw"}
-        plugin = Filter()
-        plugin.valves = Filter.Valves(**valves)
-        chat = new_chat("assistant-2")
-        emitter = MessageEmitter(chat, "assistant-2")
-        metadata = {"chat_id": "c", "message_id": "assistant-2"}
-        call_filter(plugin, "inlet", {"model": "openclaw"}, {"__event_emitter__": emitter, "__user__": {"id": "u"}, "__metadata__": metadata})
+    async def test_acts_only_on_the_listed_models_when_a_list_is_given(self):
+        self.plugin.valves = Filter.Valves(auth_secret=SECRET, server_url=self.starts.url, model_ids=" agent-main , agent-ops ")
+        _, other = await self.inlet(__model__={"id": "openclaw/main"})
+        self.assertEqual(other.events, [])
+        _, listed = await self.inlet(body={"model": "agent-ops", "messages": []}, __model__={"id": "agent-ops"})
+        self.assertEqual([event["type"] for event in listed.events], ["embeds"])
+
+    async def test_the_model_list_falls_back_to_the_body_model_without_a_model_object(self):
+        _, emitter = await self.inlet(__model__=None)
         self.assertEqual(len(emitter.events), 1)
 
-    def test_honours_the_token_lifetime_valve(self):
-        chat, _ = self.run_inlet({"auth_secret": SECRET, "token_ttl_seconds": 7200})
-        _, claims = self.widget_of(chat, "assistant-2")
+    async def test_honours_the_token_lifetime_valve(self):
+        self.plugin.valves = Filter.Valves(auth_secret=SECRET, server_url=self.starts.url, token_ttl_seconds=7200)
+        await self.inlet()
+        _, claims = self.widget_of("assistant-2")
         self.assertEqual(claims["exp"] - claims["iat"], 7200)
 
-    def test_does_nothing_without_chat_message_user_or_emitter(self):
-        for metadata in ({"chat_id": ""}, {"message_id": ""}, {"chat_id": "channel:c1"}):
-            _, emitter = self.run_inlet({"auth_secret": SECRET}, metadata=metadata)
+    async def test_does_nothing_without_chat_message_user_or_emitter_or_in_unsaved_chats(self):
+        for metadata in ({"chat_id": ""}, {"message_id": ""}, {"chat_id": "channel:c1"}, {"chat_id": "temporary:sock-1"}, {"chat_id": "local:sock-1"}):
+            body, emitter = await self.inlet(metadata=metadata)
             self.assertEqual(emitter.events, [], metadata)
-        _, emitter = self.run_inlet({"auth_secret": SECRET}, user={})
+            self.assertNotIn("user", body, metadata)
+        _, emitter = await self.inlet(__user__={})
         self.assertEqual(emitter.events, [])
-        plugin = Filter()
-        plugin.valves = Filter.Valves(auth_secret=SECRET)
         body = {"messages": []}
-        self.assertIs(call_filter(plugin, "inlet", body, {"__user__": {"id": "u"}, "__metadata__": {"chat_id": "c", "message_id": "m"}}), body)
-        self.assertIs(call_filter(plugin, "inlet", body, {}), body)
+        self.assertIs(await call(self.plugin, "inlet", body, {"__user__": {"id": "u"}, "__metadata__": {"chat_id": "c", "message_id": "m"}}), body)
+        self.assertIs(await call(self.plugin, "inlet", body, {}), body)
+        self.assertEqual(self.starts.received, [])
 
-    def test_asks_for_the_secret_instead_of_minting_a_weak_token(self):
-        chat, emitter = self.run_inlet({"auth_secret": "short"})
+    async def test_asks_for_the_secret_instead_of_minting_a_weak_token(self):
+        self.plugin.valves = Filter.Valves(auth_secret="short", server_url=self.starts.url)
+        body, emitter = await self.inlet()
         self.assertEqual([event["type"] for event in emitter.events], ["status"])
-        self.assertNotIn("embeds", chat["messages"]["assistant-2"])
+        self.assertNotIn("embeds", self.chat["messages"]["assistant-2"])
+        self.assertEqual(self.starts.received, [], "nothing can be signed without the secret")
+        self.assertEqual(body["user"], "openwebui:chat/42:assistant-2")
 
 
+class SendAgainTest(FilterTestCase):
+    """A brand-new chat's tab may miss the inlet's event: the widget is sent again on a schedule, text or not."""
 
-class SendAgainTest(unittest.TestCase):
-    """A brand-new chat's tab may miss the inlet's event: the widget is sent again as the reply streams."""
-
-    def setUp(self) -> None:
-        self.now = 100.0
-        self.plugin = Filter()
-        self.plugin.clock = lambda: self.now
-        self.plugin.valves = Filter.Valves(auth_secret=SECRET)
-        self.chat = new_chat("assistant-2", "assistant-4")
-
-    def hook(self, hook: str, message_id: str) -> list:
-        emitter = MessageEmitter(self.chat, message_id)
-        metadata = {"user_id": "user-7", "chat_id": "chat-1", "message_id": message_id}
-        # The stream hook gets the chunk as `event` (utils/filter.py:124); inlet and outlet get `body`.
-        payload = {"choices": [{"delta": {"content": "Hi"}}]} if hook == "stream" else {"model": "m", "messages": []}
-        handler = getattr(self.plugin, hook)
-        params = {"event" if hook == "stream" else "body": payload, "__event_emitter__": emitter, "__user__": {"id": "user-7"}, "__metadata__": metadata, "__model__": {"id": "m"}}
-        result = asyncio.run(handler(**{k: v for k, v in params.items() if k in inspect.signature(handler).parameters}))
-        self.assertIs(result, payload, f"{hook} passes its payload through unchanged")
-        return emitter.events
-
-    def test_sent_again_with_the_first_chunk_then_with_the_first_chunk_2_s_later_then_at_the_outlet(self):
-        sent = self.hook("inlet", "assistant-2")
-        self.assertEqual(self.hook("stream", "assistant-2"), sent)
-        self.now += 1.9
-        self.assertEqual(self.hook("stream", "assistant-2"), [])
-        self.now += 0.1
-        self.assertEqual(self.hook("stream", "assistant-2"), sent)
-        self.now += 60
-        self.assertEqual(self.hook("stream", "assistant-2"), [])
-        self.assertEqual(self.hook("outlet", "assistant-2"), sent)
-        self.assertEqual(self.hook("outlet", "assistant-2"), [], "forgotten after its outlet")
+    async def test_sent_again_on_the_schedule_without_any_text_then_once_more_at_the_outlet(self):
+        self.plugin.send_again_after = (0.02, 0.05)
+        _, emitter = await self.inlet()
+        sent = emitter.events[0]
+        await asyncio.sleep(0.15)
+        self.assertEqual(emitter.events, [sent, sent, sent])
+        params, at_outlet = self.params()
+        await call(self.plugin, "outlet", {"messages": []}, params)
+        self.assertEqual(at_outlet.events, [sent])
+        await call(self.plugin, "outlet", {"messages": []}, params)
+        self.assertEqual(at_outlet.events, [sent], "forgotten after its outlet")
         self.assertEqual(len(self.chat["messages"]["assistant-2"]["embeds"]), 1)
 
-    def test_a_reply_that_did_not_stream_gets_it_at_the_outlet(self):
-        sent = self.hook("inlet", "assistant-2")
-        self.assertEqual(self.hook("outlet", "assistant-2"), sent)
+    async def test_the_outlet_ends_the_schedule(self):
+        self.plugin.send_again_after = (0.05,)
+        _, emitter = await self.inlet()
+        params, _ = self.params()
+        await call(self.plugin, "outlet", {"messages": []}, params)
+        task_done = asyncio.Event()
+        asyncio.get_running_loop().call_later(0.1, task_done.set)
+        await task_done.wait()
+        self.assertEqual(len(emitter.events), 1)
 
-    def test_each_reply_gets_its_own_widget_again(self):
-        first = self.hook("inlet", "assistant-2")
-        second = self.hook("inlet", "assistant-4")
-        self.assertNotEqual(first, second)
-        self.assertEqual(self.hook("stream", "assistant-4"), second)
-        self.assertEqual(self.hook("stream", "assistant-2"), first)
+    async def test_continue_starts_the_schedule_again_with_the_new_token(self):
+        self.plugin.send_again_after = (0.03,)
+        await self.inlet()
+        _, again = await self.inlet()
+        await asyncio.sleep(0.08)
+        self.assertEqual(again.events, [again.events[0], again.events[0]])
 
-    def test_continue_starts_the_schedule_again_with_the_new_token(self):
-        self.hook("inlet", "assistant-2")
-        self.hook("stream", "assistant-2")
-        self.now += 5
-        again = self.hook("inlet", "assistant-2")
-        self.assertEqual(self.hook("stream", "assistant-2"), again)
+    async def test_nothing_for_a_reply_whose_inlet_sent_nothing(self):
+        self.plugin.valves = Filter.Valves(auth_secret=SECRET, server_url=self.starts.url, model_ids="other")
+        await self.inlet()
+        params, emitter = self.params()
+        await call(self.plugin, "outlet", {"messages": []}, params)
+        self.assertEqual(emitter.events, [])
 
-    def test_nothing_for_a_reply_whose_inlet_sent_nothing(self):
-        self.plugin.valves = Filter.Valves(auth_secret=SECRET, model_ids="other")
-        self.hook("inlet", "assistant-2")
-        self.assertEqual(self.hook("stream", "assistant-2"), [])
-        self.assertEqual(self.hook("outlet", "assistant-2"), [])
+    async def test_replies_that_never_finish_are_forgotten_beyond_a_bound(self):
+        self.plugin.valves = Filter.Valves(auth_secret=SECRET, server_url="http://127.0.0.1:9")
+        with self.assertLogs("openclaw_asks_filter", "WARNING"):
+            for index in range(300):
+                self.chat["messages"][f"m{index}"] = {"id": f"m{index}", "role": "assistant"}
+                await self.inlet(f"m{index}")
+        self.assertEqual(len(self.plugin._replies), 256)
+        self.assertNotIn("m0", self.plugin._replies)
+        self.assertIn("m299", self.plugin._replies)
 
-    def test_replies_that_never_finish_are_forgotten_beyond_a_bound(self):
-        for index in range(300):
-            self.chat["messages"][f"m{index}"] = {"id": f"m{index}", "role": "assistant"}
-            self.hook("inlet", f"m{index}")
-        self.assertEqual(self.hook("outlet", "m0"), [], "the oldest was dropped")
-        self.assertEqual(len(self.hook("outlet", "m299")), 1)
+
+def chunk(content=None, finish=None) -> dict:
+    delta = {} if content is None else {"content": content}
+    return {"id": "chatcmpl_1", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+
+def pieces(text: str, size: int) -> list[str]:
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+class StreamTest(FilterTestCase):
+    """What Open WebUI stores and draws is what `stream` passes on (utils/middleware.py:4260-4267, 4652)."""
+
+    async def streamed(self, deltas: list[str], message_id: str = "assistant-2") -> str:
+        params, _ = self.params(message_id)
+        shown = ""
+        # As the Gateway streams a reply: the role's empty content first, the text, then the finish.
+        for event in [chunk(""), *(chunk(delta) for delta in deltas), chunk(finish="stop")]:
+            result = await call(self.plugin, "stream", event, params)
+            self.assertIs(result, event)
+            shown += result["choices"][0]["delta"].get("content") or ""
+        return shown
+
+    async def test_agrees_with_the_servers_scanner_on_every_shared_case_under_any_chunking(self):
+        rng = random.Random(20)
+        for case in CASES:
+            reply = case["reply"]
+            chunkings = [[reply], pieces(reply, 1), pieces(reply, 7), pieces(reply, 3)]
+            cuts = sorted(rng.sample(range(1, len(reply)), min(4, max(len(reply) - 1, 0)))) if len(reply) > 1 else []
+            chunkings.append([reply[a:b] for a, b in zip([0, *cuts], [*cuts, len(reply)])])
+            for deltas in chunkings:
+                with self.subTest(case=case["name"], sizes=[len(delta) for delta in deltas][:3]):
+                    await self.inlet()
+                    self.assertEqual(await self.streamed(deltas), case["visible"])
+            scanner = PromptScanner()
+            scanner.push(reply)
+            self.assertEqual(scanner.end()[1], case["prompt"], case["name"])
+            self.assertEqual(visible_reply(reply), case["visible"], case["name"])
+
+    async def test_holds_the_prompt_back_while_it_streams(self):
+        await self.inlet()
+        params, _ = self.params()
+        seen = []
+        for delta in ["Almost done.\nOpen", "Claw needs input: Which database?\n1. Postgres\n", "2. SQLite"]:
+            seen.append((await call(self.plugin, "stream", chunk(delta), params))["choices"][0]["delta"]["content"])
+        self.assertEqual(seen, ["Almost done.\n", "", ""])
+        end = await call(self.plugin, "stream", chunk(finish="stop"), params)
+        self.assertEqual(end["choices"][0]["delta"]["content"], "Which database?\n1. Postgres\n2. SQLite")
+
+    async def test_a_reply_that_goes_on_after_open_webuis_own_tool_call_ends_at_its_last_finish(self):
+        await self.inlet()
+        params, _ = self.params()
+        await call(self.plugin, "stream", chunk("Let me check.\n"), params)
+        self.assertEqual((await call(self.plugin, "stream", chunk(finish="tool_calls"), params))["choices"][0]["delta"], {})
+        await call(self.plugin, "stream", chunk("OpenClaw needs input: Go on?"), params)
+        self.assertEqual((await call(self.plugin, "stream", chunk(finish="stop"), params))["choices"][0]["delta"]["content"], "Go on?")
+
+    async def test_passes_other_chunks_and_other_replies_through(self):
+        await self.inlet()
+        params, _ = self.params()
+        usage = {"choices": [], "usage": {"prompt_tokens": 1}}
+        self.assertEqual(await call(self.plugin, "stream", usage, params), {"choices": [], "usage": {"prompt_tokens": 1}})
+        other, _ = self.params("assistant-4")
+        raw = chunk("OpenClaw needs input: untouched")
+        self.assertEqual((await call(self.plugin, "stream", raw, other))["choices"][0]["delta"]["content"], "OpenClaw needs input: untouched")
+        self.assertEqual(await call(self.plugin, "stream", "not a dict", params), "not a dict")
+
+
+class OutletTest(FilterTestCase):
+    def stored(self, text: str) -> dict:
+        return {"id": "assistant-2", "role": "assistant", "content": text, "output": [{"type": "message", "content": [{"type": "output_text", "text": text}]}]}
+
+    async def test_cleans_a_reply_that_did_not_stream_in_content_and_in_the_output_items_the_page_draws(self):
+        await self.inlet()
+        message = self.stored("Sure.\nOpenClaw needs input: Which database?\n1. Postgres\n2. SQLite")
+        params, _ = self.params()
+        body = {"messages": [{"id": "user-1", "role": "user", "content": "OpenClaw needs input: typed by the user"}, message]}
+        self.assertIs(await call(self.plugin, "outlet", body, params), body)
+        self.assertEqual(message["content"], "Sure.\nWhich database?\n1. Postgres\n2. SQLite")
+        self.assertEqual(message["output"][0]["content"][0]["text"], message["content"])
+        self.assertEqual(body["messages"][0]["content"], "OpenClaw needs input: typed by the user")
+
+    async def test_a_streamed_reply_is_stored_as_streamed(self):
+        await self.inlet()
+        params, _ = self.params()
+        for event in (chunk("Hi.\nOpenClaw needs input: Go?"), chunk(finish="stop")):
+            await call(self.plugin, "stream", event, params)
+        message = self.stored("Hi.\nGo?")
+        await call(self.plugin, "outlet", {"messages": [message]}, params)
+        self.assertEqual(message["content"], "Hi.\nGo?")
+
+    async def test_a_stream_cut_before_its_finish_still_gets_the_text_held_back(self):
+        await self.inlet()
+        params, _ = self.params()
+        await call(self.plugin, "stream", chunk("Hi.\nOpenClaw needs input: Go?"), params)
+        message = self.stored("Hi.\n")
+        await call(self.plugin, "outlet", {"messages": [message]}, params)
+        self.assertEqual(message["content"], "Hi.\nGo?")
+        self.assertEqual(message["output"][0]["content"][0]["text"], "Hi.\nGo?")
 
 
 class TokenTest(unittest.TestCase):
@@ -261,6 +436,11 @@ class TokenTest(unittest.TestCase):
     def test_a_message_token_carries_the_message_and_the_mint_time_in_milliseconds(self):
         token = mint_embed_token(SECRET, "u", "c", 60, now=1000.4567, message_id="m-1")
         self.assertEqual(decode(token), {"sub": "u", "chat": "c", "msg": "m-1", "mts": 1000456, "iat": 1000, "exp": 1060})
+
+    def test_signs_the_reply_start_as_the_server_checks_it(self):
+        # The same vector is checked by server/http/filter-route.test.ts against the server's own code.
+        body = b'{"chatId":"c1","replyId":"m1","userId":"u1","startedAt":1700000000000}'
+        self.assertEqual(sign_request(SECRET, body, now=1700000000), "t=1700000000,v1=1223c034bd677d30c2f59f00bed7d7ec6cab40f8105dd9b74f97b7bcfa0ed278")
 
 
 if __name__ == "__main__":

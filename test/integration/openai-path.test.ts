@@ -160,19 +160,19 @@ describe("a guest's /v1 reply", () => {
   it("never shows an approval: the first reply of a brand-new chat is denied at once, and its widget says it needs the owner", async () => {
     // The filter told the server whose chat it is before the request went out: the chat is the guest's.
     const at = await startReply("guest");
-    const opened = await widget(at, "guest");
     const marker = join(markers, `marker-${randomUUID()}`);
-    const response = request(at, { tool: { id: "asks_touch_marker", args: { path: marker } }, then: "Told it was denied." });
-    const close = await opened.waitFor(() => opened.closed.find((item) => item.reason === "denied"), "the refusal in the reply's widget");
-    expect(close.summary).toBe("Denied: this needs the owner's approval");
-    expect((await response.done).text).toBe("Told it was denied.");
+    // No widget has opened yet: the reply ends (the tool call denied, not waiting) only because the
+    // server knew whose chat it is from the reply's start.
+    const done = await request(at, { tool: { id: "asks_touch_marker", args: { path: marker } }, then: "Told it was denied." }).done;
+    expect(done.text).toBe("Told it was denied.");
     expect(await lastToolResult(at)).toContain("Denied");
     expect(existsSync(marker)).toBe(false);
+    const opened = await widget(at, "guest");
+    expect((await opened.list("all")).filter((ask) => ask.replyId === at.reply.msg)).toMatchObject([{ kind: "approval", status: "denied", resolution: { summary: "Denied: this needs the owner's approval" } }]);
     expect(opened.shown).toEqual([]);
-    expect((await opened.list("all")).find((ask) => ask.id === close.askId)).toMatchObject({ status: "denied", replyId: at.reply.msg });
   });
 
-  it("never shows a secret request: it is cancelled at once", async () => {
+  it("never shows a secret request: it is cancelled at once, and the reply's open widget is told why", async () => {
     const at = await startReply("guest");
     const opened = await widget(at, "guest");
     const response = request(at, { tool: { id: "secrets", args: { action: "request", name: "DEMO_TOKEN", reason: "guest", timeoutSeconds: 120 } }, then: "No secret." });
