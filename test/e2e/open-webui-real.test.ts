@@ -1,13 +1,21 @@
-// The real Open WebUI (pinned, from PyPI) runs our filter and frames the real OpenClaw Asks widget (the
-// production build, on the real Gateway, as this file's agent). A person sends a message in a
-// brand-new chat and Open WebUI's own inlet call and FullHeightIframe mount our widget URL on the reply
-// while it is still streaming; more messages get their own widgets. Then an ask is raised for that
-// chat's session and what a person sees is asserted as with the host page (live-widget.test.ts):
-// exactly one card, in the last reply's iframe; every other iframe 0 px or a summary; at most one
-// WebSocket to us; through an answer, a reload, a second tab, and the user writing again while a
-// card is open.
+// The real Open WebUI (pinned, from PyPI) with its chats on the real OpenClaw Gateway's OpenAI-compatible
+// endpoint, as OpenClaw's own docs connect the two (the connection's base URL is the Gateway's /v1, its
+// key the Gateway token, the model `openclaw/<agent>`), the scripted stub model behind the Gateway, and
+// our filter installed with its two required valves only. A person chats in Chromium; what they see is
+// asserted:
+// - the widget on each reply, mounted by Open WebUI's own inlet call and FullHeightIframe; exactly one
+//   card, in the last reply's iframe, through an answer, a reload, a second tab and a new reply (asks
+//   raised by hand on the chat's Pipe session, which keeps working beside the /v1 path);
+// - each kind of ask raised by the reply's own run (ask_user, secrets, a real plugin's before_tool_call,
+//   an exec approval), shown in that reply and answered there, the same reply going on under it;
+// - a brand-new chat whose agent asks before writing anything; Stop; a text prompt, answered as the
+//   person's next message; a second user who is not an owner.
 // Slow (Open WebUI starts in about a minute): run it with `npm run test:openwebui`, which installs
 // Open WebUI first and sets OPENCLAW_ASKS_OPEN_WEBUI=1.
+import { randomUUID } from "node:crypto";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { jwtVerify } from "jose";
 import type { Browser, BrowserContext, Frame, Page, WebSocket } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -15,9 +23,10 @@ import { startAppServer, type AppServer } from "../support/app-server.ts";
 import { TEST_AGENT, gatewayOperator } from "../support/asks.ts";
 import { launchBrowser } from "../support/browser.ts";
 import type { OperatorConnection } from "../support/gateway-client.ts";
+import { gatewayHttpUrl } from "../support/openai-http.ts";
 import { startOpenWebui, type OpenWebui } from "../support/open-webui.ts";
 import { freePort } from "../support/real-gateway.ts";
-import { startStubModel, stubScript, type StubModel } from "../support/stub-model.ts";
+import { STUB_DEFAULT_REPLY, fetchStubRequests, lastUserMessageIndex, messageText, stubScript, type StubScript } from "../support/stub-model.ts";
 import { createQuestion, waitAnswer } from "./fixtures.ts";
 
 const UI_TIMEOUT = 60_000;
@@ -25,6 +34,9 @@ const UI_TIMEOUT = 60_000;
 const SETTLE_MS = 5_000;
 const enabled = process.env.OPENCLAW_ASKS_OPEN_WEBUI === "1";
 const gatewayUrl = inject("gatewayUrl");
+const stubModelUrl = inject("stubModelUrl");
+/** This file's agent, as the Gateway's /v1 lists it: the model a person picks in Open WebUI. */
+const MODEL = `openclaw/${TEST_AGENT}`;
 
 /**
  * What a person sees in one reply's embed: the iframe's height, that of Open WebUI's embeds container
@@ -32,13 +44,13 @@ const gatewayUrl = inject("gatewayUrl");
  */
 type Seen = { messageId: string; height: number; containerHeight: number; contentHeight: number; cards: number; summaries: number };
 
-describe.skipIf(!enabled || !gatewayUrl)("the real Open WebUI with the real widget", () => {
-  let stub: StubModel;
+describe.skipIf(!enabled || !gatewayUrl)("the real Open WebUI, its chats on the real Gateway's /v1, with the real widget", () => {
   let openWebui: OpenWebui;
   let app: AppServer;
   let browser: Browser;
   let requester: OperatorConnection;
-  // One person's tab, shared by the tests in order: the chat the first one creates is the one the next one asks in.
+  // One person's tab, shared by the tests in order: the chat the first one creates is the one the next one
+  // asks in; each later test starts a chat of its own.
   let context: BrowserContext;
   let page: Page;
   let chatId: string;
@@ -47,21 +59,36 @@ describe.skipIf(!enabled || !gatewayUrl)("the real Open WebUI with the real widg
   /** Open WebSockets to our server from `page`'s frames. */
   let openSockets: () => number;
 
+  /** Marker files the plugin's and the exec tool's calls write (inside the system temp folder). */
+  let markers: string;
+
   beforeAll(async () => {
-    stub = await startStubModel();
-    // Both start at once: our server only needs to know Open WebUI's origin, to let it frame the widget.
+    markers = mkdtempSync(join(tmpdir(), "asks-open-webui-real-"));
     const openWebuiPort = await freePort();
-    // Each is kept as soon as it is up, so that afterAll stops it even when the other failed.
-    const started = await Promise.allSettled([
-      startOpenWebui({ openaiBaseUrl: `${stub.url}/v1`, port: openWebuiPort }).then((started) => (openWebui = started)),
-      startAppServer({ gatewayUrl, gatewayToken: inject("gatewayToken"), env: { AGENT_ID: TEST_AGENT, OPENWEBUI_ORIGINS: `http://127.0.0.1:${openWebuiPort}` } }).then((started) => (app = started)),
-    ]);
-    for (const result of started) if (result.status === "rejected") throw result.reason;
-    await openWebui.installFilter({ asks_url: app.url, auth_secret: app.authSecret, model_ids: "scripted" });
+    // Open WebUI first: its admin (the person chatting) is the owner the server is started with.
+    openWebui = await startOpenWebui({ openaiBaseUrl: `${gatewayHttpUrl(gatewayUrl)}/v1`, openaiApiKey: inject("gatewayToken"), port: openWebuiPort });
+    app = await startAppServer({
+      gatewayUrl,
+      gatewayToken: inject("gatewayToken"),
+      env: { AGENT_ID: TEST_AGENT, OWNER_USERS: openWebui.admin.id, OPENWEBUI_ORIGINS: `http://127.0.0.1:${openWebuiPort}` },
+    });
+    // The README's setup: the two required valves, nothing else (the default acts on OpenClaw's models).
+    await openWebui.installFilter({ asks_url: app.url, auth_secret: app.authSecret });
     // The rich text input turns typed quotes into typographic ones, which would break the stub's script.
     await openWebui.setInterfaceSettings({ richTextInput: false });
     browser = await launchBrowser();
     requester = await gatewayOperator("requester");
+    context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
+    // Logged in as the admin; only the top page (the widget frames have no storage: opaque origin).
+    await context.addInitScript((token) => {
+      if (window === window.top) localStorage.setItem("token", token);
+    }, openWebui.adminToken);
+    page = await context.newPage();
+    page.on("pageerror", (error) => errors.push(String(error)));
+    page.on("request", (request) => {
+      if (request.url().startsWith(`${app.url}/embed/chat/`)) widgetRequests.push(request.url().slice(app.url.length));
+    });
+    openSockets = trackSockets(page);
   }, 300_000);
 
   afterAll(async () => {
@@ -70,16 +97,24 @@ describe.skipIf(!enabled || !gatewayUrl)("the real Open WebUI with the real widg
     await requester?.stop();
     await app?.stop();
     await openWebui?.stop();
-    await stub?.stop();
+    if (markers) rmSync(markers, { recursive: true, force: true });
   });
 
-  async function send(text: string): Promise<void> {
+  async function send(text: string, on = page): Promise<void> {
     // As a person does, the next message once the reply before it is done: Open WebUI queues a message
     // sent while the chat is still active and sends it later (once, a queued reply never showed).
-    await page.locator('button[aria-label="Stop"]').waitFor({ state: "hidden", timeout: UI_TIMEOUT });
-    await page.locator("#chat-input").click();
-    await page.keyboard.type(text);
-    await page.keyboard.press("Enter");
+    await on.locator('button[aria-label="Stop"]').waitFor({ state: "hidden", timeout: UI_TIMEOUT });
+    await on.locator("#chat-input").click();
+    await on.keyboard.type(text);
+    await on.keyboard.press("Enter");
+  }
+
+  /** A brand-new chat with the OpenClaw model, as a person starts one; a first login's release notes closed. */
+  async function openNewChat(on = page): Promise<void> {
+    await on.goto(`${openWebui.url}/?models=${encodeURIComponent(MODEL)}`);
+    const releaseNotes = on.getByRole("button", { name: "Okay, Let's Go!" });
+    await Promise.race([releaseNotes.waitFor({ timeout: UI_TIMEOUT }), on.locator("#chat-input").waitFor({ timeout: UI_TIMEOUT })]);
+    if (await releaseNotes.isVisible()) await releaseNotes.click();
   }
 
   const widgets = () => page.locator(`iframe[src^="${app.url}/embed/chat/"]`);
@@ -162,27 +197,12 @@ describe.skipIf(!enabled || !gatewayUrl)("the real Open WebUI with the real widg
   const card = (messageId: string, on = page) => on.frameLocator(`[id="${messageId}-embeds-container"] iframe`);
 
   it("mounts our widget from the inlet on the reply being written, in a new chat and after", async () => {
-    context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
-    // Logged in as the admin; only the top page (the widget frames have no storage: opaque origin).
-    await context.addInitScript((token) => {
-      if (window === window.top) localStorage.setItem("token", token);
-    }, openWebui.adminToken);
-    page = await context.newPage();
-    page.on("pageerror", (error) => errors.push(String(error)));
-    page.on("request", (request) => {
-      if (request.url().startsWith(`${app.url}/embed/chat/`)) widgetRequests.push(request.url().slice(app.url.length));
-    });
-    openSockets = trackSockets(page);
-    await page.goto(`${openWebui.url}/?models=scripted`);
-    // A first login shows the release notes; a person closes them.
-    const releaseNotes = page.getByRole("button", { name: "Okay, Let's Go!" });
-    await Promise.race([releaseNotes.waitFor({ timeout: UI_TIMEOUT }), page.locator("#chat-input").waitFor({ timeout: UI_TIMEOUT })]);
-    if (await releaseNotes.isVisible()) await releaseNotes.click();
+    await openNewChat();
 
     // The tab learns a new chat's id from the HTTP answer to its request and drops events for other
     // chats until then (Chat.svelte:952, 3235-3236). Holding that answer back for 1 s makes the tab
-    // miss the inlet's event and the first chunk's every time (unheld, about one time in five): the
-    // filter's later send must still put the widget on the reply while it streams.
+    // miss the inlet's event every time (unheld, about one time in five): the filter's later sends
+    // must still put the widget on the reply while it streams.
     await page.route("**/api/chat/completions", async (route) => {
       const response = await route.fetch();
       await new Promise((resolve) => setTimeout(resolve, 1000));
@@ -314,5 +334,159 @@ describe.skipIf(!enabled || !gatewayUrl)("the real Open WebUI with the real widg
     expect(await pendingAnswer).toMatchObject({ status: "answered", answers: { answers: { db: ["Postgres"] } } });
     await settlesTo(null);
     expect(errors).toEqual([]);
+  }, 120_000);
+
+  // ---------------------------------------------------------------------------------------------
+  // Asks raised by the reply's own run, on the reply's /v1 session
+  // ---------------------------------------------------------------------------------------------
+
+  /** The reply being written's whole message: its widget above, its text below. */
+  const message = (messageId: string, on = page) => on.locator(`[id="message-${messageId}"]`);
+  const summaryLine = (messageId: string, text: string, on = page) => card(messageId, on).locator("summary", { hasText: text });
+  const ASK_THEME = { id: "ask_user", args: { questions: [{ id: "theme", header: "Theme", question: "Which theme?", options: [{ label: "Dark", description: "easy on the eyes" }, { label: "Light" }] }], timeoutSeconds: 600 } };
+
+  /** Sends a script and waits for the widget of the reply it starts: that reply's message id. */
+  async function sendScript(script: StubScript, on = page): Promise<string> {
+    const before = await replyIds(on);
+    await send(stubScript(script), on);
+    let reply: string | undefined;
+    await expect.poll(async () => (reply = (await replyIds(on)).find((id) => !before.includes(id))), { timeout: UI_TIMEOUT }).toBeDefined();
+    return reply!;
+  }
+
+  async function askInNewChat(script: StubScript, on = page): Promise<string> {
+    await openNewChat(on);
+    return sendScript(script, on);
+  }
+
+  /** Whether the page was reloaded since `mark` (a reload loses the marker). */
+  const markPage = () => page.evaluate(() => ((window as unknown as { __asksMark: number }).__asksMark = 1));
+  const stillSamePage = () => page.evaluate(() => (window as unknown as { __asksMark?: number }).__asksMark === 1);
+
+  it("a brand-new chat whose agent asks before writing anything: the widget is there, the card shows, and the answer continues the same reply", async () => {
+    // The tab misses the inlet's embed (its chat id comes 1 s late) and no text streams while the agent
+    // waits: only the filter's scheduled sends put the widget on the reply.
+    await page.route("**/api/chat/completions", async (route) => {
+      const response = await route.fetch();
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      await route.fulfill({ response });
+    });
+    const reply = await askInNewChat({ tool: ASK_THEME, then: "Dark it is: THEME-CHOSEN" });
+    await page.unroute("**/api/chat/completions");
+    await markPage();
+    await card(reply).getByRole("radio", { name: /^Dark/ }).click({ timeout: UI_TIMEOUT });
+    expect(await message(reply).locator("#response-content-container").innerText()).not.toContain("THEME-CHOSEN");
+    await card(reply).getByRole("button", { name: "Submit" }).click();
+    await message(reply).getByText("THEME-CHOSEN").waitFor({ timeout: UI_TIMEOUT });
+    await summaryLine(reply, "Dark").waitFor({ timeout: UI_TIMEOUT });
+    expect(await stillSamePage()).toBe(true);
+    expect(await card(reply).locator("[data-ask-id]").count()).toBe(0);
+  }, 120_000);
+
+  it("a secret request: the masked dialog in the reply, the value stored at the Gateway and nowhere in Open WebUI's chat or any model request", async () => {
+    const value = `sk-owui-${randomUUID()}`;
+    const reply = await askInNewChat({ tool: { id: "secrets", args: { action: "request", name: "DEMO_TOKEN", reason: "Deploy to the demo host", allowedHosts: ["api.example.com"], timeoutSeconds: 600 } }, then: "KEY-STORED, thanks." });
+    const field = card(reply).locator('input[type="password"]');
+    await field.fill(value, { timeout: UI_TIMEOUT });
+    await card(reply).getByRole("button", { name: "Submit" }).click();
+    await message(reply).getByText("KEY-STORED").waitFor({ timeout: UI_TIMEOUT });
+    await summaryLine(reply, "•••• (secret entered)").waitFor({ timeout: UI_TIMEOUT });
+    const chatId = new URL(page.url()).pathname.split("/").pop()!;
+    expect(JSON.stringify(await openWebui.storedChat(chatId))).not.toContain(value);
+    expect(await fetchStubRequests(stubModelUrl, value)).toEqual([]);
+    for (const frame of page.frames()) expect(await frame.content()).not.toContain(value);
+  }, 120_000);
+
+  it("a plugin approval from a real before_tool_call: Allow once in the reply runs the tool, and the reply goes on", async () => {
+    const marker = join(markers, `plugin-${randomUUID()}`);
+    const reply = await askInNewChat({ tool: { id: "asks_touch_marker", args: { path: marker } }, then: "MARKER-WRITTEN." });
+    await card(reply).getByRole("button", { name: "Allow once" }).click({ timeout: UI_TIMEOUT });
+    await message(reply).getByText("MARKER-WRITTEN.").waitFor({ timeout: UI_TIMEOUT });
+    expect(existsSync(marker)).toBe(true);
+    await summaryLine(reply, "Allow once").waitFor({ timeout: UI_TIMEOUT });
+  }, 120_000);
+
+  it("an exec approval: Allow once in the reply runs the command, and the reply goes on", async () => {
+    const marker = join(markers, `exec-${randomUUID()}`);
+    const reply = await askInNewChat({ tool: { id: "exec", args: { command: `touch ${marker}`, host: "gateway", ask: "always" } }, then: "COMMAND-RAN." });
+    await card(reply).getByRole("button", { name: "Allow once" }).click({ timeout: UI_TIMEOUT });
+    await message(reply).getByText("COMMAND-RAN.").waitFor({ timeout: UI_TIMEOUT });
+    expect(existsSync(marker)).toBe(true);
+  }, 120_000);
+
+  it("Stop while a card is open closes the card, and its summary in the reply says it was stopped", async () => {
+    const reply = await askInNewChat({ tool: ASK_THEME, then: "NEVER-STREAMED" });
+    await card(reply).getByRole("radio", { name: /^Dark/ }).waitFor({ timeout: UI_TIMEOUT });
+    await page.locator('button[aria-label="Stop"]').click();
+    await summaryLine(reply, "Stopped").waitFor({ timeout: UI_TIMEOUT });
+    expect(await card(reply).locator("[data-ask-id]").count()).toBe(0);
+    expect(await message(reply).innerText()).not.toContain("NEVER-STREAMED");
+  }, 120_000);
+
+  it("a text prompt: a card instead of the trigger, which never shows (streaming, stored, reloaded); the answer becomes the person's next message and the agent replies to it there", async () => {
+    await openNewChat();
+    // Every reply text the page ever draws, as it streams (the user's own message holds the script).
+    await page.evaluate(() => {
+      const seen: string[] = [];
+      (window as unknown as { __asksReplyTexts: string[] }).__asksReplyTexts = seen;
+      new MutationObserver(() => {
+        for (const reply of document.querySelectorAll("#response-content-container")) seen.push((reply as HTMLElement).innerText);
+      }).observe(document.body, { subtree: true, childList: true, characterData: true });
+    });
+    const tag = `prompt-${randomUUID()}`;
+    const reply = await sendScript({ reply: "Let me set it up.\nOpenClaw needs input: Which database?\n1. Postgres - needs a server\n2. SQLite", chunkSize: 6, chunkDelayMs: 40, tag });
+    await card(reply).getByRole("radio", { name: /^SQLite/ }).click({ timeout: UI_TIMEOUT });
+    const shown = await message(reply).locator("#response-content-container").innerText();
+    expect(shown).toContain("Which database?");
+    expect(shown).not.toContain("needs input");
+    await card(reply).getByRole("button", { name: "Submit" }).click();
+    // Open WebUI asks before it sends what an embed wrote (Chat.svelte:1201-1223): one deliberate click.
+    await page.getByText("Confirm Prompt from Embed").waitFor({ timeout: UI_TIMEOUT });
+    await page.getByRole("button", { name: "Confirm" }).click();
+    await page.locator("#response-content-container", { hasText: STUB_DEFAULT_REPLY }).waitFor({ timeout: UI_TIMEOUT });
+    await summaryLine(reply, "SQLite").waitFor({ timeout: UI_TIMEOUT });
+    // The model got the answer as the chat's next message, and the question as the reply shows it.
+    const requests = await fetchStubRequests(stubModelUrl, tag);
+    const asked = requests.map(({ body }) => messageText(body.messages?.[lastUserMessageIndex(body.messages ?? [])]));
+    expect(asked.filter((text) => text.includes("[Current message - respond to this]\nUser: SQLite\n"))).toEqual([
+      expect.stringContaining("Assistant: Let me set it up.\nWhich database?\n1. Postgres - needs a server\n2. SQLite\n"),
+    ]);
+    const texts = await page.evaluate(() => (window as unknown as { __asksReplyTexts: string[] }).__asksReplyTexts);
+    expect(texts.length).toBeGreaterThan(0);
+    expect(texts.filter((text) => text.includes("needs input"))).toEqual([]);
+    // Stored without it, in what the page draws (output) and in content; and so after a reload.
+    const chatId = new URL(page.url()).pathname.split("/").pop()!;
+    const stored = (await openWebui.storedChat(chatId)) as { chat: { history: { messages: Record<string, { role: string; content: string; output?: unknown }> } } };
+    const replies = Object.values(stored.chat.history.messages).filter((item) => item.role === "assistant");
+    expect(replies).toHaveLength(2);
+    for (const item of replies) expect(JSON.stringify([item.content, item.output ?? null])).not.toContain("needs input");
+    await page.reload();
+    await page.locator("#response-content-container", { hasText: "Which database?" }).waitFor({ timeout: UI_TIMEOUT });
+    for (const text of await page.locator("#response-content-container").allInnerTexts()) expect(text).not.toContain("needs input");
+  }, 120_000);
+
+  it("a second Open WebUI user who is not an owner: no approval card; the tool call is denied at once and the reply's widget says it needs the owner", async () => {
+    const guest = await openWebui.addUser("Guest");
+    await openWebui.shareModel(MODEL, "OpenClaw");
+    await openWebui.setInterfaceSettings({ richTextInput: false }, guest.token);
+    const guestContext = await browser.newContext({ viewport: { width: 1200, height: 900 } });
+    try {
+      await guestContext.addInitScript((token) => {
+        if (window === window.top) localStorage.setItem("token", token);
+      }, guest.token);
+      const guestPage = await guestContext.newPage();
+      const shownCards: number[] = [];
+      const marker = join(markers, `guest-${randomUUID()}`);
+      const reply = await askInNewChat({ tool: { id: "asks_touch_marker", args: { path: marker } }, then: "GUEST-REPLY-DONE" }, guestPage);
+      await message(reply, guestPage).getByText("GUEST-REPLY-DONE").waitFor({ timeout: UI_TIMEOUT });
+      await summaryLine(reply, "Denied: this needs the owner's approval", guestPage).waitFor({ timeout: UI_TIMEOUT });
+      shownCards.push(await card(reply, guestPage).locator("[data-ask-id]").count());
+      expect(shownCards).toEqual([0]);
+      expect(existsSync(marker)).toBe(false);
+      const requests = await fetchStubRequests(stubModelUrl, marker);
+      expect(messageText(requests.at(-1)?.body.messages?.filter((item) => item.role === "tool").at(-1))).toContain("Denied");
+    } finally {
+      await guestContext.close();
+    }
   }, 120_000);
 });

@@ -184,7 +184,8 @@ async function startOnce(options: AppServerOptions): Promise<AppServer> {
   const key = secretKey(authSecret);
   try {
     await withTimeout(running, options.startTimeoutMs ?? 60_000, () => `server/main.ts did not print "is running on":\n${lines.join("\n")}`);
-    if (options.waitForGateway ?? true) await waitForGateway(url, await mintTabToken(key, { userId: "owner", ttlSeconds: 600 }), 30_000);
+    const owner = (env.OWNER_USERS ?? "owner").split(",")[0]!.trim();
+    if (options.waitForGateway ?? true) await waitForGateway(url, await mintTabToken(key, { userId: owner, ttlSeconds: 600 }), 30_000);
   } catch (error) {
     await stop();
     throw error;

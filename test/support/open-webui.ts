@@ -1,6 +1,7 @@
 // The real Open WebUI, from PyPI, for tests: a pinned release in a virtual environment outside the
 // clone (cached like the Gateway), started on a free loopback port with a throwaway data directory
-// and settings that keep it offline, with an admin, our filter and an OpenAI-compatible connection.
+// and settings that keep it offline, with an admin, our filter and one OpenAI-compatible connection
+// (the real Gateway's /v1, as OpenClaw's docs connect Open WebUI).
 import { spawn, spawnSync } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -70,14 +71,22 @@ export type OpenWebui = {
   log(): string;
   /** Adds our filter through the Functions API, active and global, with these valves. */
   installFilter(valves: Record<string, unknown>): Promise<void>;
-  /** The admin's interface settings, as Settings → Interface saves them (e.g. `richTextInput`). */
-  setInterfaceSettings(ui: Record<string, unknown>): Promise<void>;
+  /** A user's interface settings, as Settings → Interface saves them (e.g. `richTextInput`); the admin's by default. */
+  setInterfaceSettings(ui: Record<string, unknown>, token?: string): Promise<void>;
+  /** Adds a user (role `user`) as an admin does in Admin Panel → Users, and signs them in. */
+  addUser(name: string): Promise<{ id: string; token: string }>;
+  /** Lets every user chat with a model of a connection (only admins see one with no access set, utils/models.py:521). */
+  shareModel(modelId: string, name: string): Promise<void>;
+  /** A chat as Open WebUI stores it (`GET /api/v1/chats/<id>`), read with its user's token. */
+  storedChat(chatId: string, token?: string): Promise<unknown>;
   stop(): Promise<void>;
 };
 
 export type StartOpenWebuiOptions = {
-  /** An OpenAI-compatible base URL ending in /v1; its /models become Open WebUI's models. */
+  /** An OpenAI-compatible base URL ending in /v1 (the Gateway's); its /models become Open WebUI's models. */
   openaiBaseUrl: string;
+  /** That connection's API key (the Gateway's token). */
+  openaiApiKey: string;
   /** Open WebUI's WEBUI_SECRET_KEY (its session tokens are signed with it). */
   secretKey?: string;
   startTimeoutMs?: number;
@@ -111,11 +120,11 @@ export async function startOpenWebui(options: StartOpenWebuiOptions): Promise<Op
     DO_NOT_TRACK: "true",
     ANONYMIZED_TELEMETRY: "false",
     ENABLE_OTEL: "false",
-    // Only our stub model: no Ollama, no web search, no background tasks or extras that call it.
+    // Only the one connection: no Ollama, no web search, no background tasks or extras that call it.
     ENABLE_OLLAMA_API: "false",
     ENABLE_OPENAI_API: "true",
     OPENAI_API_BASE_URLS: options.openaiBaseUrl,
-    OPENAI_API_KEYS: "stub",
+    OPENAI_API_KEYS: options.openaiApiKey,
     ENABLE_WEB_SEARCH: "false",
     ENABLE_TITLE_GENERATION: "false",
     ENABLE_TAGS_GENERATION: "false",
@@ -184,8 +193,27 @@ export async function startOpenWebui(options: StartOpenWebuiOptions): Promise<Op
         const global = z.object({ is_global: z.boolean() }).parse(await api(url, adminToken, "POST", `/api/v1/functions/id/${FILTER_ID}/toggle/global`));
         if (!global.is_global) throw new Error("the filter did not become global");
       },
-      async setInterfaceSettings(ui) {
-        await api(url, adminToken, "POST", "/api/v1/users/user/settings/update", { ui });
+      async setInterfaceSettings(ui, token = adminToken) {
+        await api(url, token, "POST", "/api/v1/users/user/settings/update", { ui });
+      },
+      async addUser(name) {
+        const email = `${name.toLowerCase().replace(/[^a-z0-9]+/g, "-")}@openclaw-asks.test`;
+        const password = randomBytes(12).toString("hex");
+        await api(url, adminToken, "POST", "/api/v1/auths/add", { name, email, password, role: "user" });
+        return sessionSchema.parse(await api(url, "", "POST", "/api/v1/auths/signin", { email, password }));
+      },
+      async shareModel(modelId, name) {
+        // The `user *` read grant is what the admin's "Public" visibility saves (models/access_grants.py:104-110).
+        await api(url, adminToken, "POST", "/api/v1/models/create", {
+          id: modelId,
+          name,
+          meta: {},
+          params: {},
+          access_grants: [{ principal_type: "user", principal_id: "*", permission: "read" }],
+        });
+      },
+      storedChat(chatId, token = adminToken) {
+        return api(url, token, "GET", `/api/v1/chats/${encodeURIComponent(chatId)}`);
       },
       stop,
     };
