@@ -14,7 +14,7 @@ import type { ReplyClaim } from "../../server/broker/ports.ts";
 import { FILTER_SIGNATURE_HEADER, filterKey, signFilterRequest } from "../../server/http/filter-route.ts";
 import { TEST_AGENT, newChat, startOnGateway, stopOnGateway, useTabs } from "../support/asks.ts";
 import type { OperatorConnection } from "../support/gateway-client.ts";
-import { streamChatCompletion, type ChatCompletionStream } from "../support/openai-http.ts";
+import { streamChatCompletion, type ChatCompletionStream, type ChatMessage } from "../support/openai-http.ts";
 import { fetchStubRequests, messageText, stubScript, type StubTool } from "../support/stub-model.ts";
 import { TEST_AUTH_SECRET, TEST_OWNER, openTab, type Tab, type TestServer } from "../support/tabs.ts";
 
@@ -228,3 +228,32 @@ describe("the filter's endpoint", () => {
     await widget(later, "alice");
   });
 });
+
+describe("which Gateway session a /v1 reply runs in", () => {
+  /** Three turns of one chat as Open WebUI sends them (its whole branch each time); each turn's user message carries its own tag. */
+  async function chatOfThreeTurns(userOfTurn: (turn: number) => string) {
+    const chat = `sessions-${randomUUID()}`;
+    const tags = [1, 2, 3].map((turn) => `${chat}-turn${turn}`);
+    const history: ChatMessage[] = [];
+    for (const [index, tag] of tags.entries()) {
+      history.push({ role: "user", content: stubScript({ reply: `Answer ${index + 1}.`, tag }) });
+      const done = await streamChatCompletion({ gatewayUrl, token: gatewayToken, model: `openclaw/${TEST_AGENT}`, user: userOfTurn(index + 1), messages: [...history] }).done;
+      history.push({ role: "assistant", content: done.text });
+    }
+    const last = (await fetchStubRequests(stubModelUrl, tags[2])).at(-1)!.body.messages!.filter((item) => item.role !== "system");
+    const text = JSON.stringify(last);
+    return { copiesOfTurn1: text.split(tags[0]!).length - 1, messages: last.length, characters: text.length };
+  }
+
+  it("one per reply (the filter's user): the model gets the chat's earlier messages once; one per chat would give it them again with each turn", async () => {
+    const chat = `sessions-${randomUUID()}`;
+    const perReply = await chatOfThreeTurns((turn) => `openwebui:${chat}:m${turn}`);
+    const perChat = await chatOfThreeTurns(() => `openwebui:${chat}`);
+    console.log(`the model's third request of a three-turn chat: one session per reply ${JSON.stringify(perReply)}, one per chat ${JSON.stringify(perChat)}`);
+    expect(perReply.copiesOfTurn1).toBe(1);
+    // The session's own transcript, then Open WebUI's messages flattened into the current one: twice and more.
+    expect(perChat.copiesOfTurn1).toBeGreaterThanOrEqual(2);
+    expect(perChat.characters).toBeGreaterThan(perReply.characters);
+  });
+});
+
