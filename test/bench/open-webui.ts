@@ -1,0 +1,270 @@
+// `npm run bench:openwebui`: what a person sees of an ask in the real Open WebUI whose chat runs on the
+// real Gateway's /v1 (issue 20), over at least 50 asks in one chat, in Chromium:
+// - ask → card: from `question.requested` as an independent operator client of the Gateway sees it,
+//   to the card painted in the reply's widget;
+// - answer → text: from the click on the card's Submit to the reply's next text painted in Open WebUI.
+// Beside the answer's figure, asks answered in the same run by that operator client at the Gateway
+// itself: the Gateway's own share (its resolve → its first `chat` delta of the text that follows) and
+// what the way costs without this product (its resolve → the text painted).
+// Prints a table, writes bench/open-webui.json, and exits non-zero when a step fails or a figure misses
+// its target. The product server is the production build (`npm run build` first, as `npm start` does).
+//
+// Options: --samples=N (default 50)   --warmup=N (default 3)
+//          --report-only: exit 0 when a figure misses its target (CI prints the figures; a loaded
+//          machine's tail must not fail the run), non-zero only when a step fails
+import { writeFileSync, mkdirSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Frame, Page } from "playwright-core";
+import { startAppServer, type AppServer } from "../support/app-server.ts";
+import { launchBrowser } from "../support/browser.ts";
+import { connectOperator, type OperatorConnection, type Payload } from "../support/gateway-client.ts";
+import { gatewayHttpUrl } from "../support/openai-http.ts";
+import { startOpenWebui, type OpenWebui } from "../support/open-webui.ts";
+import { freePort } from "../support/real-gateway.ts";
+import { stubScript } from "../support/stub-model.ts";
+import { startHarness } from "../setup/global-gateway.ts";
+import { summarize, type Summary } from "./stats.ts";
+
+const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const RESULTS_FILE = path.join(PROJECT_ROOT, "bench", "open-webui.json");
+const TARGETS = { askToCard: { p50Ms: 100, p99Ms: 250 }, answerToText: { p50Ms: 150, p99Ms: 400 } } as const;
+const AGENT = "dev";
+const STEP_TIMEOUT_MS = 60_000;
+
+const argv = process.argv.slice(2);
+const option = (name: string, fallback: number) => Number(argv.find((arg) => arg.startsWith(`--${name}=`))?.split("=")[1] ?? fallback);
+const samples = option("samples", 50);
+const warmup = option("warmup", 3);
+const reportOnly = argv.includes("--report-only");
+
+const startedAt = Date.now();
+const progress = (message: string) => console.error(`[bench:openwebui ${((Date.now() - startedAt) / 1000).toFixed(1)}s] ${message}`);
+
+/**
+ * Timestamps the pages take themselves, on the wall clock the operator client's event times are on
+ * (Date.now in both: one machine, one clock). In a widget frame: when each card was first painted
+ * (the frame after it entered the DOM) and when Submit was clicked; in Open WebUI's page: when each
+ * reply's text with a `BENCH-TEXT-<n>` mark was first painted.
+ */
+function pageClocks(): void {
+  const painted = (record: Record<string, number | null>, key: string) => {
+    if (key in record) return;
+    record[key] = null;
+    requestAnimationFrame(() => setTimeout(() => (record[key] = Date.now()), 0));
+  };
+  const watch = (scan: () => void) => {
+    const start = () => new MutationObserver(scan).observe(document.documentElement, { subtree: true, childList: true, characterData: true });
+    if (document.documentElement) start();
+    else document.addEventListener("readystatechange", start, { once: true });
+  };
+  const bench = window as unknown as { __cards: Record<string, number | null>; __texts: Record<string, number | null>; __submitAt: number | null; __answerSentAt: number | null };
+  if (location.pathname.startsWith("/embed/chat/")) {
+    bench.__cards = {};
+    bench.__submitAt = null;
+    bench.__answerSentAt = null;
+    watch(() => {
+      for (const card of document.querySelectorAll("[data-ask-id]")) painted(bench.__cards, card.getAttribute("data-ask-id") ?? "");
+    });
+    // When the answer leaves the page: the socket.io frame carrying `ask:answer`.
+    const send = WebSocket.prototype.send;
+    WebSocket.prototype.send = function (this: WebSocket, data) {
+      if (typeof data === "string" && data.includes('"ask:answer"')) bench.__answerSentAt = Date.now();
+      return send.call(this, data);
+    };
+    document.addEventListener(
+      "click",
+      (event) => {
+        if ((event.target as Element | null)?.closest("button")?.textContent?.trim() === "Submit") bench.__submitAt = Date.now();
+      },
+      true,
+    );
+  } else if (window === window.top) {
+    bench.__texts = {};
+    watch(() => {
+      for (const reply of document.querySelectorAll("#response-content-container")) {
+        const mark = /BENCH-TEXT-(\d+)/.exec(reply.textContent ?? "")?.[1];
+        if (mark !== undefined) painted(bench.__texts, mark);
+      }
+    });
+  }
+}
+
+async function until<T>(read: () => Promise<T | null | undefined>, what: string): Promise<T> {
+  const deadline = Date.now() + STEP_TIMEOUT_MS;
+  for (;;) {
+    const value = await read().catch(() => null);
+    if (value !== null && value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/**
+ * How an ask is answered: by a person's click on the card (the product's way), or by an operator client
+ * resolving it at the Gateway itself, which measures, in the same run, what the answer's way costs
+ * without this product: the Gateway alone (to its first `chat` delta of the text that follows), and the
+ * Gateway plus Open WebUI (to the text painted).
+ */
+type Answerer = "click" | "operator";
+type Sample =
+  | { by: "click"; askToCardMs: number; answerToTextMs: number; clickToSentMs: number }
+  | { by: "operator"; askToCardMs: number; gatewayAnswerToTextMs: number; withoutProductAnswerToTextMs: number };
+
+async function widgetFrame(page: Page, app: AppServer, known: ReadonlySet<string>): Promise<{ reply: string; frame: Frame }> {
+  return until(async () => {
+    const ids = await page.locator("[id$='-embeds-container']").evaluateAll((containers) => containers.filter((container) => container.querySelector("iframe")).map((container) => container.id.replace(/-embeds-container$/, "")));
+    const reply = ids.find((id) => !known.has(id));
+    if (!reply) return null;
+    const frame = await page.locator(`[id="${reply}-embeds-container"] iframe[src^="${app.url}/embed/chat/"]`).elementHandle().then((handle) => handle?.contentFrame());
+    return frame ? { reply, frame } : null;
+  }, "the new reply's widget");
+}
+
+async function oneAsk(index: number, by: Answerer, page: Page, app: AppServer, operator: OperatorConnection, replies: Set<string>): Promise<Sample> {
+  await page.locator('button[aria-label="Stop"]').waitFor({ state: "hidden", timeout: STEP_TIMEOUT_MS });
+  const mark = `BENCH-TEXT-${index}`;
+  const script = stubScript({
+    tool: { id: "ask_user", args: { questions: [{ id: "pick", header: "Pick", question: `Bench question ${index}?`, options: [{ label: "Alpha" }, { label: "Beta" }] }], timeoutSeconds: 600 } },
+    then: `${mark} noted.`,
+    tag: `bench-${index}`,
+  });
+  const requested = operator.waitForEvent("question.requested", (payload) => payload.questions?.[0]?.question === `Bench question ${index}?`, STEP_TIMEOUT_MS);
+  await page.locator("#chat-input").fill(script);
+  await page.keyboard.press("Enter");
+  const question = await requested;
+  const requestedAt = receivedAt(operator, "question.requested", (payload) => payload.id === question.id);
+  const { reply, frame } = await widgetFrame(page, app, replies);
+  replies.add(reply);
+  const cardAt = await until(() => frame.evaluate((id) => (window as unknown as { __cards?: Record<string, number | null> }).__cards?.[id] ?? null, question.id as string), "the card painted");
+  // A person reads the card before answering it.
+  await new Promise((resolve) => setTimeout(resolve, 300 + Math.random() * 200));
+  const isText = (payload: Payload) => payload.sessionKey === question.sessionKey && JSON.stringify(payload.message ?? payload.deltaText ?? "").includes(mark);
+  const textDelta = operator.waitForEvent("chat", isText, STEP_TIMEOUT_MS);
+  const painted = () => until(() => page.evaluate((key) => (window as unknown as { __texts: Record<string, number | null> }).__texts[key] ?? null, String(index)), "the reply's next text painted");
+  if (by === "operator") {
+    const resolvedAt = Date.now();
+    await operator.request("question.resolve", { id: question.id, answers: { answers: { pick: ["Alpha"] } } });
+    await textDelta;
+    const textAt = await painted();
+    return { by, askToCardMs: cardAt - requestedAt, gatewayAnswerToTextMs: receivedAt(operator, "chat", isText) - resolvedAt, withoutProductAnswerToTextMs: textAt - resolvedAt };
+  }
+  await frame.getByRole("radio", { name: /^Alpha/ }).click();
+  await frame.getByRole("button", { name: "Submit" }).click();
+  const { submitAt, sentAt } = await until(
+    () => frame.evaluate(() => {
+      const bench = window as unknown as { __submitAt: number | null; __answerSentAt: number | null };
+      return bench.__submitAt !== null && bench.__answerSentAt !== null ? { submitAt: bench.__submitAt, sentAt: bench.__answerSentAt } : null;
+    }),
+    "the Submit click and the answer sent",
+  );
+  const textAt = await painted();
+  await textDelta;
+  return { by, askToCardMs: cardAt - requestedAt, answerToTextMs: textAt - submitAt, clickToSentMs: sentAt - submitAt };
+}
+
+function receivedAt(operator: OperatorConnection, event: string, predicate: (payload: Payload) => boolean): number {
+  const found = operator.events.find((item) => item.event === event && predicate(item.payload));
+  if (!found) throw new Error(`no ${event} seen`);
+  return found.receivedAtMs;
+}
+
+async function main(): Promise<number> {
+  progress("starting the stub model and a real OpenClaw Gateway");
+  const harness = await startHarness();
+  let openWebui: OpenWebui | undefined;
+  let app: AppServer | undefined;
+  let operator: OperatorConnection | undefined;
+  let browser: Awaited<ReturnType<typeof launchBrowser>> | undefined;
+  try {
+    const port = await freePort();
+    progress("starting Open WebUI (about a minute)");
+    openWebui = await startOpenWebui({ openaiBaseUrl: `${gatewayHttpUrl(harness.gatewayUrl)}/v1`, openaiApiKey: harness.gatewayToken, port });
+    app = await startAppServer({ gatewayUrl: harness.gatewayUrl, gatewayToken: harness.gatewayToken, env: { AGENT_ID: AGENT, OWNER_USERS: openWebui.admin.id, OPENWEBUI_ORIGINS: openWebui.url } });
+    await openWebui.installFilter({ asks_url: app.url, auth_secret: app.authSecret });
+    await openWebui.setInterfaceSettings({ richTextInput: false });
+    operator = await connectOperator({ url: harness.gatewayUrl, token: harness.gatewayToken, displayName: "bench operator" });
+    browser = await launchBrowser();
+    const context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
+    await context.addInitScript((token) => {
+      if (window === window.top) localStorage.setItem("token", token);
+    }, openWebui.adminToken);
+    await context.addInitScript(pageClocks);
+    const page = await context.newPage();
+    await page.goto(`${openWebui.url}/?models=${encodeURIComponent(`openclaw/${AGENT}`)}`);
+    const releaseNotes = page.getByRole("button", { name: "Okay, Let's Go!" });
+    await Promise.race([releaseNotes.waitFor({ timeout: STEP_TIMEOUT_MS }), page.locator("#chat-input").waitFor({ timeout: STEP_TIMEOUT_MS })]);
+    if (await releaseNotes.isVisible()) await releaseNotes.click();
+
+    const replies = new Set<string>();
+    const measured: Sample[] = [];
+    progress(`${warmup} warm-up and ${samples} measured asks answered by a click, as many by an operator client, interleaved, one reply each, in one chat`);
+    for (let index = 0; index < 2 * (warmup + samples); index++) {
+      const by: Answerer = index % 2 === 0 ? "click" : "operator";
+      const sample = await oneAsk(index, by, page, app, operator, replies).catch(async (error: unknown) => {
+        const shot = path.join(PROJECT_ROOT, "bench", "open-webui-failure.png");
+        await page.screenshot({ path: shot }).catch(() => {});
+        throw new Error(`ask ${index} failed (screenshot: ${path.relative(PROJECT_ROOT, shot)}): ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      });
+      if (index >= 2 * warmup) measured.push(sample);
+      if ((index + 1) % 20 === 0) progress(`${index + 1} asks`);
+    }
+    const clicks = measured.filter((sample) => sample.by === "click");
+    const operators = measured.filter((sample) => sample.by === "operator");
+    const report = {
+      measuredAt: new Date().toISOString(),
+      samples: clicks.length,
+      askToCard: summarize(measured.map((sample) => sample.askToCardMs)),
+      answerToText: summarize(clicks.map((sample) => sample.answerToTextMs)),
+      clickToSent: summarize(clicks.map((sample) => sample.clickToSentMs)),
+      gatewayAnswerToText: summarize(operators.map((sample) => sample.gatewayAnswerToTextMs)),
+      withoutProductAnswerToText: summarize(operators.map((sample) => sample.withoutProductAnswerToTextMs)),
+      targets: TARGETS,
+      raw: measured,
+    };
+    mkdirSync(path.dirname(RESULTS_FILE), { recursive: true });
+    writeFileSync(RESULTS_FILE, `${JSON.stringify(report, null, 2)}\n`);
+    return printReport(report);
+  } finally {
+    await browser?.close().catch(() => {});
+    await operator?.stop().catch(() => {});
+    await app?.stop().catch(() => {});
+    await openWebui?.stop().catch(() => {});
+    await harness.stop();
+  }
+}
+
+type Report = { samples: number; askToCard: Summary; answerToText: Summary; clickToSent: Summary; gatewayAnswerToText: Summary; withoutProductAnswerToText: Summary };
+
+function printReport(report: Report): number {
+  const misses: string[] = [];
+  const row = (name: string, figure: Summary, target: { p50Ms: number; p99Ms: number }, beside: string) => {
+    const missed = figure.p50Ms > target.p50Ms || figure.p99Ms > target.p99Ms;
+    if (missed) misses.push(name);
+    return `| ${name} | ${figure.p50Ms} ms | ${figure.p99Ms} ms | ${beside} | p50 ≤ ${target.p50Ms}, p99 ≤ ${target.p99Ms} ms${missed ? " MISSED" : ""} |`;
+  };
+  const pair = (figure: Summary) => `${figure.p50Ms} / ${figure.p99Ms} ms`;
+  console.log(`\nReal Open WebUI on the real Gateway's /v1, ${report.samples} asks of each kind:\n`);
+  console.log("| figure | p50 | p99 | beside it (p50 / p99) | target |");
+  console.log("|---|---|---|---|---|");
+  console.log(row("ask → card painted in the reply", report.askToCard, TARGETS.askToCard, "the clock starts at the Gateway's question.requested"));
+  console.log(
+    row(
+      "answer's click → the reply's next text painted",
+      report.answerToText,
+      TARGETS.answerToText,
+      `the Gateway alone (resolve → its first delta) ${pair(report.gatewayAnswerToText)}; the Gateway and Open WebUI without this product (resolve → painted) ${pair(report.withoutProductAnswerToText)}`,
+    ),
+  );
+  console.log(`\nclick → the widget's answer on its socket: ${pair(report.clickToSent)}`);
+  console.log(`written to ${path.relative(PROJECT_ROOT, RESULTS_FILE)}${misses.length ? `; missed: ${misses.join(", ")}` : ""}`);
+  return misses.length && !reportOnly ? 1 : 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(`[bench:openwebui] failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    process.exit(1);
+  },
+);
