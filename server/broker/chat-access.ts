@@ -1,0 +1,96 @@
+import type { Ask } from "../../lib/ask.ts";
+import type { Clock } from "../../lib/clock.ts";
+import { canSee } from "../../lib/policy.ts";
+import { fail, type Ack } from "../../lib/protocol.ts";
+import type { AskStore } from "../store/store.ts";
+import type { Tab } from "./ports.ts";
+
+/**
+ * Who a chat belongs to, and so who may view it and see its asks (DESIGN §9): the recorded owner of a
+ * chat is its first proven user and never changes, so a known one is remembered; owners see everything.
+ */
+
+/** Retention keeps chats viewed within HISTORY_DAYS (at least a day): one write an hour per chat is plenty. */
+const VIEW_NOTE_INTERVAL_MS = 3_600_000;
+
+export type ViewAdmission = { ok: true; owner: string; ownerIsNew: boolean } | { ok: false; refusal: Ack };
+/** Which stored asks `asks:list` may return to a tab beyond the pending ones, or none. */
+export type HistoryScope = { chatId?: string; ownedBy?: string } | null;
+
+export type ChatAccessOptions = {
+  store: AskStore;
+  clock: Clock;
+  owners: ReadonlySet<string>;
+  /** Where background work's failures go (the broker's one boundary). */
+  settle(work: Promise<unknown>, what: string): void;
+};
+
+export class ChatAccess {
+  readonly owners: ReadonlySet<string>;
+  private readonly store: AskStore;
+  private readonly clock: Clock;
+  private readonly settle: ChatAccessOptions["settle"];
+  private readonly knownOwners = new Map<string, string>();
+  /** When this instance last wrote a chat's view time to the store. */
+  private readonly viewNoted = new Map<string, number>();
+
+  constructor(options: ChatAccessOptions) {
+    this.store = options.store;
+    this.clock = options.clock;
+    this.owners = options.owners;
+    this.settle = options.settle;
+  }
+
+  async owner(chatId: string): Promise<string | null> {
+    const known = this.knownOwners.get(chatId);
+    if (known !== undefined) return known;
+    const owner = await this.store.chatOwner(chatId);
+    if (owner !== null) this.knownOwners.set(chatId, owner);
+    return owner;
+  }
+
+  /** Records `userId` as the chat's owner unless one is: the owner, and whether it is new. */
+  async claim(chatId: string, userId: string): Promise<{ owner: string; isNew: boolean }> {
+    const known = await this.owner(chatId);
+    if (known !== null) return { owner: known, isNew: false };
+    return { owner: await this.store.recordChatOwner(chatId, userId), isNew: true };
+  }
+
+  /**
+   * Whether this tab may view the chat. A chat's owner is recorded only from a token that proves it:
+   * the widget's token for this very chat (the Open WebUI filter mints it for the chat's user), or an
+   * owner's. Any other token could claim chats nobody has opened yet and lock their users out.
+   */
+  async admitView(tab: Tab, chatId: string): Promise<ViewAdmission> {
+    const known = await this.owner(chatId);
+    if (known === null && tab.chatClaim === null && !tab.isOwner) {
+      return { ok: false, refusal: fail("FORBIDDEN", "this chat has no recorded user yet: open it from its Open WebUI widget first") };
+    }
+    const owner = known ?? (await this.store.recordChatOwner(chatId, tab.userId));
+    if (!tab.isOwner && owner !== tab.userId) return { ok: false, refusal: fail("FORBIDDEN", "this chat belongs to another user") };
+    this.noteView(chatId, owner);
+    return { ok: true, owner, ownerIsNew: known === null };
+  }
+
+  /** For a chat whose owner is recorded: `chatViewed` writes that owner back if retention removed the row. */
+  noteView(chatId: string, owner: string): void {
+    const now = this.clock.now();
+    const last = this.viewNoted.get(chatId);
+    if (last !== undefined && now - last < VIEW_NOTE_INTERVAL_MS) return;
+    this.viewNoted.set(chatId, now);
+    this.settle(this.store.chatViewed(chatId, owner, now), `noting a view of chat ${chatId}`);
+  }
+
+  /** May this tab see (and answer) the ask? Its user must, and an embed token's chat claim must match. */
+  async visibleTo(tab: Pick<Tab, "userId" | "isOwner" | "chatClaim">, ask: Pick<Ask, "chatId">): Promise<boolean> {
+    if (tab.chatClaim !== null && ask.chatId !== tab.chatClaim) return false;
+    return canSee(ask, tab.userId, tab.isOwner, ask.chatId ? await this.owner(ask.chatId) : null);
+  }
+
+  /** An embed token sees its chat's history only when its user owns that chat (owners own all). */
+  async historyScope(tab: Tab): Promise<HistoryScope> {
+    if (tab.chatClaim === null) return tab.isOwner ? {} : { ownedBy: tab.userId };
+    if (!tab.isOwner && (await this.owner(tab.chatClaim)) !== tab.userId) return null;
+    return { chatId: tab.chatClaim };
+  }
+}
