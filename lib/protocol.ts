@@ -97,7 +97,8 @@ export type ClientEvents = {
   "chat:view": { payload: z.input<typeof ChatViewPayload>; ack: Ack };
   "chat:leave": { payload: z.input<typeof ChatLeavePayload>; ack: Ack };
   "ask:answer": { payload: AskAnswerPayload; ack: AnswerAck };
-  "asks:list": { payload: z.input<typeof AsksListPayload>; ack: Ack<{ asks: Ask[] }> };
+  /** `chatTitles`: Open WebUI's titles of the listed asks' chats, where known (a dashboard's list). */
+  "asks:list": { payload: z.input<typeof AsksListPayload>; ack: Ack<{ asks: Ask[]; chatTitles?: Record<string, string> }> };
   "asks:watch": { payload: z.input<typeof AsksWatchPayload>; ack: Ack };
 };
 export type ClientEvent = keyof ClientEvents;
@@ -105,6 +106,8 @@ export type ClientEvent = keyof ClientEvents;
 export type ClientToServerEvents = {
   [E in ClientEvent]: (payload: ClientEvents[E]["payload"], ack: (res: ClientEvents[E]["ack"]) => void) => void;
 };
+
+export type ChatTitle = { chatId: string; title: string };
 
 /** A widget that is not its chat's live one any more (a newer reply's widget viewed the chat). */
 export const WidgetSuperseded = z.object({ chatId: ChatId });
@@ -115,6 +118,8 @@ export interface ServerToClientEvents {
   "widget:superseded": (superseded: WidgetSuperseded) => void;
   "ask:close": (close: AskClose) => void;
   "ask:changed": (ask: Ask) => void;
+  /** A chat's title in Open WebUI became known or changed (dashboard feed). */
+  "chat:title": (title: ChatTitle) => void;
   "gateway:status": (status: GatewayStatus) => void;
 }
 

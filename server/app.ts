@@ -145,7 +145,8 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
   const filterRoute = createFilterRoute({
     key: filterKey(options.authSecret),
     now: () => clock.now(),
-    replyStarted: (chatId, userId, reply) => broker.replyStarted(chatId, userId, reply),
+    replyStarted: (chatId, userId, reply, title) => broker.replyStarted(chatId, userId, reply, title),
+    chatTitled: (chatId, title) => broker.chatTitled(chatId, title),
     log,
   });
 

@@ -67,6 +67,11 @@ export function Dashboard({ openWebUiUrl }: { openWebUiUrl: string | null }) {
   const notifyRef = useRef(notifications.notify);
   notifyRef.current = notifications.notify;
   const seenPending = useRef(new Set<string>());
+  /** Open WebUI's titles of the chats (chat id → title), as the server learns them. */
+  const [chatTitles, setChatTitles] = useState<ReadonlyMap<string, string>>(new Map());
+  const addTitles = useCallback((titles: Record<string, string> | undefined) => {
+    if (titles && Object.keys(titles).length > 0) setChatTitles((current) => new Map([...current, ...Object.entries(titles)]));
+  }, []);
   const listed = useRef(false);
   const baseId = useId();
 
@@ -82,13 +87,18 @@ export function Dashboard({ openWebUiUrl }: { openWebUiUrl: string | null }) {
       const pending = await request(socket, (timed) => timed.emitWithAck("asks:list", { status: "pending" }));
       if (pending.ok) {
         for (const ask of pending.asks) seenPending.current.add(ask.id);
+        addTitles(pending.chatTitles);
         dispatch({ type: "pending-list", asks: pending.asks });
       }
       listed.current = true;
       const all = await request(socket, (timed) => timed.emitWithAck("asks:list", { status: "all" }));
-      if (all.ok) dispatch({ type: "all-list", asks: all.asks });
+      if (all.ok) {
+        addTitles(all.chatTitles);
+        dispatch({ type: "all-list", asks: all.asks });
+      }
     };
     socket.on("connect", () => void load());
+    socket.on("chat:title", ({ chatId, title }) => addTitles({ [chatId]: title }));
     socket.on("ask:changed", (ask) => {
       if (ask.status === "pending" && !seenPending.current.has(ask.id)) {
         seenPending.current.add(ask.id);
@@ -96,7 +106,7 @@ export function Dashboard({ openWebUiUrl }: { openWebUiUrl: string | null }) {
       }
       dispatch({ type: "changed", ask });
     });
-  }, [dispatch]);
+  }, [dispatch, addTitles]);
 
   const { socket, connection, gateway, answer, tokenProblem, token } = useTabSession({
     sessionStorageKey: TOKEN_KEY,
@@ -191,9 +201,11 @@ export function Dashboard({ openWebUiUrl }: { openWebUiUrl: string | null }) {
   const refreshHistory = useCallback(() => {
     if (!socket) return;
     void request(socket, (timed) => timed.emitWithAck("asks:list", { status: "all" })).then((all) => {
-      if (all.ok) dispatch({ type: "all-list", asks: all.asks });
+      if (!all.ok) return;
+      addTitles(all.chatTitles);
+      dispatch({ type: "all-list", asks: all.asks });
     });
-  }, [socket]);
+  }, [socket, addTitles]);
 
   const toggle = (id: string, on: boolean) => setSelected((current) => withMember(current, id, on));
 
@@ -384,6 +396,7 @@ export function Dashboard({ openWebUiUrl }: { openWebUiUrl: string | null }) {
                     onSelect={(on) => toggle(ask.id, on)}
                     onAnswer={(tabAnswer) => answer(ask.id, tabAnswer)}
                     openWebUiUrl={openWebUiUrl}
+                    chatTitle={ask.chatId === null ? undefined : chatTitles.get(ask.chatId)}
                     onModal={setModalOpen}
                     onSecretOutcome={(outcome) => setToast(secretOutcomeToast(outcome))}
                   />
@@ -398,7 +411,7 @@ export function Dashboard({ openWebUiUrl }: { openWebUiUrl: string | null }) {
           <section id={`${baseId}-panel-history`} role="tabpanel" aria-labelledby={`${baseId}-tab-history`} hidden={view !== "history"}>
             <h2 className="sr-only">History</h2>
             <HistoryFilters filter={historyFilter} chats={chats} onChange={setHistoryFilter} shown={shownHistory.length} total={finished.length} />
-            <HistoryTable asks={shownHistory} filtered={shownHistory.length !== finished.length} />
+            <HistoryTable asks={shownHistory} chatTitles={chatTitles} filtered={shownHistory.length !== finished.length} />
           </section>
 
           <section id={`${baseId}-panel-devices`} role="tabpanel" aria-labelledby={`${baseId}-tab-devices`} hidden={view !== "devices"}>

@@ -16,7 +16,7 @@ const STATUS_TONE: Record<AskStatus, string> = {
  * Finished asks: what, where, the outcome (the resolution's summary: never a secret), who ended it,
  * when, and from which tab.
  */
-export function HistoryTable({ asks, filtered }: { asks: Ask[]; filtered: boolean }) {
+export function HistoryTable({ asks, chatTitles, filtered }: { asks: Ask[]; chatTitles: ReadonlyMap<string, string>; filtered: boolean }) {
   if (asks.length === 0) {
     return (
       <p className={cx("rounded-xl border border-dashed border-zinc-300 px-4 py-8 text-center text-sm dark:border-zinc-700", muted)}>
@@ -50,9 +50,9 @@ export function HistoryTable({ asks, filtered }: { asks: Ask[]; filtered: boolea
                     {askTitle(ask)}
                   </span>
                 </td>
-                <td className="px-3 py-2 font-mono text-xs break-all max-sm:block max-sm:py-0.5">
+                <td className={cx("px-3 py-2 text-xs break-all max-sm:block max-sm:py-0.5", !(ask.chatId && chatTitles.get(ask.chatId)) && "font-mono")}>
                   <span className={cx("font-sans sm:sr-only", muted)}>Chat </span>
-                  {ask.chatId ?? "—"}
+                  {ask.chatId === null ? "—" : <span dir="auto">{chatTitles.get(ask.chatId) ?? ask.chatId}</span>}
                 </td>
                 <td className="px-3 py-2 max-sm:block max-sm:py-1">
                   <span className={cx("inline-block rounded-full px-2 py-0.5 text-xs font-medium", STATUS_TONE[ask.status])}>{STATUS_LABELS[ask.status]}</span>

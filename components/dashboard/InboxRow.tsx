@@ -20,6 +20,8 @@ type Props = {
   onAnswer: SubmitAnswer;
   /** Open WebUI's address (`OPENWEBUI_URL`): the chat becomes a link back to the conversation. */
   openWebUiUrl: string | null;
+  /** Open WebUI's title of the ask's chat, when known: shown instead of its id. */
+  chatTitle?: string;
   /** A secret's dialog is open: the page behind it goes inert. */
   onModal(open: boolean): void;
   onSecretOutcome(outcome: SecretOutcome): void;
@@ -36,7 +38,7 @@ const KIND_TONE: Record<Ask["kind"], string> = {
  * that expands in place to the full card. The row's toggle is what keyboard triage moves between
  * (`data-row-toggle`); the card inside keeps its own keys.
  */
-export function InboxRow({ ask, expanded, onExpand, selected, onSelect, onAnswer, openWebUiUrl, onModal, onSecretOutcome }: Props) {
+export function InboxRow({ ask, expanded, onExpand, selected, onSelect, onAnswer, openWebUiUrl, chatTitle, onModal, onSecretOutcome }: Props) {
   const panelId = useId();
   const title = rowTitle(ask);
   const critical = ask.kind === "approval" && ask.approval.severity === "critical";
@@ -79,7 +81,7 @@ export function InboxRow({ ask, expanded, onExpand, selected, onSelect, onAnswer
               <path d="M5.3 7.3a1 1 0 0 1 1.4 0L10 10.6l3.3-3.3a1 1 0 1 1 1.4 1.4l-4 4a1 1 0 0 1-1.4 0l-4-4a1 1 0 0 1 0-1.4Z" />
             </svg>
           </button>
-          <ChatLink chatId={ask.chatId} openWebUiUrl={openWebUiUrl} />
+          <ChatLink chatId={ask.chatId} title={chatTitle} openWebUiUrl={openWebUiUrl} />
         </div>
       </div>
       {expanded && (
@@ -134,10 +136,16 @@ function TimeLeft({ expiresAt }: { expiresAt: number | null }) {
   );
 }
 
-/** The chat the ask came from: a link into Open WebUI when its address is configured. */
-function ChatLink({ chatId, openWebUiUrl }: { chatId: string | null; openWebUiUrl: string | null }) {
+/** The chat the ask came from, by its title when Open WebUI gave it one: a link into Open WebUI when its address is configured. */
+function ChatLink({ chatId, title, openWebUiUrl }: { chatId: string | null; title: string | undefined; openWebUiUrl: string | null }) {
   if (chatId === null) return <span className={cx("py-1 text-xs", muted)}>no chat (dashboard only)</span>;
-  const label = <span className="max-w-[14rem] truncate font-mono">{chatId}</span>;
+  const label = title ? (
+    <span className="max-w-[14rem] truncate" dir="auto">
+      {title}
+    </span>
+  ) : (
+    <span className="max-w-[14rem] truncate font-mono">{chatId}</span>
+  );
   if (!openWebUiUrl) {
     return (
       <span className={cx("inline-flex min-w-0 items-center gap-1 py-1 text-xs", muted)} title={chatId}>

@@ -1,7 +1,7 @@
 """
 title: OpenClaw Asks
 description: Shows the OpenClaw agent's questions, secret requests and tool approvals for this chat as real cards, in a widget above the reply being written, and keeps its text prompts out of the reply.
-version: 0.3.0
+version: 0.4.0
 license: MIT
 """
 
@@ -14,7 +14,8 @@ license: MIT
 # - tells OpenClaw Asks, server to server, whose chat it is and which reply starts, before the request
 #   goes to the model (a guest's approvals and secret requests are then refused at once);
 # - puts the OpenClaw Asks widget on the reply, as an embed;
-# - keeps a text prompt's trigger (`OpenClaw needs input:`) out of the reply: the question stays as text.
+# - keeps a text prompt's trigger (`OpenClaw needs input:`) out of the reply: the question stays as text;
+# - tells OpenClaw Asks the chat's title, so its dashboard names chats as Open WebUI does.
 #
 # Line numbers below are in open-webui 0.11.0 as installed from PyPI (backend package `open_webui`).
 
@@ -46,6 +47,11 @@ SEND_AGAIN_AFTER_SECONDS = (0.5, 1.0, 2.0, 4.0, 8.0)
 _REPLIES_KEPT = 256
 # How long the inlet waits for OpenClaw Asks to take the reply's start before it goes on without it.
 _REPLY_START_TIMEOUT_SECONDS = 3.0
+# A chat gets its title after its first reply (Open WebUI's title task runs once the outlet is done,
+# utils/middleware.py:3301-3355): looked for this many seconds after the outlet.
+TITLE_LOOKS_AFTER_SECONDS = (1.0, 2.0, 4.0, 8.0, 16.0, 30.0)
+# Open WebUI's title of a chat that has none yet (models/chats.py).
+_UNTITLED = "New Chat"
 
 # Chats Open WebUI does not save (utils/chat_id.py): a channel's messages, whose emitter has no `embeds`
 # (socket/main.py:970), and temporary chats, which no later page load can show again.
@@ -422,11 +428,11 @@ def sign_request(secret: str, body: bytes, now: Optional[float] = None) -> str:
 _DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
-def post_reply_start(base_url: str, secret: str, start: dict, timeout: float) -> None:
-    """`POST /openwebui/replies`: whose chat it is and which reply starts. Raises on any failure."""
-    body = json.dumps(start, separators=(",", ":")).encode("utf-8")
+def post_signed(base_url: str, route: str, secret: str, payload: dict, timeout: float) -> None:
+    """`POST /openwebui/replies` (whose chat it is, which reply starts) or `/openwebui/titles`. Raises on any failure."""
+    body = json.dumps(payload, separators=(",", ":")).encode("utf-8")
     request = urllib.request.Request(
-        f"{base_url.rstrip('/')}/openwebui/replies",
+        f"{base_url.rstrip('/')}{route}",
         data=body,
         method="POST",
         headers={"content-type": "application/json", "x-openclaw-asks-signature": sign_request(secret, body)},
@@ -437,6 +443,16 @@ def post_reply_start(base_url: str, secret: str, start: dict, timeout: float) ->
     except urllib.error.HTTPError as error:
         error.close()
         raise
+
+
+async def open_webui_chat_title(chat_id: str) -> Optional[str]:
+    """The chat's title in Open WebUI's database (this runs inside Open WebUI), or None while it has none."""
+    try:
+        from open_webui.models.chats import Chats  # noqa: PLC0415 - only inside Open WebUI
+    except ImportError:
+        return None
+    title = await Chats.get_chat_title_by_id(chat_id)
+    return title if isinstance(title, str) and title.strip() and title != _UNTITLED else None
 
 
 def parse_model_ids(text: str) -> set[str]:
@@ -452,6 +468,9 @@ class _Reply:
     """What the filter keeps of a reply between its inlet and its outlet."""
 
     event: dict
+    chat_id: str
+    # The chat's title when the reply started (None: it had none yet).
+    title: Optional[str]
     scanner: PromptScanner = field(default_factory=PromptScanner)
     send_again: Optional[asyncio.Task] = None
 
@@ -490,6 +509,10 @@ class Filter:
         # and a reply's inlet, stream and outlet run in the same process.
         self._replies: dict[str, _Reply] = {}
         self.send_again_after: tuple[float, ...] = SEND_AGAIN_AFTER_SECONDS
+        self.title_looks_after: tuple[float, ...] = TITLE_LOOKS_AFTER_SECONDS
+        self.chat_title: Callable[[str], Awaitable[Optional[str]]] = open_webui_chat_title
+        # The title watches still running (a task only the event loop holds may be collected).
+        self._title_watches: set[asyncio.Task] = set()
 
     def _acts_on(self, model: Optional[dict], body: dict) -> bool:
         model = model or {}
@@ -540,23 +563,43 @@ class Filter:
         event = {"type": "embeds", "data": {"embeds": [widget_url(self.valves.asks_url, chat_id, token)], "replace": True}}
         await __event_emitter__(event)
         self._forget(message_id)
-        reply = _Reply(event)
+        title = await self._title_of(chat_id)
+        reply = _Reply(event, chat_id, title)
         reply.send_again = asyncio.create_task(self._send_again(__event_emitter__, event))
         self._replies[message_id] = reply
         while len(self._replies) > _REPLIES_KEPT:
             self._forget(next(iter(self._replies)))
-        await self._tell_reply_start(chat_id, message_id, user_id, int(started * 1000))
+        start = {"chatId": chat_id, "replyId": message_id, "userId": user_id, "startedAt": int(started * 1000)}
+        await self._tell("/openwebui/replies", start | ({"title": title} if title else {}), "the start of a reply")
         return body
 
-    async def _tell_reply_start(self, chat_id: str, message_id: str, user_id: str, started_ms: int) -> None:
-        start = {"chatId": chat_id, "replyId": message_id, "userId": user_id, "startedAt": started_ms}
+    async def _title_of(self, chat_id: str) -> Optional[str]:
+        try:
+            return await self.chat_title(chat_id)
+        except Exception as error:  # noqa: BLE001 - a chat without a known title is named by its id
+            log.warning("OpenClaw Asks could not read a chat's title: %s", type(error).__name__)
+            return None
+
+    async def _tell(self, route: str, payload: dict, what: str) -> None:
         try:
             await asyncio.wait_for(
-                asyncio.to_thread(post_reply_start, self.valves.server_url or self.valves.asks_url, self.valves.auth_secret, start, _REPLY_START_TIMEOUT_SECONDS),
+                asyncio.to_thread(post_signed, self.valves.server_url or self.valves.asks_url, route, self.valves.auth_secret, payload, _REPLY_START_TIMEOUT_SECONDS),
                 _REPLY_START_TIMEOUT_SECONDS + 1,
             )
         except Exception as error:  # noqa: BLE001 - the chat goes on; the widget records the chat's user when it opens
-            log.warning("OpenClaw Asks did not take the start of a reply (%s): %s", type(error).__name__, error)
+            log.warning("OpenClaw Asks did not take %s (%s): %s", what, type(error).__name__, error)
+
+    # A chat that had no title when its reply started gets one after that reply, from Open WebUI's title
+    # task (or its first message): looked for on a schedule, then told once.
+    async def _watch_title(self, chat_id: str) -> None:
+        waited = 0.0
+        for at in self.title_looks_after:
+            await asyncio.sleep(at - waited)
+            waited = at
+            title = await self._title_of(chat_id)
+            if title:
+                await self._tell("/openwebui/titles", {"chatId": chat_id, "title": title}, "a chat's title")
+                return
 
     # In a brand-new chat the tab learns the chat id only from the HTTP answer to its request
     # (src/lib/components/chat/Chat.svelte:3235-3236) and drops events for any other chat id (line 952),
@@ -604,6 +647,10 @@ class Filter:
             return body
         if __event_emitter__:
             await __event_emitter__(reply.event)
+        if reply.title is None:
+            watch = asyncio.create_task(self._watch_title(reply.chat_id))
+            self._title_watches.add(watch)
+            watch.add_done_callback(self._title_watches.discard)
         if reply.scanner.ended:
             return body
         for message in body.get("messages") or []:

@@ -74,11 +74,12 @@ async def call(plugin: Filter, hook: str, payload: dict, extra_params: dict):
 
 
 class ReplyStarts:
-    """A stand-in for OpenClaw Asks' `POST /openwebui/replies`: records what it was told, once the signature checks out."""
+    """A stand-in for OpenClaw Asks' `POST /openwebui/replies` and `/openwebui/titles`: records what it was told, once the signature checks out."""
 
     def __init__(self, status: int = 200) -> None:
         self.status = status
         self.received: list[dict] = []
+        self.titles: list[dict] = []
         self.refused: list[str] = []
         starts = self
 
@@ -87,11 +88,11 @@ class ReplyStarts:
                 body = self.rfile.read(int(self.headers["content-length"]))
                 header = self.headers.get("x-openclaw-asks-signature", "")
                 t = header.split(",")[0].removeprefix("t=")
-                if self.path != "/openwebui/replies" or header != sign_request(SECRET, body, now=int(t or 0)) or abs(time.time() - int(t)) > 300:
+                if self.path not in ("/openwebui/replies", "/openwebui/titles") or header != sign_request(SECRET, body, now=int(t or 0)) or abs(time.time() - int(t)) > 300:
                     starts.refused.append(header)
                     self.send_response(401)
                 else:
-                    starts.received.append(json.loads(body))
+                    (starts.received if self.path == "/openwebui/replies" else starts.titles).append(json.loads(body))
                     self.send_response(starts.status)
                 self.end_headers()
 
@@ -115,11 +116,20 @@ class FilterTestCase(unittest.IsolatedAsyncioTestCase):
         self.plugin = Filter()
         # The schedule of resends is long for a test: each test that needs it sets its own.
         self.plugin.send_again_after = (3600.0,)
+        self.plugin.title_looks_after = (3600.0,)
+        self.chat_titles: dict[str, str] = {}
+
+        async def chat_title(chat_id: str) -> str | None:
+            return self.chat_titles.get(chat_id)
+
+        self.plugin.chat_title = chat_title
         self.plugin.valves = Filter.Valves(auth_secret=SECRET, asks_url="https://asks.example.com/", server_url=self.starts.url)
 
     async def asyncTearDown(self) -> None:
         for message_id in list(self.plugin._replies):
             self.plugin._forget(message_id)
+        for watch in list(self.plugin._title_watches):
+            watch.cancel()
 
     def params(self, reply: str = "assistant-2", **metadata) -> tuple[dict, MessageEmitter]:
         emitter = MessageEmitter(self.chat, reply)
@@ -273,6 +283,53 @@ class InletTest(FilterTestCase):
         self.assertNotIn("embeds", self.chat["messages"]["assistant-2"])
         self.assertEqual(self.starts.received, [], "nothing can be signed without the secret")
         self.assertEqual(body["user"], "openwebui:chat/42:assistant-2")
+
+
+class TitleTest(FilterTestCase):
+    """OpenClaw Asks names chats as Open WebUI does."""
+
+    async def outlet(self) -> None:
+        params, _ = self.params()
+        await call(self.plugin, "outlet", {"messages": []}, params)
+
+    async def test_a_titled_chat_s_reply_start_carries_its_title(self):
+        self.chat_titles["chat/42"] = "Deploy plan"
+        await self.inlet()
+        self.assertEqual(self.starts.received[0]["title"], "Deploy plan")
+        await self.outlet()
+        self.assertEqual(self.plugin._title_watches, set(), "a titled chat is not watched")
+
+    async def test_a_new_chat_s_title_made_after_its_first_reply_is_told_once(self):
+        self.plugin.title_looks_after = (0.01, 0.03, 0.06)
+        await self.inlet()
+        self.assertNotIn("title", self.starts.received[0])
+        await self.outlet()
+        await asyncio.sleep(0.015)
+        self.chat_titles["chat/42"] = "Quarterly report"
+        await asyncio.gather(*self.plugin._title_watches)
+        self.assertEqual(self.starts.titles, [{"chatId": "chat/42", "title": "Quarterly report"}])
+
+    async def test_a_chat_that_never_gets_a_title_is_told_nothing(self):
+        self.plugin.title_looks_after = (0.01, 0.02)
+        await self.inlet()
+        await self.outlet()
+        await asyncio.gather(*self.plugin._title_watches)
+        self.assertEqual(self.starts.titles, [])
+
+    async def test_a_title_that_cannot_be_read_leaves_the_chat_named_by_its_id(self):
+        async def broken(chat_id: str) -> str | None:
+            raise RuntimeError("database is locked")
+
+        self.plugin.chat_title = broken
+        with self.assertLogs("openclaw_asks_filter", "WARNING"):
+            body, emitter = await self.inlet()
+        self.assertEqual([event["type"] for event in emitter.events], ["embeds"])
+        self.assertNotIn("title", self.starts.received[0])
+
+    async def test_outside_open_webui_there_is_no_title(self):
+        from openclaw_asks_filter import open_webui_chat_title
+
+        self.assertIsNone(await open_webui_chat_title("chat/42"))
 
 
 class SendAgainTest(FilterTestCase):

@@ -32,6 +32,8 @@ export type BrokerEvents = {
   "ask:ended": [ask: Ask, reason: CloseReason];
   /** This widget is not its chat's live one (a newer reply's widget took over): it gets no cards. */
   "widget:superseded": [tabId: string, chatId: string];
+  /** Open WebUI's title of a chat became known, or changed. */
+  "chat:titled": [chatId: string, title: string];
 };
 
 export type BrokerOptions = {
@@ -278,11 +280,23 @@ export class AskBroker extends Emitter<BrokerEvents> {
    * the Gateway: the chat's owner is recorded (when none is yet, as its widget's first view would),
    * so the reply's first ask already meets the guest rules; and the reply is noted as the chat's newest.
    */
-  async replyStarted(chatId: string, userId: string, reply: ReplyClaim): Promise<void> {
+  async replyStarted(chatId: string, userId: string, reply: ReplyClaim, title?: string): Promise<void> {
     const { owner, isNew } = await inTurn([[this.chatAdmissions, chatId]], () => this.access.claim(chatId, userId));
     this.access.noteView(chatId, owner);
     if (isNew) await this.cards.readmit(chatId, owner);
     await this.noteReply(chatId, reply);
+    if (title !== undefined) await this.chatTitled(chatId, title);
+  }
+
+  /** Open WebUI's title of a chat (its filter says): dashboards and notifications show it for the chat. */
+  async chatTitled(chatId: string, title: string): Promise<void> {
+    await this.options.store.titleChat(chatId, title);
+    this.emit("chat:titled", chatId, title);
+  }
+
+  /** The titles known for these chats. */
+  chatTitles(chatIds: readonly string[]): Promise<Map<string, string>> {
+    return this.options.store.chatTitles(chatIds);
   }
 
   async leave(tabId: string): Promise<void> {

@@ -8,7 +8,8 @@ import { FILTER_SIGNATURE_HEADER, createFilterRoute, filterKey, signFilterReques
 const SECRET = "s".repeat(40);
 const NOW = 1_700_000_000_000;
 const key = filterKey(SECRET);
-const started: [string, string, ReplyClaim][] = [];
+const started: [string, string, ReplyClaim, string | undefined][] = [];
+const titled: [string, string][] = [];
 let failWith: Error | null = null;
 let server: Server;
 let url: string;
@@ -17,35 +18,45 @@ beforeAll(async () => {
   const route = createFilterRoute({
     key,
     now: () => NOW,
-    async replyStarted(chatId, userId, reply) {
+    async replyStarted(chatId, userId, reply, title) {
       if (failWith) throw failWith;
-      started.push([chatId, userId, reply]);
+      started.push([chatId, userId, reply, title]);
+    },
+    async chatTitled(chatId, title) {
+      titled.push([chatId, title]);
     },
     log: () => {},
   });
   server = createServer((request, response) => (route.handles(request) ? route.handle(request, response) : response.writeHead(404).end()));
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/openwebui/replies`;
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
 
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
 beforeEach(() => {
   started.length = 0;
+  titled.length = 0;
   failWith = null;
 });
 
 const START = { chatId: "c1", replyId: "m1", userId: "u1", startedAt: NOW };
 
-async function post(body: string, signature: string | null = signFilterRequest(key, body, NOW), method = "POST") {
-  const response = await fetch(url, { method, headers: { "content-type": "application/json", ...(signature === null ? {} : { [FILTER_SIGNATURE_HEADER]: signature }) }, body: method === "GET" ? undefined : body });
+async function post(body: string, signature: string | null = signFilterRequest(key, body, NOW), method = "POST", path = "/openwebui/replies") {
+  const response = await fetch(`${url}${path}`, { method, headers: { "content-type": "application/json", ...(signature === null ? {} : { [FILTER_SIGNATURE_HEADER]: signature }) }, body: method === "GET" ? undefined : body });
   return { status: response.status, body: (await response.json()) as { ok: boolean; error?: { code: string; message: string } } };
 }
 
 describe("POST /openwebui/replies", () => {
   it("takes a reply's start signed by the filter: the chat's user and the reply, ordered by its start", async () => {
     expect(await post(JSON.stringify(START))).toEqual({ status: 200, body: { ok: true } });
-    expect(started).toEqual([["c1", "u1", { msg: "m1", mts: NOW }]]);
+    expect(started).toEqual([["c1", "u1", { msg: "m1", mts: NOW }, undefined]]);
+  });
+
+  it("takes the chat's title with it, as one clean line: text from users", async () => {
+    expect((await post(JSON.stringify({ ...START, title: "  Q3 report\u202e: <b>draft</b>\n " }))).status).toBe(200);
+    expect(started.at(-1)?.[3]).toBe("Q3 report : <b>draft</b>");
+    expect((await post(JSON.stringify({ ...START, title: " \u0000 " }))).body.error?.message).toMatch(/title/);
   });
 
   it("signs as the filter does (the same vector is checked in the filter's own Python tests)", () => {
@@ -90,6 +101,14 @@ describe("POST /openwebui/replies", () => {
     expect((await post(JSON.stringify({ ...START, pad: "x".repeat(4096) }))).status).toBe(413);
     expect((await post("", null, "GET")).status).toBe(405);
     expect(started).toEqual([]);
+  });
+
+  it("POST /openwebui/titles: a title Open WebUI made after a reply, signed like a reply's start", async () => {
+    const body = JSON.stringify({ chatId: "c1", title: "Deploy plan" });
+    expect(await post(body, signFilterRequest(key, body, NOW), "POST", "/openwebui/titles")).toEqual({ status: 200, body: { ok: true } });
+    expect((await post(body, null, "POST", "/openwebui/titles")).status).toBe(401);
+    expect((await post(JSON.stringify({ chatId: "c1" }), undefined, "POST", "/openwebui/titles")).status).toBe(400);
+    expect(titled).toEqual([["c1", "Deploy plan"]]);
   });
 
   it("says so when the store the instances share is away: the filter goes on without it", async () => {

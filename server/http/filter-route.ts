@@ -3,13 +3,15 @@ import type { IncomingMessage } from "node:http";
 import { z } from "zod";
 import type { ReplyClaim } from "../broker/ports.ts";
 import { StoreUnavailable } from "../store/store.ts";
+import { displayText } from "../../lib/display-text.ts";
 import { fail, parseJson, readBody, serveJson, type Reply } from "./json-routes.ts";
 
 /**
- * The endpoint the Open WebUI filter calls from Open WebUI's server, before a reply's request goes to
- * the model (docs/PROTOCOL.md, "Open WebUI filter"): `POST /openwebui/replies` says whose chat it is
+ * The endpoints the Open WebUI filter calls from Open WebUI's server (docs/PROTOCOL.md, "Open WebUI
+ * filter"): `POST /openwebui/replies`, before a reply's request goes to the model, says whose chat it is
  * and which reply starts, so the chat's owner is known before the reply's first ask can arrive (a
- * guest's approvals and secret requests are then refused at once, in a brand-new chat too).
+ * guest's approvals and secret requests are then refused at once, in a brand-new chat too), and the
+ * chat's title when it has one; `POST /openwebui/titles` gives a title Open WebUI made after a reply.
  *
  * Only the filter can call it: the body is signed with a key derived from AUTH_SECRET (never a tab
  * token's key, so no token a browser holds can sign it), Stripe-style, in the header
@@ -23,6 +25,13 @@ const SIGNATURE_TOLERANCE_MS = 5 * 60_000;
 const BODY_LIMIT = 2 * 1024;
 
 const Id = z.string().min(1).max(200);
+const TITLE_LENGTH = 120;
+/** Text from users: one clean line, shown where the chat's id was. */
+const Title = z
+  .string()
+  .max(2_000)
+  .transform((title) => displayText(title, TITLE_LENGTH))
+  .pipe(z.string().min(1, "must not be empty"));
 export const ReplyStartBody = z.object({
   chatId: Id,
   /** The assistant message about to be written (Open WebUI's `message_id`). */
@@ -31,8 +40,11 @@ export const ReplyStartBody = z.object({
   userId: Id,
   /** When the filter saw the reply start, epoch ms: orders a chat's replies as an embed token's `mts` does. */
   startedAt: z.number().int().positive(),
+  /** The chat's title in Open WebUI, once it has one. */
+  title: Title.optional(),
 });
-export type ReplyStart = z.infer<typeof ReplyStartBody>;
+/** A chat's title, when Open WebUI gives it one after a reply (its title task runs once the reply is done). */
+export const ChatTitleBody = z.object({ chatId: Id, title: Title });
 
 export function filterKey(authSecret: string): Buffer {
   return createHmac("sha256", authSecret).update("openclaw-asks open-webui filter v1").digest();
@@ -56,25 +68,34 @@ function verified(key: Buffer, header: string | undefined, body: Buffer, now: nu
 export type FilterRouteOptions = {
   key: Buffer;
   now: () => number;
-  /** A reply of the chat starts for this user (the broker records the owner and notes the reply). */
-  replyStarted(chatId: string, userId: string, reply: ReplyClaim): Promise<void>;
+  /** A reply of the chat starts for this user (the broker records the owner and notes the reply, and the title). */
+  replyStarted(chatId: string, userId: string, reply: ReplyClaim, title?: string): Promise<void>;
+  chatTitled(chatId: string, title: string): Promise<void>;
   log: (message: string) => void;
 };
 
+const ROUTES: ReadonlySet<string> = new Set(["/openwebui/replies", "/openwebui/titles"]);
+
 export function createFilterRoute(options: FilterRouteOptions) {
   async function route(request: IncomingMessage, pathname: string): Promise<Reply> {
-    if (pathname !== "/openwebui/replies" || request.method !== "POST") return fail(405, "INVALID", `${request.method ?? "GET"} ${pathname} is not a filter endpoint`);
+    if (!ROUTES.has(pathname) || request.method !== "POST") return fail(405, "INVALID", `${request.method ?? "GET"} ${pathname} is not a filter endpoint`);
     const read = await readBody(request, BODY_LIMIT);
     if (!read.ok) return read.reply;
     const signature = request.headers[FILTER_SIGNATURE_HEADER];
     if (!verified(options.key, typeof signature === "string" ? signature : undefined, read.body, options.now())) {
       return fail(401, "FORBIDDEN", "the body must be signed by the Open WebUI filter with the shared auth_secret (X-OpenClaw-Asks-Signature), within five minutes");
     }
-    const parsed = parseJson(read.body, ReplyStartBody);
-    if (!parsed.ok) return parsed.reply;
-    const { chatId, replyId, userId, startedAt } = parsed.value;
     try {
-      await options.replyStarted(chatId, userId, { msg: replyId, mts: startedAt });
+      if (pathname === "/openwebui/titles") {
+        const parsed = parseJson(read.body, ChatTitleBody);
+        if (!parsed.ok) return parsed.reply;
+        await options.chatTitled(parsed.value.chatId, parsed.value.title);
+      } else {
+        const parsed = parseJson(read.body, ReplyStartBody);
+        if (!parsed.ok) return parsed.reply;
+        const { chatId, replyId, userId, startedAt, title } = parsed.value;
+        await options.replyStarted(chatId, userId, { msg: replyId, mts: startedAt }, title);
+      }
     } catch (error) {
       if (error instanceof StoreUnavailable) return fail(503, "UNAVAILABLE", `not recorded: ${error.message}; the filter goes on without it`);
       throw error;

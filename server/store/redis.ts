@@ -15,7 +15,8 @@ import type { AskStore, OwnerLinkKeyStore, RetentionStore } from "./store.ts";
  * - `history`, `status:<status>`, `chat-asks:<chat>`, `owner-asks:<user>` sorted sets of ask ids by last
  *   change: the listings, each filter answered from one set (never one look-up per chat of a user)
  * - `pending` (by creation, for restore), `terminal` (by end, for retention), `chat-pending:<chat>` (a set)
- * - `chats` hash chat → owner; `chat-seen` sorted set chat → last view (retention); `settings` hash
+ * - `chats` hash chat → owner; `chat-titles` hash chat → Open WebUI's title; `chat-seen` sorted set
+ *   chat → last view (retention); `settings` hash
  * - `embed:<chat>` hash (msg, mts): the chat's newest reply seen in an embed token (the live widget's);
  *   `embed-seen` sorted set chat → when an embed of it was last noted (retention)
  *
@@ -133,6 +134,13 @@ end
 return redis.call('HGET', p .. 'chats', chat)
 `;
 
+/** A title only for a chat whose owner is recorded, atomically. */
+const TITLE_CHAT = `
+local p, chat, title = ARGV[1], ARGV[2], ARGV[3]
+if redis.call('HEXISTS', p .. 'chats', chat) == 1 then redis.call('HSET', p .. 'chat-titles', chat, title) end
+return 0
+`;
+
 const PRUNE = `
 local p, cutoff, limit = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local asks = 0
@@ -160,6 +168,7 @@ while chats < limit do
     else
       local owner = redis.call('HGET', p .. 'chats', chat)
       redis.call('HDEL', p .. 'chats', chat)
+      redis.call('HDEL', p .. 'chat-titles', chat)
       redis.call('ZREM', p .. 'chat-seen', chat)
       if owner then
         local ids = redis.call('ZRANGE', p .. 'chat-asks:' .. chat, 0, -1)
@@ -224,14 +233,14 @@ export class RedisAskStore implements AskStore, RetentionStore, OwnerLinkKeyStor
   private readonly redis: Redis;
   private readonly prefix: string;
   private readonly rows: SetAsideRows;
-  private readonly run: ReturnType<typeof redisScripts<"put" | "list" | "pending" | "claim" | "release" | "recordOwner" | "prune" | "noteEmbed" | "finishedInReply">>;
+  private readonly run: ReturnType<typeof redisScripts<"put" | "list" | "pending" | "claim" | "release" | "recordOwner" | "prune" | "noteEmbed" | "finishedInReply" | "titleChat">>;
 
   /** Takes a connected client; `close` does not end it (its owner does). */
   constructor(redis: Redis, options: RedisAskStoreOptions = {}) {
     this.redis = redis;
     this.prefix = options.prefix ?? "asks:";
     this.rows = new SetAsideRows(options.log);
-    this.run = redisScripts(redis, this.prefix, { put: PUT, list: LIST, pending: PENDING, claim: CLAIM, release: RELEASE, recordOwner: RECORD_OWNER, prune: PRUNE, noteEmbed: NOTE_EMBED, finishedInReply: FINISHED_IN_REPLY });
+    this.run = redisScripts(redis, this.prefix, { put: PUT, list: LIST, pending: PENDING, claim: CLAIM, release: RELEASE, recordOwner: RECORD_OWNER, prune: PRUNE, noteEmbed: NOTE_EMBED, finishedInReply: FINISHED_IN_REPLY, titleChat: TITLE_CHAT });
   }
 
   /** A terminal ask is a tombstone: the script writes nothing over one. */
@@ -279,6 +288,18 @@ export class RedisAskStore implements AskStore, RetentionStore, OwnerLinkKeyStor
 
   setAsideRows(): number {
     return this.rows.count;
+  }
+
+  /** Only a chat with a recorded owner keeps a title: retention removes both together. */
+  async titleChat(chatId: string, title: string): Promise<void> {
+    await this.run("titleChat", chatId, title);
+  }
+
+  async chatTitles(chatIds: readonly string[]): Promise<Map<string, string>> {
+    const ids = [...new Set(chatIds)];
+    if (ids.length === 0) return new Map();
+    const titles = await unavailableAs(this.redis, () => this.redis.hmget(this.key("chat-titles"), ...ids));
+    return new Map(ids.flatMap((id, index) => (titles[index] ? [[id, titles[index]] as const] : [])));
   }
 
   async noteEmbed(chatId: string, embed: ReplyClaim, at: number): Promise<ReplyClaim> {

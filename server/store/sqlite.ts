@@ -139,6 +139,9 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
       pruneEmbeds: this.db.prepare(
         `DELETE FROM chat_embeds WHERE chat_id IN (SELECT chat_id FROM chat_embeds WHERE noted_at < :cutoff LIMIT :limit)`,
       ),
+      titleChat: this.db.prepare("UPDATE chats SET title = ? WHERE chat_id = ?"),
+      // One JSON parameter, however many chats: the statement's size is fixed.
+      chatTitles: this.db.prepare("SELECT chat_id, title FROM chats WHERE title IS NOT NULL AND chat_id IN (SELECT value FROM json_each(?))"),
       setting: this.db.prepare("SELECT value FROM settings WHERE name = ?"),
       setSetting: this.db.prepare("INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value"),
     };
@@ -149,9 +152,9 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
     return new Set((this.statements.pendingIds!.all() as { id: string }[]).map((row) => row.id));
   }
 
-  /** Databases from before retention have no last view time. */
+  /** Databases from before retention have no last view time, from before Open WebUI's titles no title. */
   private migrate(): void {
-    addMissingColumns(this.db, "chats", { last_viewed_at: "INTEGER" });
+    addMissingColumns(this.db, "chats", { last_viewed_at: "INTEGER", title: "TEXT" });
   }
 
   /** A terminal ask is a tombstone: the WHERE clause of the upsert never lets it be written again. */
@@ -251,6 +254,16 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
 
   async finishedInReply(chatId: string, replyId: string): Promise<Ask[]> {
     return this.rows.readAll(this.statements.finishedInReply!.all(chatId, replyId) as Row[]);
+  }
+
+  async titleChat(chatId: string, title: string): Promise<void> {
+    this.statements.titleChat!.run(title, chatId);
+  }
+
+  async chatTitles(chatIds: readonly string[]): Promise<Map<string, string>> {
+    if (chatIds.length === 0) return new Map();
+    const rows = this.statements.chatTitles!.all(JSON.stringify([...new Set(chatIds)])) as { chat_id: string; title: string }[];
+    return new Map(rows.map((row) => [row.chat_id, row.title]));
   }
 
   async prune(cutoff: number, limit: number): Promise<{ asks: number; chats: number }> {

@@ -196,6 +196,20 @@ describe.each(storeBackends())("AskStore on $name", (backend) => {
     expect(await store.chatOwner("old")).toBe("alice");
   });
 
+  it("titles: a recorded chat keeps the last title given; a chat nobody owns gets none; retention removes it with its chat", async () => {
+    const store = await backend.open();
+    await store.chatViewed("c1", "alice", 100);
+    await store.chatViewed("c2", "alice", 5_000);
+    await store.titleChat("c1", "Quarterly report");
+    await store.titleChat("c1", "Q3 report: <b>draft</b>");
+    await store.titleChat("c2", "Deploy");
+    await store.titleChat("unknown", "Squatted title");
+    expect(await store.chatTitles(["c1", "c2", "unknown", "c1", "none"])).toEqual(new Map([["c1", "Q3 report: <b>draft</b>"], ["c2", "Deploy"]]));
+    expect(await store.chatTitles([])).toEqual(new Map());
+    await store.prune(1_000, 10);
+    expect(await store.chatTitles(["c1", "c2"])).toEqual(new Map([["c2", "Deploy"]]));
+  });
+
   describe("one unreadable row", () => {
     it("a pending row that does not parse is set aside when pending asks are restored: logged once with its id, skipped, counted", async () => {
       const logs: string[] = [];

@@ -39,6 +39,11 @@ export interface AskStore {
   noteEmbed(chatId: string, embed: ReplyClaim, at: number): Promise<ReplyClaim>;
   /** The finished asks whose card was last shown in this reply of the chat (its widget's summaries), oldest first. */
   finishedInReply(chatId: string, replyId: string): Promise<Ask[]>;
+
+  /** The chat's title as Open WebUI knows it (its filter says), for a chat whose owner is recorded; kept as long as the chat. */
+  titleChat(chatId: string, title: string): Promise<void>;
+  /** The titles known for these chats (those without one are absent). */
+  chatTitles(chatIds: readonly string[]): Promise<Map<string, string>>;
 }
 
 /** The store cannot be reached now (Redis is down): nothing was read or written; it may be back soon. */

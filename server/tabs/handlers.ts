@@ -64,7 +64,13 @@ export function createAskHandlers(broker: AskBroker): { answer: TabHandler<"ask:
     },
     async list(socket, payload) {
       const parsed = parse(AsksListPayload, payload);
-      return parsed.ok ? { ok: true, asks: await broker.list(socket.data.tab, parsed.value.status) } : parsed.ack;
+      if (!parsed.ok) return parsed.ack;
+      const { tab } = socket.data;
+      const asks = await broker.list(tab, parsed.value.status);
+      // A widget shows one chat, which it knows: only dashboards name chats by their titles.
+      if (tab.chatClaim !== null) return { ok: true, asks };
+      const titles = await broker.chatTitles(asks.flatMap((ask) => (ask.chatId === null ? [] : [ask.chatId])));
+      return { ok: true, asks, chatTitles: Object.fromEntries(titles) };
     },
     async watch(socket, payload) {
       const parsed = parse(AsksWatchPayload, payload);

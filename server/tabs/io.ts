@@ -167,6 +167,8 @@ export function createTabServer(http: HttpServer, options: TabServerOptions): Ta
     // Encoding an ask for an empty room is work on every delivery: skip it when no dashboard watches.
     if (io.sockets.adapter.rooms.get(WATCHERS_ROOM)?.size) io.local.to(WATCHERS_ROOM).emit("ask:changed", ask);
   });
+  // A title comes to one instance (the one the filter called): every instance's dashboards hear it.
+  broker.on("chat:titled", (chatId, title) => io.to(WATCHERS_ROOM).emit("chat:title", { chatId, title }));
   gateway.on("gateway:status", (status) => io.local.emit("gateway:status", status));
 
   const chats = createChatHandlers(broker);

@@ -12,21 +12,23 @@
 //   person's next message; a second user who is not an owner.
 // Slow (Open WebUI starts in about a minute): run it with `npm run test:openwebui`, which installs
 // Open WebUI first and sets OPENCLAW_ASKS_OPEN_WEBUI=1.
+import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { jwtVerify } from "jose";
 import type { Browser, BrowserContext, Frame, Page, WebSocket } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { startAppServer, type AppServer } from "../support/app-server.ts";
+import { PROJECT_ROOT, startAppServer, type AppServer } from "../support/app-server.ts";
 import { TEST_AGENT, gatewayOperator } from "../support/asks.ts";
 import { launchBrowser } from "../support/browser.ts";
 import type { OperatorConnection } from "../support/gateway-client.ts";
 import { gatewayHttpUrl } from "../support/openai-http.ts";
-import { startOpenWebui, type OpenWebui } from "../support/open-webui.ts";
-import { freePort } from "../support/real-gateway.ts";
+import { FILTER_ID, FILTER_PATH, startOpenWebui, type OpenWebui } from "../support/open-webui.ts";
+import { freePort, startRealGateway } from "../support/real-gateway.ts";
 import { STUB_DEFAULT_REPLY, fetchStubRequests, lastUserMessageIndex, messageText, stubScript, type StubScript } from "../support/stub-model.ts";
+import { frontMatterVersion } from "../../server/openwebui/connect.ts";
 import { createQuestion, waitAnswer } from "./fixtures.ts";
 
 const UI_TIMEOUT = 60_000;
@@ -72,8 +74,7 @@ describe.skipIf(!enabled || !gatewayUrl)("the real Open WebUI, its chats on the 
       gatewayToken: inject("gatewayToken"),
       env: { AGENT_ID: TEST_AGENT, OWNER_USERS: openWebui.admin.id, OPENWEBUI_ORIGINS: `http://127.0.0.1:${openWebuiPort}` },
     });
-    // The README's setup: the two required valves, nothing else (the default acts on OpenClaw's models).
-    await openWebui.installFilter({ asks_url: app.url, auth_secret: app.authSecret });
+    // The filter is installed by `npm run connect-openwebui`, the first tests below.
     // The rich text input turns typed quotes into typographic ones, which would break the stub's script.
     await openWebui.setInterfaceSettings({ richTextInput: false });
     browser = await launchBrowser();
@@ -195,6 +196,120 @@ describe.skipIf(!enabled || !gatewayUrl)("the real Open WebUI, its chats on the 
 
   const lastReply = async () => (await replyIds()).at(-1)!;
   const card = (messageId: string, on = page) => on.frameLocator(`[id="${messageId}-embeds-container"] iframe`);
+
+  // ---------------------------------------------------------------------------------------------
+  // npm run connect-openwebui, from a fresh Open WebUI
+  // ---------------------------------------------------------------------------------------------
+
+  /** `npm run connect-openwebui` as a person runs it where `npm start` runs: the same environment. */
+  function connect(args: string[], env: Record<string, string> = {}) {
+    const result = spawnSync(process.execPath, ["server/connect-openwebui.ts", "--url", openWebui.url, "--asks-url", app.url, ...args], {
+      cwd: PROJECT_ROOT,
+      encoding: "utf8",
+      env: { NODE_ENV: "production", PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", AUTH_SECRET: app.authSecret, OPENCLAW_GATEWAY_URL: gatewayUrl, OPENCLAW_GATEWAY_TOKEN: inject("gatewayToken"), AGENT_ID: TEST_AGENT, ...env },
+      timeout: 120_000,
+    });
+    const output = `${result.stdout}${result.stderr}`;
+    // It never prints a secret or a key.
+    for (const secret of [app.authSecret, inject("gatewayToken"), ...args.filter((_, index) => args[index - 1] === "--api-key")]) expect(output).not.toContain(secret);
+    return { status: result.status, output };
+  }
+  const ourFilters = async () => ((await openWebui.api("GET", "/api/v1/functions/")) as { id: string }[]).filter((item) => item.id === FILTER_ID);
+  const openaiConfig = () => openWebui.api("GET", "/openai/config") as Promise<{ OPENAI_API_BASE_URLS: string[]; OPENAI_API_KEYS: string[] }>;
+  let apiKey: string;
+
+  it("npm run connect-openwebui refuses a wrong key and a user's key, saying which step failed, and changes nothing", async () => {
+    const before = JSON.stringify(await openaiConfig());
+    const wrong = connect(["--api-key", "sk-not-a-key"]);
+    expect(wrong.status).toBe(1);
+    expect(wrong.output).toMatch(/✗ check the API key: Open WebUI refused the API key \(401\)/);
+    const user = await openWebui.addUser("Not An Admin");
+    const notAdmin = connect(["--api-key", user.token]);
+    expect(notAdmin.status).toBe(1);
+    expect(notAdmin.output).toMatch(/✗ check the API key: .*role is user; connecting needs an admin's key/);
+    const unreachable = spawnSync(process.execPath, ["server/connect-openwebui.ts", "--url", "http://127.0.0.1:9", "--api-key", "x"], { cwd: PROJECT_ROOT, encoding: "utf8", env: { NODE_ENV: "production", PATH: process.env.PATH ?? "", AUTH_SECRET: app.authSecret } });
+    expect(unreachable.status).toBe(1);
+    expect(unreachable.stderr).toMatch(/✗ reach Open WebUI: cannot reach Open WebUI at http:\/\/127\.0\.0\.1:9/);
+    expect(await ourFilters()).toEqual([]);
+    expect(JSON.stringify(await openaiConfig())).toBe(before);
+  }, 120_000);
+
+  it("npm run connect-openwebui on an Open WebUI with no filter and no connection: connects it, and a chat on OpenClaw then shows the card", async () => {
+    // An Open WebUI as it comes: no connection to the Gateway yet.
+    await openWebui.api("POST", "/openai/config/update", { ENABLE_OPENAI_API: true, OPENAI_API_BASE_URLS: [], OPENAI_API_KEYS: [], OPENAI_API_CONFIGS: {} });
+    apiKey = await openWebui.createApiKey();
+    const started = performance.now();
+    const run = connect(["--api-key", apiKey, "--add-connection"]);
+    const commandMs = performance.now() - started;
+    console.log(`npm run connect-openwebui on a fresh Open WebUI (${Math.round(commandMs)} ms, exit ${run.status}):\n${run.output}`);
+    expect(run.status, run.output).toBe(0);
+    expect(run.output).toContain(`✓ filter ${FILTER_ID} installed`);
+    expect(run.output).toContain("✓ valves: asks_url, auth_secret set");
+    expect(run.output).toContain(`✓ OpenAI connection added: ${gatewayHttpUrl(gatewayUrl)}/v1`);
+    expect(run.output).toContain(`✓ Open WebUI lists ${MODEL}`);
+    expect(run.output).toContain("accepts a widget token signed with these valves");
+    const [installed] = (await ourFilters()) as unknown as { is_active: boolean; is_global: boolean }[];
+    expect(installed).toMatchObject({ is_active: true, is_global: true });
+    expect(await openWebui.api("GET", `/api/v1/functions/id/${FILTER_ID}/valves`)).toMatchObject({ asks_url: app.url, auth_secret: app.authSecret });
+
+    // Then a person chats on OpenClaw: the agent asks, the card shows in the reply.
+    const reply = await askInNewChat({ tool: ASK_THEME, then: "Dark it is: CONNECTED" });
+    await card(reply).getByRole("radio", { name: /^Dark/ }).waitFor({ timeout: UI_TIMEOUT });
+    console.log(`from nothing to a working card: ${Math.round(performance.now() - started)} ms (the command ${Math.round(commandMs)} ms, then a new chat's first reply)`);
+    await card(reply).getByRole("radio", { name: /^Dark/ }).click();
+    await card(reply).getByRole("button", { name: "Submit" }).click();
+    await message(reply).getByText("CONNECTED").waitFor({ timeout: UI_TIMEOUT });
+  }, 180_000);
+
+  it("running it again changes nothing: one filter, one connection, its valves as they were", async () => {
+    const valves = await openWebui.api("GET", `/api/v1/functions/id/${FILTER_ID}/valves`);
+    const run = connect(["--api-key", apiKey, "--add-connection"]);
+    expect(run.status, run.output).toBe(0);
+    expect(run.output).toContain(`✓ filter ${FILTER_ID} already at`);
+    expect(run.output).toContain("already this server's");
+    expect(run.output).toContain(`✓ OpenAI connection to the Gateway: ${gatewayHttpUrl(gatewayUrl)}/v1`);
+    expect(await ourFilters()).toHaveLength(1);
+    expect((await openaiConfig()).OPENAI_API_BASE_URLS).toEqual([`${gatewayHttpUrl(gatewayUrl)}/v1`]);
+    expect(await openWebui.api("GET", `/api/v1/functions/id/${FILTER_ID}/valves`)).toEqual(valves);
+  }, 120_000);
+
+  it("an older installed filter is updated, and the valves the admin set are kept", async () => {
+    const ours = readFileSync(FILTER_PATH, "utf8");
+    const older = ours.replace(/^version: .+$/m, "version: 0.2.0");
+    await openWebui.api("POST", `/api/v1/functions/id/${FILTER_ID}/update`, { id: FILTER_ID, name: "OpenClaw Asks", content: older, meta: { description: "an older release" } });
+    const valves = (await openWebui.api("GET", `/api/v1/functions/id/${FILTER_ID}/valves`)) as Record<string, unknown>;
+    await openWebui.api("POST", `/api/v1/functions/id/${FILTER_ID}/valves/update`, { ...valves, token_ttl_seconds: 7200 });
+    try {
+      const run = connect(["--api-key", apiKey]);
+      expect(run.status, run.output).toBe(0);
+      expect(run.output).toMatch(new RegExp(`✓ filter ${FILTER_ID} updated from 0\\.2\\.0 to ${frontMatterVersion(ours)!.replaceAll(".", "\\.")}`));
+      expect(run.output).toContain("kept as you set them: token_ttl_seconds");
+      // As Open WebUI stores it: its manifest is the front matter of what was sent.
+      const installed = (await openWebui.api("GET", `/api/v1/functions/id/${FILTER_ID}`)) as { meta: { manifest: { version: string } } };
+      expect(installed.meta.manifest.version).toBe(frontMatterVersion(ours));
+      expect(await openWebui.api("GET", `/api/v1/functions/id/${FILTER_ID}/valves`)).toMatchObject({ token_ttl_seconds: 7200 });
+    } finally {
+      await openWebui.api("POST", `/api/v1/functions/id/${FILTER_ID}/valves/update`, { ...valves });
+    }
+  }, 120_000);
+
+  it("refuses a Gateway whose /v1 endpoint is off, unless --add-connection may turn it on", async () => {
+    const bare = await startRealGateway();
+    try {
+      const env = { OPENCLAW_GATEWAY_URL: bare.url, OPENCLAW_GATEWAY_TOKEN: bare.token, AGENT_ID: "dev" };
+      const refused = connect(["--api-key", apiKey], env);
+      expect(refused.status).toBe(1);
+      expect(refused.output).toContain("✗ the Gateway's OpenAI-compatible endpoint is off");
+      const turnedOn = connect(["--api-key", apiKey, "--add-connection"], env);
+      expect(turnedOn.output).toContain("✓ the Gateway's /v1 endpoint turned on");
+    } finally {
+      await bare.stop();
+      // Only the test Gateway's connection stays.
+      const config = await openaiConfig();
+      const keep = config.OPENAI_API_BASE_URLS.map((url, index) => [url, config.OPENAI_API_KEYS[index] ?? ""] as const).filter(([url]) => url === `${gatewayHttpUrl(gatewayUrl)}/v1`);
+      await openWebui.api("POST", "/openai/config/update", { ENABLE_OPENAI_API: true, OPENAI_API_BASE_URLS: keep.map(([url]) => url), OPENAI_API_KEYS: keep.map(([, key]) => key), OPENAI_API_CONFIGS: {} });
+    }
+  }, 180_000);
 
   it("mounts our widget from the inlet on the reply being written, in a new chat and after", async () => {
     await openNewChat();
@@ -487,6 +602,32 @@ describe.skipIf(!enabled || !gatewayUrl)("the real Open WebUI, its chats on the 
       expect(messageText(requests.at(-1)?.body.messages?.filter((item) => item.role === "tool").at(-1))).toContain("Denied");
     } finally {
       await guestContext.close();
+    }
+  }, 120_000);
+
+  it("a chat's title in Open WebUI names the chat on the dashboard, as text", async () => {
+    await askInNewChat({ reply: "First reply TITLED-FIRST" });
+    await replyText("TITLED-FIRST").waitFor({ timeout: UI_TIMEOUT });
+    const chatId = new URL(page.url()).pathname.split("/").pop()!;
+    // The person renames the chat; the next reply's start tells the server.
+    const title = `Deploy plan <b>tonight</b> ${randomUUID().slice(0, 6)}`;
+    await openWebui.renameChat(chatId, title);
+    await sendScript({ reply: "Second reply TITLED-SECOND" });
+    await replyText("TITLED-SECOND").waitFor({ timeout: UI_TIMEOUT });
+    const id = await createQuestion(requester, chatId);
+    const answered = waitAnswer(requester, id);
+    const dashboard = await context.newPage();
+    try {
+      await dashboard.goto(`${app.url}/?token=${await app.mintToken(openWebui.admin.id)}`);
+      const row = dashboard.locator(`[data-inbox-row="${id}"]`);
+      await row.getByText(title, { exact: true }).waitFor({ timeout: UI_TIMEOUT });
+      expect(await row.locator("b").count()).toBe(0);
+      await row.getByRole("button", { expanded: false }).click();
+      await row.getByRole("radio", { name: /^SQLite/ }).click();
+      await row.getByRole("button", { name: "Submit" }).click();
+      expect(await answered).toMatchObject({ status: "answered" });
+    } finally {
+      await dashboard.close();
     }
   }, 120_000);
 });

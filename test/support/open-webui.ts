@@ -79,6 +79,12 @@ export type OpenWebui = {
   shareModel(modelId: string, name: string): Promise<void>;
   /** A chat as Open WebUI stores it (`GET /api/v1/chats/<id>`), read with its user's token. */
   storedChat(chatId: string, token?: string): Promise<unknown>;
+  /** Renames a chat, as its user does in the sidebar. */
+  renameChat(chatId: string, title: string, token?: string): Promise<void>;
+  /** A new API key of the admin's (Settings → Account → API keys). */
+  createApiKey(): Promise<string>;
+  /** The admin API with the admin's session token: `GET /api/v1/functions/`, `/openai/config`, ... */
+  api(method: string, route: string, body?: unknown): Promise<unknown>;
   stop(): Promise<void>;
 };
 
@@ -136,6 +142,8 @@ export async function startOpenWebui(options: StartOpenWebuiOptions): Promise<Op
     ENABLE_CODE_INTERPRETER: "false",
     ENABLE_IMAGE_GENERATION: "false",
     ENABLE_VERSION_UPDATE_CHECK: "false",
+    // Admins may make API keys (config.py:2420), as `npm run connect-openwebui` takes one.
+    ENABLE_API_KEYS: "true",
   };
   const child: ChildProcess = spawn(openWebuiBin(cacheDir), ["serve", "--host", "127.0.0.1", "--port", String(port)], {
     env,
@@ -215,6 +223,13 @@ export async function startOpenWebui(options: StartOpenWebuiOptions): Promise<Op
       storedChat(chatId, token = adminToken) {
         return api(url, token, "GET", `/api/v1/chats/${encodeURIComponent(chatId)}`);
       },
+      async renameChat(chatId, title, token = adminToken) {
+        await api(url, token, "POST", `/api/v1/chats/${encodeURIComponent(chatId)}`, { chat: { title } });
+      },
+      async createApiKey() {
+        return z.object({ api_key: z.string() }).parse(await api(url, adminToken, "POST", "/api/v1/auths/api_key")).api_key;
+      },
+      api: (method, route, body) => api(url, adminToken, method, route, body),
       stop,
     };
   } catch (error) {
