@@ -37,6 +37,8 @@ export interface PushStore {
   subscriptions(owners: ReadonlySet<string>): Promise<PushSubscriptionRecord[]>;
   /** Claims a token id once: true for the first redemption, false for every replay (atomic, even across instances). */
   redeem(jti: string, expiresAt: number, now: number): Promise<boolean>;
+  /** Undoes a redemption whose decision was not taken (the store went away meanwhile): the token works again. */
+  release(jti: string): Promise<void>;
   close(): void;
 }
 
@@ -71,6 +73,7 @@ const STATEMENTS = {
   removeOwned: "DELETE FROM subscriptions WHERE endpoint = ? AND owner = ?",
   forOwners: "SELECT owner, link_kid, link_expires_at, endpoint, p256dh, auth FROM subscriptions ORDER BY created_at",
   redeem: "INSERT INTO redeemed_actions (jti, expires_at) VALUES (?, ?) ON CONFLICT(jti) DO NOTHING",
+  release: "DELETE FROM redeemed_actions WHERE jti = ?",
   prune: "DELETE FROM redeemed_actions WHERE expires_at < ?",
 };
 
@@ -109,6 +112,10 @@ export class SqlitePushStore implements PushStore {
   async redeem(jti: string, expiresAt: number, now: number): Promise<boolean> {
     this.database.statements.prune.run(now);
     return Number(this.database.statements.redeem.run(jti, expiresAt).changes) === 1;
+  }
+
+  async release(jti: string): Promise<void> {
+    this.database.statements.release.run(jti);
   }
 
   close(): void {
@@ -211,6 +218,10 @@ export class RedisPushStore implements PushStore {
   async redeem(jti: string, expiresAt: number): Promise<boolean> {
     const set = await unavailableAs(this.redis, () => this.redis.set(`${this.prefix}redeemed:${jti}`, "1", "PXAT", expiresAt, "NX"));
     return set === "OK";
+  }
+
+  async release(jti: string): Promise<void> {
+    await unavailableAs(this.redis, () => this.redis.del(`${this.prefix}redeemed:${jti}`));
   }
 
   close(): void {}

@@ -2,7 +2,7 @@ import type { IncomingMessage } from "node:http";
 import { z } from "zod";
 import { Decision } from "../../lib/ask.ts";
 import type { Tab } from "../broker/ports.ts";
-import type { AnswerAck, TabAnswer } from "../../lib/protocol.ts";
+import type { AnswerAck, ErrorCode, TabAnswer } from "../../lib/protocol.ts";
 import { ActionTokenError, verifyActionToken, type ActionClaims } from "./action-tokens.ts";
 import type { PushStore } from "./push-store.ts";
 import { fail, parseBody, serveJson, type Reply } from "../http/json-routes.ts";
@@ -46,7 +46,18 @@ export type PushRoutesOptions = {
   log: (message: string) => void;
 };
 
-const ACK_STATUS: Record<string, number> = { INVALID: 400, FORBIDDEN: 403, NOT_FOUND: 404, ALREADY_RESOLVED: 409, EXPIRED: 410, GATEWAY_ERROR: 502, RATE_LIMITED: 429 };
+/** The HTTP status of each ack code: every code has one, so an answer never reads as the client's fault by default. */
+const ACK_STATUS: Record<ErrorCode, number> = {
+  INVALID: 400,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  ALREADY_RESOLVED: 409,
+  EXPIRED: 410,
+  RATE_LIMITED: 429,
+  INTERNAL: 500,
+  GATEWAY_ERROR: 502,
+  UNAVAILABLE: 503,
+};
 
 export function createPushRoutes(options: PushRoutesOptions) {
   async function act(request: IncomingMessage): Promise<Reply> {
@@ -66,8 +77,12 @@ export function createPushRoutes(options: PushRoutesOptions) {
     if (!(await options.store.redeem(claims.jti, claims.expiresAt, options.now()))) return fail(409, "ALREADY_RESOLVED", "this action was already used");
     const tab: Tab = { id: `push:${claims.jti.slice(0, 8)}`, userId: claims.owner, isOwner: true, chatClaim: null, reply: null };
     const ack = await options.answer(tab, askId, { type: "decision", decision });
-    if (!ack.ok) return { status: ACK_STATUS[ack.error.code] ?? 400, body: ack };
-    return { status: 200, body: ack };
+    if (ack.ok) return { status: 200, body: ack };
+    if (ack.error.code !== "UNAVAILABLE") return { status: ACK_STATUS[ack.error.code], body: ack };
+    // Nothing was decided (Redis went away after the token was claimed): the token is good again, so
+    // the notification's button works once Redis is back.
+    await options.store.release(claims.jti).catch((error: unknown) => options.log(`push action token could not be released: ${error instanceof Error ? error.message : String(error)}`));
+    return fail(503, "UNAVAILABLE", "Nothing was decided: the server cannot reach the store its instances share (Redis). Try again in a moment.");
   }
 
   async function route(request: IncomingMessage, pathname: string): Promise<Reply> {

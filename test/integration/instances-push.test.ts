@@ -140,3 +140,43 @@ describe("two instances on one Redis", () => {
     expect(pushesOf(id)).toEqual([announced[0], { type: "outcome", tag: `ask:${id}`, askId: id, title: "Approval: Deploy", body: expect.stringMatching(/^Decided: Allow once/), url: expect.any(String) }]);
   });
 });
+
+describe("22.8 Redis away when a notification's button is pressed", () => {
+  let own: TestRedis;
+  let server: TestServer;
+
+  beforeAll(async () => {
+    own = await startRedis();
+    const env = { AGENT_ID: TEST_AGENT, REDIS_URL: own.url, AUTH_SECRET: TEST_AUTH_SECRET, REDIS_KEY_PREFIX: `outage-${randomUUID()}:` };
+    server = await startTestServer({ gatewayUrl: inject("gatewayUrl"), gatewayToken: inject("gatewayToken"), env, pushAgent: new Agent({ ca: pushService.ca }) });
+    await waitConnected(server);
+  });
+  afterAll(async () => {
+    await server?.dispose();
+    await own?.stop();
+  });
+
+  const health = async () => ((await (await fetch(`${server.url}/healthz`)).json()) as { status: string }).status;
+
+  it("22.8 a Redis outage answers a notification's Allow once with 503 and try again, and the same action decides once Redis is back", async () => {
+    const keys = browserKeys();
+    const endpoint = `${pushService.url}/outage/${randomUUID()}`;
+    expect((await call(server, "POST", "/push/subscriptions", await server.ownerLink(), { endpoint, keys: { p256dh: keys.p256dh, auth: keys.auth } })).status).toBe(201);
+    const chatId = newChat("push-outage");
+    const pending = requestApproval(requester, elsewhere, "plugin", { pluginId: "push-outage", title: "Deploy during an outage", description: "x", sessionKey: sessionKeyOf(chatId), timeoutMs: 120_000 });
+    const { id } = (await pending.requested) as { id: string };
+    const received = await pushService.next((push) => push.path === new URL(endpoint).pathname && (JSON.parse(decryptPush(push.body, keys)) as AskPush).askId === id);
+    const token = (JSON.parse(decryptPush(received.body, keys)) as AskPush).actions.find((action) => action.action === "allow-once")!.token;
+    const act = () => call(server, "POST", "/push/actions", null, { askId: id, decision: "allow-once", token });
+
+    await own.kill();
+    await expect.poll(health, { timeout: 20_000 }).toBe("degraded");
+    expect(await act()).toMatchObject({ status: 503, body: { ok: false, error: { code: "UNAVAILABLE", message: expect.stringMatching(/try again/) } } });
+
+    await own.restart();
+    await expect.poll(health, { timeout: 20_000 }).toBe("ok");
+    // Nothing was decided nor used up while Redis was away: the same button decides now, once.
+    expect(await act()).toEqual({ status: 200, body: { ok: true, status: "answered" } });
+    expect(await pending.decision).toMatchObject({ decision: "allow-once" });
+  }, 90_000);
+});
