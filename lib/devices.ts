@@ -57,3 +57,15 @@ export type DeviceSummary = z.infer<typeof DeviceSummary>;
  */
 export const DeviceList = z.object({ ok: z.literal(true), devices: z.array(DeviceSummary), canManage: z.boolean() });
 export type DeviceList = z.infer<typeof DeviceList>;
+
+/**
+ * One of `GET /push/subscriptions`: named by a digest of its endpoint (whose path is a capability),
+ * with its push service's origin, the key id of the link it was made with (a device's, or the owner
+ * links'), when it was first stored, and how many pushes to it failed in a row.
+ */
+export const PushSubscriptionSummary = z.object({ id: z.string(), service: z.string(), linkKid: z.string(), createdAt: z.number(), failures: z.number() });
+export type PushSubscriptionSummary = z.infer<typeof PushSubscriptionSummary>;
+
+/** `GET /push/subscriptions`: the owner's, oldest first, and whether this token may remove them (an owner link). */
+export const PushSubscriptionList = z.object({ ok: z.literal(true), subscriptions: z.array(PushSubscriptionSummary), canManage: z.boolean() });
+export type PushSubscriptionList = z.infer<typeof PushSubscriptionList>;

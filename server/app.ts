@@ -53,7 +53,7 @@ export type ApplicationOptions = {
   presence?: Presence;
   /** Serves pages; without it (tests) only Socket.IO and /healthz answer. */
   pages?: HttpHandler;
-  /** The HTTPS agent push notifications are sent with (one trusting a private CA). */
+  /** The HTTPS agent push notifications are sent with (one trusting a private CA), with PUSH_ALLOW_PRIVATE_ENDPOINTS only. */
   pushAgent?: Agent;
 };
 
@@ -138,6 +138,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     dashboardUrl: () => config.PUBLIC_URL ?? `http://${config.HOST}:${port}`,
     ownerOf,
     isKnownKid,
+    isOwnerLinkKid,
     agent: options.pushAgent,
     redis,
     redisKeyPrefix,

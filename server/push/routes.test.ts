@@ -8,12 +8,13 @@ import type { AnswerAck } from "../../lib/protocol.ts";
 import { actionTokenKey, mintActionToken } from "./action-tokens.ts";
 import { SqlitePushStore } from "./push-store.ts";
 import { createPushRoutes } from "./routes.ts";
+import { subscriptionKey } from "./subscription-signature.ts";
 
 const SECRET = "s".repeat(40);
 const NOW = 1_700_000_000_000;
 const tokenKey = actionTokenKey(SECRET);
 const dir = mkdtempSync(path.join(tmpdir(), "push-routes-"));
-const store = new SqlitePushStore(path.join(dir, "push.sqlite"));
+const store = new SqlitePushStore(path.join(dir, "push.sqlite"), { signingKey: subscriptionKey(SECRET), log: () => {} });
 /** What the broker answers next: the routes' one way to a decision. */
 const answers: AnswerAck[] = [];
 let server: Server;
@@ -22,11 +23,13 @@ let url: string;
 beforeAll(async () => {
   const routes = createPushRoutes({
     store,
+    allowPrivateEndpoints: false,
     publicKey: "public-key",
     tokenKey,
     now: () => NOW,
     ownerOf: async () => null,
     isKnownKid: async () => true,
+    isOwnerLinkKid: async () => true,
     owners: new Set(["owner"]),
     answer: async () => answers.shift()!,
     log: () => {},

@@ -14,7 +14,7 @@ describe.skipIf(!gatewayUrl)("devices", () => {
 
   it("a QR device link signs a phone in, the installed app keeps it, and revoking it signs the phone out", async () => {
     const { page: desk, errors } = await openPage(e2e.browser, { viewport: { width: 1280, height: 900 } });
-    await desk.goto(await e2e.dashboardUrl());
+    await desk.goto(await e2e.ownerLinkUrl());
     await desk.getByText("Gateway connected").waitFor({ timeout: UI_TIMEOUT });
     await desk.getByRole("tab", { name: "Devices" }).click();
     const name = `Phone ${Date.now()}`;

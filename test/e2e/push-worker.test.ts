@@ -19,7 +19,8 @@ type Shown = { title: string; body: string; tag: string; actions: string[]; data
 
 describe.skipIf(!gatewayUrl)("service worker and push", () => {
   let pushService: PushServiceStandIn;
-  const env: Record<string, string> = {};
+  // The stand-in runs on 127.0.0.1: a loopback push service is taken only with this test setting.
+  const env: Record<string, string> = { PUSH_ALLOW_PRIVATE_ENDPOINTS: "1" };
   // Registered before useE2e's own: the app server must trust the stand-in's certificate from its start.
   beforeAll(async () => {
     pushService = await startPushService();
@@ -32,7 +33,7 @@ describe.skipIf(!gatewayUrl)("service worker and push", () => {
     const keys = browserKeys();
     const subscribed = await fetch(`${e2e.app.url}/push/subscriptions`, {
       method: "POST",
-      headers: { "content-type": "application/json", authorization: `Bearer ${await e2e.app.mintToken("owner")}` },
+      headers: { "content-type": "application/json", authorization: `Bearer ${await e2e.app.ownerLink()}` },
       body: JSON.stringify({ endpoint: `${pushService.url}/sub/chromium`, keys: { p256dh: keys.p256dh, auth: keys.auth } }),
     });
     expect(subscribed.status).toBe(201);

@@ -116,7 +116,7 @@ describe("device links", () => {
     expect(listed.body.devices).toContainEqual(expect.objectContaining({ name: "Kitchen tablet", mintedBy: { kind: "command-line" } }));
   });
 
-  it("22.1 a device link cannot mint or revoke devices, nor can a token without a key id (an Open WebUI session token)", async () => {
+  it("22.1 a device link cannot mint or revoke devices, nor can a token without a key id (an Open WebUI session token); a device link may subscribe its own browser to push, a token without a key id may not", async () => {
     const owner = await server.ownerLink();
     const phone = await devices("POST", "/devices", owner, { name: "Phone" });
     const tablet = await devices("POST", "/devices", owner, { name: "Tablet" });
@@ -136,6 +136,13 @@ describe("device links", () => {
     expect((await devices("GET", "/devices", phoneToken)).body).toMatchObject({ ok: true, canManage: false, devices: before });
     expect((await devices("GET", "/devices", withoutKid)).body.canManage).toBe(false);
 
+    // Push: the phone's own subscription ends with the phone's link; one made without a key id never would.
+    const subscribe = (token: string, endpoint: string) => devices("POST", "/push/subscriptions", token, { endpoint, keys: { p256dh: "B".repeat(87), auth: "A".repeat(22) } });
+    expect(await subscribe(phoneToken, "https://push.example.test/phone-22-1")).toMatchObject({ status: 201, body: { ok: true } });
+    expect(await subscribe(withoutKid, "https://push.example.test/forever-22-1")).toMatchObject({ status: 403, body: { error: { code: "FORBIDDEN", message: expect.stringMatching(/without a key id .* cannot subscribe to push/) } } });
+    const stored = (await server.push.store.subscriptions(new Set(["owner"]))).map((record) => [record.endpoint, record.link.kid]);
+    expect(stored).toContainEqual(["https://push.example.test/phone-22-1", phone.body.kid]);
+    expect(stored.map(([endpoint]) => endpoint)).not.toContain("https://push.example.test/forever-22-1");
   });
 
   it("22.6 GET /devices with a malformed stored device record lists the others and logs it once", async () => {
