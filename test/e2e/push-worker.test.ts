@@ -4,13 +4,16 @@
 // (`ServiceWorker.deliverPushMessage`) and shows a notification with the ask's title and Deny /
 // Allow once; the worker's click handler, called with Allow once (no DevTools command clicks a
 // notification), sends the action token and the Gateway receives allow-once; a second click is refused.
-// The Devices tab lists the browsers pushed to, each with a Remove button (issue 22, item 4).
+// The app runs on a Redis of its own (issue 22, item 8): pressed while Redis is away, Allow once says to
+// try again and the notification keeps its buttons, and the same button decides once Redis is back.
+// The Devices tab lists the browsers pushed to, each with a Remove button (item 4).
 import { beforeAll, afterAll, describe, expect, inject, it } from "vitest";
 import type { Worker } from "playwright-core";
 import { openPage } from "../support/browser.ts";
 import { TEST_AGENT, sessionKeyOf, silence } from "../support/asks.ts";
 import type { Payload } from "../support/gateway-client.ts";
 import { browserKeys, decryptPush, startPushService, type BrowserKeys, type PushServiceStandIn } from "../support/push-service.ts";
+import { startRedis, type TestRedis } from "../support/redis-server.ts";
 import { UI_TIMEOUT, seriousViolations, uniqueChat, useE2e } from "./fixtures.ts";
 
 const gatewayUrl = inject("gatewayUrl");
@@ -18,15 +21,21 @@ const gatewayUrl = inject("gatewayUrl");
 
 describe.skipIf(!gatewayUrl)("service worker and push", () => {
   let pushService: PushServiceStandIn;
+  let redis: TestRedis;
   // The stand-in runs on 127.0.0.1: a loopback push service is taken only with this test setting.
   const env: Record<string, string> = { PUSH_ALLOW_PRIVATE_ENDPOINTS: "1" };
   // Registered before useE2e's own: the app server must trust the stand-in's certificate from its start.
   beforeAll(async () => {
     pushService = await startPushService();
+    redis = await startRedis();
     env.NODE_EXTRA_CA_CERTS = pushService.caFile;
+    env.REDIS_URL = redis.url;
   });
   const e2e = useE2e({ env });
-  afterAll(async () => pushService?.stop());
+  afterAll(async () => {
+    await pushService?.stop();
+    await redis?.stop();
+  });
   let keys: BrowserKeys;
 
   type Shown = { title: string; body: string; tag: string; actions: string[]; data: Record<string, unknown> };
@@ -119,6 +128,29 @@ describe.skipIf(!gatewayUrl)("service worker and push", () => {
     await expect.poll(async () => (await shown()).find((item) => item.tag === `ask:${askId}`)?.body).toMatch(/^(Allow once: sent|Decided: Allow once)$/);
     // The same token again is refused, and the worker says so.
     expect(await click()).toMatchObject({ ok: false, error: { code: "ALREADY_RESOLVED" } });
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it("22.8 Allow once pressed while Redis is away says to try again and keeps the notification's buttons; once Redis is back the same button decides", async () => {
+    const { context, errors, worker, deliver, shown } = await dashboardWithWorker();
+    const { decided, payload } = await pushedApproval("sw-outage");
+    const askId = JSON.parse(payload).askId as string;
+    await deliver(payload);
+    const notification = async () => (await shown()).find((item) => item.tag === `ask:${askId}`);
+    await expect.poll(async () => (await notification())?.actions, { timeout: UI_TIMEOUT }).toEqual(["deny", "allow-once"]);
+    const health = async () => ((await (await fetch(`${e2e.app.url}/healthz`)).json()) as { status: string }).status;
+
+    await redis.kill();
+    await expect.poll(health, { timeout: UI_TIMEOUT }).toBe("degraded");
+    expect(await press(worker, "allow-once", (await notification())!.data)).toMatchObject({ ok: false, error: { code: "UNAVAILABLE" } });
+    await expect.poll(async () => (await notification())?.body, { timeout: UI_TIMEOUT }).toMatch(/try again/i);
+    expect((await notification())!.actions).toEqual(["deny", "allow-once"]);
+
+    await redis.restart();
+    await expect.poll(health, { timeout: UI_TIMEOUT }).toBe("ok");
+    expect(await press(worker, "allow-once", (await notification())!.data)).toEqual({ ok: true, status: "answered" });
+    expect(await decided).toMatchObject({ decision: "allow-once" });
     expect(errors).toEqual([]);
     await context.close();
   });
