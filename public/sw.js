@@ -82,9 +82,13 @@ async function openDashboard(url) {
   return self.clients.openWindow(url);
 }
 
+/** Failures after which the action was not taken and may be tried again: the server unreachable, or its Redis (503). */
+const RETRYABLE = new Set(["NETWORK", "UNAVAILABLE"]);
+
 /**
  * A notification was tapped. With one of its actions, the action's token is posted to the server,
- * which checks it, claims the ask and decides it; the notification then says what happened. Without
+ * which checks it, claims the ask and decides it; the notification then says what happened (and keeps
+ * its buttons when nothing was decided and trying again can work). Without
  * an action (or for a question, which needs its options) the dashboard opens at the ask.
  * Set on `self` so tests can call it with an action directly: no DevTools command clicks a notification.
  */
@@ -103,7 +107,12 @@ async function handleNotificationClick(action, data) {
     });
     result = await response.json();
   } catch {
-    result = { ok: false, error: { code: "NETWORK", message: "The server could not be reached: open the dashboard to decide." } };
+    result = { ok: false, error: { code: "NETWORK", message: "The server could not be reached: nothing was decided. Try again, or open the dashboard to decide." } };
+  }
+  if (!result.ok && RETRYABLE.has(result.error.code)) {
+    // Nothing was decided, and the same buttons work once the server (or its Redis) is back: they stay.
+    await showPush({ type: "ask", askId: data.askId, url: data.url, title: data.title, tag: data.tag, body: result.error.message, actions: data.actions });
+    return result;
   }
   await self.registration.showNotification(data.title, {
     body: result.ok ? `${chosen.title}: sent` : result.error.message,

@@ -53,7 +53,7 @@ export type ApplicationOptions = {
   presence?: Presence;
   /** Serves pages; without it (tests) only Socket.IO and /healthz answer. */
   pages?: HttpHandler;
-  /** The HTTPS agent push notifications are sent with (one trusting a private CA). */
+  /** The HTTPS agent push notifications are sent with (one trusting a private CA), with PUSH_ALLOW_PRIVATE_ENDPOINTS only. */
   pushAgent?: Agent;
 };
 
@@ -76,7 +76,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
   const sharedPresence = redis && !options.presence ? new RedisPresence({ redis, instanceId, clock, prefix: `${redisKeyPrefix}presence:`, log }) : null;
   const presence = options.presence ?? sharedPresence ?? new MemoryPresence();
   const key = secretKey(options.authSecret);
-  const devices = openDeviceStore({ redis, redisKeyPrefix, dataDir: config.DATA_DIR });
+  const devices = openDeviceStore({ redis, redisKeyPrefix, dataDir: config.DATA_DIR, log });
   const isOwnerLinkKid = isCurrentOwnerLinkKid(store);
   // Owner links share one kid; each device link has its own, revoked alone.
   const isKnownKid = async (kid: string) => (await devices.isActive(kid, clock.now())) || (await isOwnerLinkKid(kid));
@@ -125,6 +125,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     baseUrl: () => config.PUBLIC_URL ?? `http://${config.HOST}:${port}`,
     now: () => clock.now(),
     ownerOf,
+    isOwnerLinkKid,
     log,
   });
 
@@ -137,6 +138,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     dashboardUrl: () => config.PUBLIC_URL ?? `http://${config.HOST}:${port}`,
     ownerOf,
     isKnownKid,
+    isOwnerLinkKid,
     agent: options.pushAgent,
     redis,
     redisKeyPrefix,

@@ -83,6 +83,11 @@ const EnvSchema = z.object({
     .string()
     .refine((subject) => /^(mailto:\S+@\S+|https:\/\/\S+)$/.test(subject), "must be a mailto: address or an https:// URL")
     .default("mailto:openclaw-asks@localhost"),
+  /**
+   * Tests only: push subscriptions to loopback, private and bare-address hosts are taken and pushed to
+   * (the tests' push service runs on 127.0.0.1). Without it the push sender reaches public hosts only.
+   */
+  PUSH_ALLOW_PRIVATE_ENDPOINTS: z.literal("1", "must be 1 when set (tests only)").optional(),
   TEXT_PROMPT_TIMEOUT_SECONDS: z.coerce.number().int().min(5).max(86_400).default(240),
   /** Finished asks, and chats nobody viewed, are deleted after this many days. */
   HISTORY_DAYS: z.coerce.number().int().min(1).max(36_500).default(90),

@@ -4,15 +4,17 @@ import { openStore } from "./store/open.ts";
 import { secretKey } from "./tabs/auth.ts";
 import { describeOwnerLink, mintOwnerLink, revokeOwnerLinks } from "./tabs/owner-links.ts";
 import { renderUnicodeCompact } from "uqr";
+import { DeviceName } from "../lib/devices.ts";
 import { mintDeviceLink } from "./devices/device-links.ts";
 import { openDeviceStore } from "./devices/device-store.ts";
 
 /**
  * `npm run owner-link`: prints a new dashboard link for the first owner, valid OWNER_LINK_HOURS.
- * `npm run owner-link -- --revoke` first revokes every owner link minted so far (a running server
- * refuses them from then on and closes their open sockets at its next check), then prints a new one. `npm run owner-link -- --device
- * "Alice's phone"` prints a device link (and its QR code) instead: valid 30 days at most, revocable
- * alone on the dashboard. Same environment as `npm start`.
+ * `npm run owner-link -- --revoke` first revokes every owner link minted so far and every device link
+ * minted through one (a running server refuses them from then on and closes their open sockets at its
+ * next check), then prints a new one. `npm run owner-link -- --device "Alice's phone"` prints a device
+ * link (and its QR code) instead: valid 30 days at most, revocable alone on the dashboard, and not
+ * touched by `--revoke`. Same environment as `npm start`.
  */
 
 const USAGE = 'usage: npm run owner-link [-- --revoke] | [-- --device "<name>"]';
@@ -24,11 +26,18 @@ function parseArgs(args: readonly string[]): Args {
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     if (arg === "--revoke") parsed.revoke = true;
-    else if (arg === "--device" && args[i + 1]?.trim()) parsed.device = args[++i]!.trim();
+    else if (arg === "--device" && args[i + 1] !== undefined) parsed.device = deviceName(args[++i]!);
     else throw new Error(`unknown argument ${arg}: ${USAGE}`);
   }
   if (parsed.revoke && parsed.device) throw new Error(`--revoke and --device do not go together: ${USAGE}`);
   return parsed;
+}
+
+/** The name as the dashboard would store it (normalized), or why it cannot be one. */
+function deviceName(given: string): string {
+  const parsed = DeviceName.safeParse(given);
+  if (!parsed.success) throw new Error(`--device ${parsed.error.issues[0]?.message ?? "is not a device name"}: ${USAGE}`);
+  return parsed.data;
 }
 
 async function main(args: readonly string[]): Promise<void> {
@@ -39,22 +48,24 @@ async function main(args: readonly string[]): Promise<void> {
   const owner = [...config.owners][0] ?? "owner";
   // With REDIS_URL the owner-link key id and the devices live in Redis, where every instance checks them.
   const { store, redis } = await openStore(config, () => {});
-  const devices = device ? openDeviceStore({ redis, redisKeyPrefix: config.REDIS_KEY_PREFIX, dataDir: config.DATA_DIR }) : null;
+  const devices = openDeviceStore({ redis, redisKeyPrefix: config.REDIS_KEY_PREFIX, dataDir: config.DATA_DIR, log: (message) => console.error(message) });
   try {
-    if (devices && device) {
-      const link = await mintDeviceLink({ store: devices, key: secretKey(authSecret), owner, name: device, maxTokenDays: config.MAX_TOKEN_DAYS, baseUrl, now: Date.now() });
+    if (device) {
+      const link = await mintDeviceLink({ store: devices, key: secretKey(authSecret), owner, name: device, mintedBy: { kind: "command-line" }, maxTokenDays: config.MAX_TOKEN_DAYS, baseUrl, now: Date.now() });
       console.log(renderUnicodeCompact(link.url));
       console.log(`Device link for "${link.name}" (owner "${owner}", until ${new Date(link.expiresAt).toISOString()}; revoke it on the dashboard): ${link.url}`);
       return;
     }
     if (revoke) {
+      // The key id first: an owner link minting a device meanwhile then finds its link revoked after its write.
       await revokeOwnerLinks(store);
-      console.log("Every earlier owner link is revoked.");
+      const revokedDevices = await devices.revokeMintedThroughOwnerLinks(Date.now());
+      console.log(`Every earlier owner link is revoked, and the ${revokedDevices === 1 ? "1 device link" : `${revokedDevices} device links`} minted through them.`);
     }
     const link = await mintOwnerLink({ store, key: secretKey(authSecret), owner, hours: config.OWNER_LINK_HOURS, baseUrl });
     console.log(describeOwnerLink(link));
   } finally {
-    devices?.close();
+    devices.close();
     await store.close();
     redis?.disconnect();
   }

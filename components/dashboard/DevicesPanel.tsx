@@ -1,9 +1,9 @@
 import { useCallback, useEffect, useId, useState } from "react";
+import type { DeviceList, DeviceMinter, DeviceSummary, PushSubscriptionList, PushSubscriptionSummary } from "../../lib/devices.ts";
 import { cx, formatTime } from "../asks/format.ts";
 import { card, muted, primaryButton, secondaryButton, textInput } from "../asks/styles.ts";
 import { QrCode } from "./QrCode.tsx";
 
-type Device = { kid: string; name: string; createdAt: number; expiresAt: number };
 type Link = { url: string; name: string; expiresAt: number };
 
 async function call<T>(path: string, token: string, init: RequestInit = {}): Promise<{ ok: true; body: T } | { ok: false; message: string }> {
@@ -16,12 +16,35 @@ async function call<T>(path: string, token: string, init: RequestInit = {}): Pro
   }
 }
 
+/** Which link made a device, in the words of the list. */
+function madeBy(minter: DeviceMinter): string {
+  switch (minter.kind) {
+    case "owner-link":
+      return `made with an owner link (${minter.kid.slice(0, 8)})`;
+    case "command-line":
+      return "made with npm run owner-link -- --device";
+    case "unrecorded":
+      return "made by an earlier version (link not recorded)";
+  }
+}
+
+/** Which link a push subscription was made with: a listed device, else the owner links. */
+function subscribedWith(subscription: PushSubscriptionSummary, devices: DeviceSummary[]): string {
+  const device = devices.find((candidate) => candidate.kid === subscription.linkKid);
+  return device ? `with ${device.name}'s link` : `with an owner link (${subscription.linkKid.slice(0, 8)})`;
+}
+
 /**
  * Signing in from a phone: a device link (a revocable owner token for that one device, 30 days at
- * most) shown as a QR code to scan, and the owner's devices, each revocable.
+ * most) shown as a QR code to scan, the owner's devices with when and through which link each was
+ * made, and the browsers pushed to. Minting, revoking and removing need a dashboard opened with an
+ * owner link; one opened with a device link lists only.
  */
 export function DevicesPanel({ token, active }: { token: string | null; active: boolean }) {
-  const [devices, setDevices] = useState<Device[]>([]);
+  const [devices, setDevices] = useState<DeviceSummary[]>([]);
+  const [subscriptions, setSubscriptions] = useState<PushSubscriptionSummary[]>([]);
+  /** Whether this dashboard's link may mint, revoke and remove; null until the server said. */
+  const [canManage, setCanManage] = useState<boolean | null>(null);
   const [name, setName] = useState("");
   const [link, setLink] = useState<Link | null>(null);
   const [message, setMessage] = useState<string | null>(null);
@@ -30,9 +53,13 @@ export function DevicesPanel({ token, active }: { token: string | null; active: 
 
   const refresh = useCallback(async () => {
     if (!token) return;
-    const listed = await call<{ devices: Device[] }>("/devices", token);
-    if (listed.ok) setDevices(listed.body.devices);
-    else setMessage(`Devices could not be listed: ${listed.message}`);
+    const [listed, pushed] = await Promise.all([call<DeviceList>("/devices", token), call<PushSubscriptionList>("/push/subscriptions", token)]);
+    if (listed.ok) {
+      setDevices(listed.body.devices);
+      setCanManage(listed.body.canManage);
+    } else setMessage(`Devices could not be listed: ${listed.message}`);
+    if (pushed.ok) setSubscriptions(pushed.body.subscriptions);
+    else setMessage(`Push subscriptions could not be listed: ${pushed.message}`);
   }, [token]);
 
   useEffect(() => {
@@ -54,11 +81,18 @@ export function DevicesPanel({ token, active }: { token: string | null; active: 
     await refresh();
   };
 
-  const revoke = async (device: Device) => {
+  const revoke = async (device: DeviceSummary) => {
     if (!token) return;
     const revoked = await call<object>(`/devices/${encodeURIComponent(device.kid)}`, token, { method: "DELETE" });
     setMessage(revoked.ok ? `${device.name} is revoked: its link no longer signs in.` : revoked.message);
     if (link && revoked.ok && link.name === device.name) setLink(null);
+    await refresh();
+  };
+
+  const remove = async (subscription: PushSubscriptionSummary) => {
+    if (!token) return;
+    const removed = await call<object>(`/push/subscriptions/${encodeURIComponent(subscription.id)}`, token, { method: "DELETE" });
+    setMessage(removed.ok ? `Push to ${subscription.service} is removed: that browser gets no more notifications.` : removed.message);
     await refresh();
   };
 
@@ -72,23 +106,26 @@ export function DevicesPanel({ token, active }: { token: string | null; active: 
           A device link signs that one device in as you for 30 days at most; revoke it here at any time. Install the dashboard from the phone&apos;s browser
           menu and it keeps the link.
         </p>
-        <form
-          className="mt-3 flex flex-wrap items-end gap-2"
-          onSubmit={(event) => {
-            event.preventDefault();
-            void create();
-          }}
-        >
-          <div className="min-w-0 flex-[1_1_12rem]">
-            <label htmlFor={`${id}-name`} className={cx("mb-0.5 block text-xs font-medium", muted)}>
-              Device name
-            </label>
-            <input id={`${id}-name`} value={name} onChange={(event) => setName(event.target.value)} maxLength={60} required className={cx(textInput, "min-h-11")} />
-          </div>
-          <button type="submit" className={primaryButton} disabled={busy || !token || name.trim() === ""}>
-            {busy ? "Creating…" : "Create device link"}
-          </button>
-        </form>
+        {canManage === true && (
+          <form
+            className="mt-3 flex flex-wrap items-end gap-2"
+            onSubmit={(event) => {
+              event.preventDefault();
+              void create();
+            }}
+          >
+            <div className="min-w-0 flex-[1_1_12rem]">
+              <label htmlFor={`${id}-name`} className={cx("mb-0.5 block text-xs font-medium", muted)}>
+                Device name
+              </label>
+              <input id={`${id}-name`} value={name} onChange={(event) => setName(event.target.value)} maxLength={60} required className={cx(textInput, "min-h-11")} />
+            </div>
+            <button type="submit" className={primaryButton} disabled={busy || !token || name.trim() === ""}>
+              {busy ? "Creating…" : "Create device link"}
+            </button>
+          </form>
+        )}
+        {canManage === false && <p className="mt-3 text-sm">Device links are made and revoked from a dashboard opened with an owner link (npm run owner-link), not from this one.</p>}
         {link && (
           <div className="mt-4 flex flex-col items-center gap-2 text-center">
             <QrCode text={link.url} label={`QR code: device link for ${link.name}`} />
@@ -117,14 +154,42 @@ export function DevicesPanel({ token, active }: { token: string | null; active: 
             {devices.map((device) => (
               <li key={device.kid} className="flex items-center gap-3 py-2">
                 <span className="min-w-0 flex-1">
-                  <span className="block font-medium break-words">{device.name}</span>
+                  <bdi className="block font-medium break-words">{device.name}</bdi>
                   <span className={cx("block text-xs", muted)}>
-                    added {formatTime(device.createdAt)} · until {formatTime(device.expiresAt)}
+                    added {formatTime(device.createdAt)}, {madeBy(device.mintedBy)} · until {formatTime(device.expiresAt)}
                   </span>
                 </span>
-                <button type="button" className={secondaryButton} aria-label={`Revoke ${device.name}`} onClick={() => void revoke(device)}>
-                  Revoke
-                </button>
+                {canManage && (
+                  <button type="button" className={secondaryButton} aria-label={`Revoke ${device.name}`} onClick={() => void revoke(device)}>
+                    Revoke
+                  </button>
+                )}
+              </li>
+            ))}
+          </ul>
+        )}
+
+        <h3 id={`${id}-push`} className="mt-4 text-base font-semibold">
+          Push notifications
+        </h3>
+        {subscriptions.length === 0 ? (
+          <p className={cx("mt-2 text-sm", muted)}>No browser gets push notifications.</p>
+        ) : (
+          <ul aria-labelledby={`${id}-push`} className="mt-2 divide-y divide-zinc-200 dark:divide-zinc-800">
+            {subscriptions.map((subscription) => (
+              <li key={subscription.id} className="flex items-center gap-3 py-2">
+                <span className="min-w-0 flex-1">
+                  <span className="block font-medium break-words">{new URL(subscription.service).host}</span>
+                  <span className={cx("block text-xs", muted)}>
+                    since {formatTime(subscription.createdAt)}, <bdi>{subscribedWith(subscription, devices)}</bdi>
+                    {subscription.failures > 0 && ` · the last ${subscription.failures} failed`}
+                  </span>
+                </span>
+                {canManage && (
+                  <button type="button" className={secondaryButton} aria-label={`Remove push to ${new URL(subscription.service).host} (since ${formatTime(subscription.createdAt)})`} onClick={() => void remove(subscription)}>
+                    Remove
+                  </button>
+                )}
               </li>
             ))}
           </ul>

@@ -1,5 +1,7 @@
 import path from "node:path";
 import type { Redis } from "ioredis";
+import { z } from "zod";
+import { DeviceMinter } from "../../lib/devices.ts";
 import { PrivateDatabase } from "../store/private-database.ts";
 import { redisScripts, unavailableAs } from "../store/redis-scripts.ts";
 
@@ -8,25 +10,88 @@ import { redisScripts, unavailableAs } from "../store/redis-scripts.ts";
  * link's token carries the device's key id (`kid`); a revoked device's kid is refused from its next
  * connect on. One process keeps them in its own SQLite file under DATA_DIR (0600); several instances
  * share them in Redis, so a link minted on one works on every other and a revocation holds everywhere.
+ * Each device records which link minted it, so revoking the owner links ends what they minted.
+ * A stored device that no longer reads (a hand edit, another version's data) is set aside: logged
+ * once with its kid, left out of the list, and not a working link.
  */
 
-export type Device = { kid: string; owner: string; name: string; createdAt: number; expiresAt: number };
+export type Device = { kid: string; owner: string; name: string; createdAt: number; expiresAt: number; mintedBy: DeviceMinter };
 
 export interface DeviceStore {
   add(device: Device): Promise<void>;
-  /** The owner's devices that still work, newest first (expired ones are forgotten). */
+  /** The owner's devices that still work, newest first (expired ones are forgotten, unreadable ones set aside). */
   list(owner: string, now: number): Promise<Device[]>;
   /** Whether a token with this kid is still good: a known device, neither revoked nor expired. */
   isActive(kid: string, now: number): Promise<boolean>;
   /** Returns whether the owner had such a device to revoke. */
   revoke(kid: string, owner: string, now: number): Promise<boolean>;
+  /**
+   * The owner links were revoked: so is every device minted through one (or whose minter an earlier
+   * version did not record), of every owner. Devices minted by `npm run owner-link -- --device` stay.
+   * Returns how many were revoked.
+   */
+  revokeMintedThroughOwnerLinks(now: number): Promise<number>;
   close(): void;
 }
 
 /** The device store the deployment uses: Redis's when the instances share one, else DATA_DIR's file. */
-export function openDeviceStore(options: { redis: Redis | null; redisKeyPrefix: string; dataDir: string }): DeviceStore {
-  if (options.redis) return new RedisDeviceStore(options.redis, `${options.redisKeyPrefix}devices:`);
-  return new SqliteDeviceStore(path.join(options.dataDir, "devices.sqlite"));
+export function openDeviceStore(options: { redis: Redis | null; redisKeyPrefix: string; dataDir: string; log: (message: string) => void }): DeviceStore {
+  if (options.redis) return new RedisDeviceStore(options.redis, `${options.redisKeyPrefix}devices:`, options.log);
+  return new SqliteDeviceStore(path.join(options.dataDir, "devices.sqlite"), options.log);
+}
+
+/**
+ * How a device's minter is stored (a SQLite column, a Redis hash field): `owner-link:<kid>` or
+ * `command-line`; absent for a device stored before minters were recorded.
+ */
+const COMMAND_LINE = "command-line";
+const OWNER_LINK = "owner-link:";
+
+function storedMinter(minter: DeviceMinter): string | null {
+  if (minter.kind === "owner-link") return `${OWNER_LINK}${minter.kid}`;
+  return minter.kind === "command-line" ? COMMAND_LINE : null;
+}
+
+const StoredMinter = z
+  .string()
+  .nullable()
+  .transform((stored, context): DeviceMinter => {
+    if (stored === null) return { kind: "unrecorded" };
+    if (stored === COMMAND_LINE) return { kind: "command-line" };
+    if (stored.startsWith(OWNER_LINK) && stored.length > OWNER_LINK.length) return { kind: "owner-link", kid: stored.slice(OWNER_LINK.length) };
+    context.addIssue({ code: "custom", message: "is not a minter" });
+    return z.NEVER;
+  });
+
+/** A stored device as both stores read it back: fields of the right types, times that are epoch ms. */
+const StoredDevice = z.object({
+  kid: z.string().min(1),
+  owner: z.string().min(1),
+  name: z.string().min(1),
+  createdAt: z.number().int().nonnegative(),
+  expiresAt: z.number().int().nonnegative(),
+  mintedBy: StoredMinter,
+});
+
+/** Reads stored devices back; one that does not parse is logged once (its kid and why, never its fields) and skipped. */
+class SetAsideDevices {
+  private readonly kids = new Set<string>();
+  private readonly log: (message: string) => void;
+
+  constructor(log: (message: string) => void) {
+    this.log = log;
+  }
+
+  read(kid: string, fields: Record<keyof z.input<typeof StoredDevice>, unknown>): Device | null {
+    const parsed = StoredDevice.safeParse(fields);
+    if (parsed.success) return parsed.data;
+    if (!this.kids.has(kid)) {
+      this.kids.add(kid);
+      const issue = parsed.error.issues[0];
+      this.log(`set aside unreadable stored device ${kid}: ${issue?.path.join(".") || "device"}: ${issue?.code ?? "invalid"}`);
+    }
+    return null;
+  }
 }
 
 const SCHEMA = `
@@ -36,46 +101,67 @@ const SCHEMA = `
     name TEXT NOT NULL,
     created_at INTEGER NOT NULL,
     expires_at INTEGER NOT NULL,
-    revoked_at INTEGER
+    revoked_at INTEGER,
+    minted_by TEXT
   );
   CREATE INDEX IF NOT EXISTS devices_owner ON devices(owner);
 `;
 
 const STATEMENTS = {
-  add: "INSERT INTO devices (kid, owner, name, created_at, expires_at, revoked_at) VALUES (?, ?, ?, ?, ?, NULL)",
+  add: "INSERT INTO devices (kid, owner, name, created_at, expires_at, revoked_at, minted_by) VALUES (?, ?, ?, ?, ?, NULL, ?)",
   get: "SELECT * FROM devices WHERE kid = ?",
   list: "SELECT * FROM devices WHERE owner = ? AND revoked_at IS NULL AND expires_at > ? ORDER BY created_at DESC",
   revoke: "UPDATE devices SET revoked_at = ? WHERE kid = ? AND owner = ? AND revoked_at IS NULL",
+  revokeMintedThroughOwnerLinks: `UPDATE devices SET revoked_at = ? WHERE revoked_at IS NULL AND (minted_by IS NULL OR minted_by != '${COMMAND_LINE}')`,
   prune: "DELETE FROM devices WHERE expires_at < ?",
 };
 
-type Row = { kid: string; owner: string; name: string; created_at: number; expires_at: number; revoked_at: number | null };
-
-const toDevice = (row: Row): Device => ({ kid: row.kid, owner: row.owner, name: row.name, createdAt: row.created_at, expiresAt: row.expires_at });
+/** A row as SQLite hands it back: a hand edit can leave any type in any column. */
+type Row = { kid: string; owner: unknown; name: unknown; created_at: unknown; expires_at: unknown; revoked_at: unknown; minted_by: unknown };
 
 export class SqliteDeviceStore implements DeviceStore {
   private readonly database: PrivateDatabase<keyof typeof STATEMENTS>;
+  private readonly setAside: SetAsideDevices;
 
-  constructor(file: string) {
-    this.database = new PrivateDatabase(file, SCHEMA, STATEMENTS);
+  constructor(file: string, log: (message: string) => void) {
+    // Files from before minters were recorded: their devices read as unrecorded.
+    this.database = new PrivateDatabase(file, SCHEMA, STATEMENTS, { devices: { minted_by: "TEXT" } });
+    // A value too large for a JavaScript number reads as a bigint (and is set aside) rather than failing the whole read.
+    for (const read of [this.database.statements.list, this.database.statements.get]) read.setReadBigInts(true);
+    this.setAside = new SetAsideDevices(log);
   }
 
   async add(device: Device): Promise<void> {
-    this.database.statements.add.run(device.kid, device.owner, device.name, device.createdAt, device.expiresAt);
+    this.database.statements.add.run(device.kid, device.owner, device.name, device.createdAt, device.expiresAt, storedMinter(device.mintedBy));
   }
 
   async list(owner: string, now: number): Promise<Device[]> {
     this.database.statements.prune.run(now);
-    return (this.database.statements.list.all(owner, now) as Row[]).map(toDevice);
+    const devices: Device[] = [];
+    for (const row of this.database.statements.list.all(owner, now) as Row[]) {
+      const device = this.read(row);
+      if (device) devices.push(device);
+    }
+    return devices;
+  }
+
+  private read(row: Row): Device | null {
+    return this.setAside.read(String(row.kid), { kid: row.kid, owner: row.owner, name: row.name, createdAt: safeNumber(row.created_at), expiresAt: safeNumber(row.expires_at), mintedBy: row.minted_by });
   }
 
   async isActive(kid: string, now: number): Promise<boolean> {
     const row = this.database.statements.get.get(kid) as Row | undefined;
-    return row !== undefined && row.revoked_at === null && row.expires_at > now;
+    if (row === undefined || row.revoked_at !== null) return false;
+    const device = this.read(row);
+    return device !== null && device.expiresAt > now;
   }
 
   async revoke(kid: string, owner: string, now: number): Promise<boolean> {
     return Number(this.database.statements.revoke.run(now, kid, owner).changes) > 0;
+  }
+
+  async revokeMintedThroughOwnerLinks(now: number): Promise<number> {
+    return Number(this.database.statements.revokeMintedThroughOwnerLinks.run(now).changes);
   }
 
   close(): void {
@@ -83,21 +169,26 @@ export class SqliteDeviceStore implements DeviceStore {
   }
 }
 
-/** Newest first; an expired device (or one whose key Redis already let lapse) is forgotten on the way. */
+/** A bigint that fits a JavaScript number as that number; anything else as it is (the schema judges it). */
+const safeNumber = (value: unknown): unknown => (typeof value === "bigint" && value <= BigInt(Number.MAX_SAFE_INTEGER) && value >= BigInt(Number.MIN_SAFE_INTEGER) ? Number(value) : value);
+
+/**
+ * Newest first; an expired device (or one whose key Redis already let lapse) is forgotten on the way.
+ * The fields of the others go back as they are stored, for the caller to read (and set aside).
+ */
 const LIST = `
 local p, owner, now = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local index = p .. 'owner-devices:' .. owner
 local out = {}
 for _, kid in ipairs(redis.call('ZREVRANGE', index, 0, -1)) do
-  local row = redis.call('HMGET', p .. 'device:' .. kid, 'name', 'created', 'expires')
-  if row[1] and tonumber(row[3]) > now then
-    out[#out + 1] = kid
-    out[#out + 1] = row[1]
-    out[#out + 1] = row[2]
-    out[#out + 1] = row[3]
-  else
-    redis.call('DEL', p .. 'device:' .. kid)
+  local key = p .. 'device:' .. kid
+  local expires = tonumber(redis.call('HGET', key, 'expires'))
+  if redis.call('EXISTS', key) == 0 or (expires and expires <= now) then
+    redis.call('DEL', key)
     redis.call('ZREM', index, kid)
+  else
+    out[#out + 1] = kid
+    out[#out + 1] = redis.call('HMGET', key, 'owner', 'name', 'created', 'expires', 'mintedBy')
   end
 end
 return out
@@ -112,29 +203,46 @@ redis.call('ZREM', p .. 'owner-devices:' .. owner, kid)
 return 1
 `;
 
+/** Revokes one device unless the command line minted it; returns 1 when it did. */
+const REVOKE_UNLESS_COMMAND_LINE = `
+local p, kid = ARGV[1], ARGV[2]
+local key = p .. 'device:' .. kid
+if redis.call('EXISTS', key) == 0 or redis.call('HGET', key, 'mintedBy') == '${COMMAND_LINE}' then return 0 end
+local owner = redis.call('HGET', key, 'owner')
+redis.call('DEL', key)
+if owner then redis.call('ZREM', p .. 'owner-devices:' .. owner, kid) end
+return 1
+`;
+
+/** A Redis MATCH pattern for keys that start with `text`: its glob characters escaped. */
+const globPrefix = (text: string) => `${text.replace(/[*?[\]\\]/g, "\\$&")}*`;
+
 /**
  * Keys, under the deployment's prefix (`<REDIS_KEY_PREFIX>devices:`): `device:<kid>` hash (owner,
- * name, created, expires), which Redis drops by itself when the link expires, and
+ * name, created, expires, mintedBy), which Redis drops by itself when the link expires, and
  * `owner-devices:<owner>` sorted set of kids by creation, for the listing.
  */
 export class RedisDeviceStore implements DeviceStore {
   private readonly redis: Redis;
   private readonly prefix: string;
-  private readonly run: ReturnType<typeof redisScripts<"list" | "revoke">>;
+  private readonly run: ReturnType<typeof redisScripts<"list" | "revoke" | "revokeUnlessCommandLine">>;
+  private readonly setAside: SetAsideDevices;
 
   /** Takes a connected client; `close` does not end it (its owner does). */
-  constructor(redis: Redis, prefix: string) {
+  constructor(redis: Redis, prefix: string, log: (message: string) => void) {
     this.redis = redis;
     this.prefix = prefix;
-    this.run = redisScripts(redis, prefix, { list: LIST, revoke: REVOKE });
+    this.run = redisScripts(redis, prefix, { list: LIST, revoke: REVOKE, revokeUnlessCommandLine: REVOKE_UNLESS_COMMAND_LINE });
+    this.setAside = new SetAsideDevices(log);
   }
 
   async add(device: Device): Promise<void> {
     const key = `${this.prefix}device:${device.kid}`;
+    const minter = storedMinter(device.mintedBy);
     await unavailableAs(this.redis, () =>
       this.redis
         .multi()
-        .hset(key, { owner: device.owner, name: device.name, created: device.createdAt, expires: device.expiresAt })
+        .hset(key, { owner: device.owner, name: device.name, created: device.createdAt, expires: device.expiresAt, ...(minter === null ? {} : { mintedBy: minter }) })
         .pexpireat(key, device.expiresAt)
         .zadd(`${this.prefix}owner-devices:${device.owner}`, device.createdAt, device.kid)
         .exec(),
@@ -142,20 +250,45 @@ export class RedisDeviceStore implements DeviceStore {
   }
 
   async list(owner: string, now: number): Promise<Device[]> {
-    const flat = (await this.run("list", owner, now)) as string[];
+    const flat = (await this.run("list", owner, now)) as (string | (string | null)[])[];
     const devices: Device[] = [];
-    for (let i = 0; i + 3 < flat.length; i += 4) devices.push({ kid: flat[i]!, owner, name: flat[i + 1]!, createdAt: Number(flat[i + 2]), expiresAt: Number(flat[i + 3]) });
+    for (let i = 0; i + 1 < flat.length; i += 2) {
+      const device = this.read(flat[i] as string, flat[i + 1] as (string | null)[]);
+      if (device) devices.push(device);
+    }
     return devices;
   }
 
+  /** A device from its hash fields (owner, name, created, expires, mintedBy), or null when they do not read. */
+  private read(kid: string, [owner, name, created, expires, mintedBy]: (string | null)[]): Device | null {
+    return this.setAside.read(kid, { kid, owner, name, createdAt: storedNumber(created ?? null), expiresAt: storedNumber(expires ?? null), mintedBy: mintedBy ?? null });
+  }
+
   async isActive(kid: string, now: number): Promise<boolean> {
-    const expires = await unavailableAs(this.redis, () => this.redis.hget(`${this.prefix}device:${kid}`, "expires"));
-    return expires !== null && Number(expires) > now;
+    const stored = await unavailableAs(this.redis, () => this.redis.hgetall(`${this.prefix}device:${kid}`));
+    if (Object.keys(stored).length === 0) return false;
+    const device = this.read(kid, [stored.owner, stored.name, stored.created, stored.expires, stored.mintedBy].map((field) => field ?? null));
+    return device !== null && device.expiresAt > now;
   }
 
   async revoke(kid: string, owner: string): Promise<boolean> {
     return (await this.run("revoke", kid, owner)) === 1;
   }
 
+  async revokeMintedThroughOwnerLinks(): Promise<number> {
+    const keyPrefix = `${this.prefix}device:`;
+    let revoked = 0;
+    let cursor = "0";
+    do {
+      const [next, keys] = await unavailableAs(this.redis, () => this.redis.scan(cursor, "MATCH", globPrefix(keyPrefix), "COUNT", 200));
+      for (const key of keys) revoked += Number(await this.run("revokeUnlessCommandLine", key.slice(keyPrefix.length)));
+      cursor = next;
+    } while (cursor !== "0");
+    return revoked;
+  }
+
   close(): void {}
 }
+
+/** A number field as Redis keeps it (text): its number when it is one, else the text itself (the schema refuses it). */
+const storedNumber = (text: string | null): unknown => (text !== null && /^\d+$/.test(text) ? Number(text) : text);

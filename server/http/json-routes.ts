@@ -1,11 +1,12 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { z } from "zod";
+import { StoreUnavailable } from "../store/store.ts";
 
 /**
  * What the owner-facing JSON endpoints (`/push/*`, `/devices`) share (docs/PROTOCOL.md, "Push" and
  * "Devices"): answers `{ ok: true, ... }` or `{ ok: false, error: { code, message } }` with an HTTP
- * status to match, bodies of bounded size validated with zod at the boundary, and a logged 500 when a
- * route throws.
+ * status to match, bodies of bounded size validated with zod at the boundary, a 503 to try again while
+ * the Redis several instances share is away, and a logged 500 when a route throws anything else.
  */
 
 export type Reply = { status: number; body: object };
@@ -45,15 +46,23 @@ export function parseJson<S extends z.ZodType>(body: Buffer, schema: S): ParsedB
   return { ok: true, value: parsed.data };
 }
 
-/** Serves `route`'s reply as JSON; a route that throws is logged (as `<what> <path>`) and answered 500. */
+/**
+ * Serves `route`'s reply as JSON. A route that meets the shared store away is answered 503: nothing was
+ * done, and the same request works once Redis is back. One that throws anything else is logged (as
+ * `<what> <path>`) and answered 500.
+ */
 export function serveJson(what: string, route: (request: IncomingMessage, pathname: string) => Promise<Reply>, log: (message: string) => void) {
+  const send = (response: ServerResponse, { status, body }: Reply) => {
+    if (!response.headersSent) response.writeHead(status, { "content-type": "application/json", "cache-control": "no-store" }).end(JSON.stringify(body));
+  };
   return (request: IncomingMessage, response: ServerResponse): void => {
     const { pathname } = new URL(request.url ?? "/", "http://x");
     route(request, pathname).then(
-      ({ status, body }) => response.writeHead(status, { "content-type": "application/json", "cache-control": "no-store" }).end(JSON.stringify(body)),
+      (reply) => send(response, reply),
       (error: unknown) => {
+        if (error instanceof StoreUnavailable) return send(response, fail(503, "UNAVAILABLE", `${error.message}: nothing was done; try again in a moment`));
         log(`${what} ${pathname} failed: ${error instanceof Error ? error.message : String(error)}`);
-        if (!response.headersSent) response.writeHead(500, { "content-type": "application/json" }).end(JSON.stringify({ ok: false, error: { code: "INTERNAL", message: "internal error" } }));
+        send(response, fail(500, "INTERNAL", "internal error"));
       },
     );
   };

@@ -7,9 +7,11 @@ import type { Config } from "../config.ts";
 import type { OwnerRequest } from "../http/owner-request.ts";
 import { actionTokenKey, mintActionToken } from "./action-tokens.ts";
 import { MemoryPushAnnouncements, RedisPushAnnouncements } from "./announcements.ts";
+import { publicPushAgent } from "./endpoint-host.ts";
 import { PushNotifier } from "./notifier.ts";
 import { openPushStore } from "./push-store.ts";
 import { createPushRoutes } from "./routes.ts";
+import { subscriptionKey } from "./subscription-signature.ts";
 import { loadSharedVapidKeys, loadVapidKeys } from "./vapid.ts";
 
 /**
@@ -28,6 +30,9 @@ export type PushOptions = {
   ownerOf(request: IncomingMessage): Promise<OwnerRequest | null>;
   /** Whether a link's key id is still current: a subscription made with a revoked link is pushed to no more. */
   isKnownKid(kid: string): Promise<boolean>;
+  /** Whether a key id is the owner links' current one (not a device's). */
+  isOwnerLinkKid(kid: string): Promise<boolean>;
+  /** The HTTPS agent for a push service on loopback (the tests'), taken with PUSH_ALLOW_PRIVATE_ENDPOINTS only. */
   agent?: Agent;
   redis: Redis | null;
   redisKeyPrefix: string;
@@ -37,9 +42,13 @@ export async function createPush(options: PushOptions) {
   const { config, clock, log, redis } = options;
   const prefix = `${options.redisKeyPrefix}push:`;
   const environmentKeys = { publicKey: config.VAPID_PUBLIC_KEY, privateKey: config.VAPID_PRIVATE_KEY };
-  const vapid = redis ? await loadSharedVapidKeys({ ...environmentKeys, redis, key: `${prefix}vapid` }) : loadVapidKeys({ ...environmentKeys, dataDir: config.DATA_DIR });
-  const store = openPushStore({ redis, redisKeyPrefix: options.redisKeyPrefix, dataDir: config.DATA_DIR, log });
+  const keeping = { ...environmentKeys, authSecret: options.authSecret, log };
+  const vapid = redis ? await loadSharedVapidKeys({ ...keeping, redis, key: `${prefix}vapid` }) : loadVapidKeys({ ...keeping, dataDir: config.DATA_DIR });
+  const store = openPushStore({ redis, redisKeyPrefix: options.redisKeyPrefix, dataDir: config.DATA_DIR, signingKey: subscriptionKey(options.authSecret), log });
   const tokenKey = actionTokenKey(options.authSecret);
+  const allowPrivateEndpoints = config.PUSH_ALLOW_PRIVATE_ENDPOINTS === "1";
+  // Public push services only, unless the tests' loopback one is allowed; its kept-alive sockets end on close.
+  const publicAgent = allowPrivateEndpoints ? null : publicPushAgent();
   const notifier = new PushNotifier({
     store,
     announcements: redis ? new RedisPushAnnouncements(redis, prefix) : new MemoryPushAnnouncements(),
@@ -52,15 +61,17 @@ export async function createPush(options: PushOptions) {
     isShown: async (askId) => (await options.broker.shownTo(askId)) !== null,
     isKnownKid: options.isKnownKid,
     log,
-    agent: options.agent,
+    agent: publicAgent ?? options.agent,
   });
   const routes = createPushRoutes({
     store,
     publicKey: vapid.publicKey,
     tokenKey,
     now: () => clock.now(),
+    allowPrivateEndpoints,
     ownerOf: options.ownerOf,
     isKnownKid: options.isKnownKid,
+    isOwnerLinkKid: options.isOwnerLinkKid,
     owners: config.owners,
     answer: (tab, askId, answer) => options.broker.answer(tab, askId, answer),
     log,
@@ -77,6 +88,7 @@ export async function createPush(options: PushOptions) {
     async close() {
       for (const stop of unsubscribe) stop();
       await notifier.idle();
+      publicAgent?.destroy();
       store.close();
     },
   };

@@ -5,7 +5,7 @@ import type { Clock } from "../../lib/clock.ts";
 import { PUSH_DECISIONS, askPush, outcomePush, type PushPayload } from "./payload.ts";
 import type { ActionClaims } from "./action-tokens.ts";
 import type { PushAnnouncements } from "./announcements.ts";
-import type { PushStore, PushSubscriptionRecord } from "./push-store.ts";
+import { originOf, type PushStore, type StoredPushSubscription } from "./push-store.ts";
 import type { VapidKeys } from "./vapid.ts";
 
 /**
@@ -18,8 +18,9 @@ import type { VapidKeys } from "./vapid.ts";
  * decide which instance announces an ask, and whether its ending follows one.
  * A subscription is pushed to only while the link it was made with works (unexpired, not revoked):
  * its approvals carry action tokens. One whose link no longer works is removed, as is one the push
- * service calls gone (404, 410). Sends run in the background; each is caught and logged, and `idle()`
- * waits for the ones in flight.
+ * service calls gone (404, 410) and one whose pushes failed MAX_FAILURES_IN_A_ROW times in a row (any
+ * other refusal, no answer, an unreachable or refused host). Sends run in the background; each is
+ * caught and logged, and `idle()` waits for the ones in flight.
  */
 
 export type PushNotifierOptions = {
@@ -43,6 +44,8 @@ export type PushNotifierOptions = {
 };
 
 const GONE = new Set([404, 410]);
+/** A subscription whose pushes failed this many times in a row is removed (a success in between starts the count again). */
+export const MAX_FAILURES_IN_A_ROW = 5;
 const DEFAULT_TTL_SECONDS = 3600;
 const SEND_TIMEOUT_MS = 15_000;
 
@@ -99,23 +102,23 @@ export class PushNotifier {
   }
 
   /** The owners' subscriptions whose link still works; the others are removed on the way. */
-  private async liveSubscriptions(): Promise<PushSubscriptionRecord[]> {
+  private async liveSubscriptions(): Promise<StoredPushSubscription[]> {
     const now = this.options.clock.now();
-    const live: PushSubscriptionRecord[] = [];
+    const live: StoredPushSubscription[] = [];
     for (const subscription of await this.options.store.subscriptions(this.options.owners)) {
       const { kid, expiresAt } = subscription.link;
-      if (expiresAt > now && (kid === null || (await this.options.isKnownKid(kid)))) {
+      if (expiresAt > now && (await this.options.isKnownKid(kid))) {
         live.push(subscription);
         continue;
       }
       await this.options.store.forget(subscription.endpoint);
-      this.options.log(`push subscription removed, its link ${expiresAt > now ? "was revoked" : "expired"}: ${new URL(subscription.endpoint).origin}`);
+      this.options.log(`push subscription removed, its link ${expiresAt > now ? "was revoked" : "expired"}: ${originOf(subscription.endpoint)}`);
     }
     return live;
   }
 
   /** The subscription's action tokens: for its owner, naming its link, expiring with the ask or the link, whichever is first. */
-  private async tokensFor(ask: Ask, subscription: PushSubscriptionRecord): Promise<Partial<Record<Decision, string>>> {
+  private async tokensFor(ask: Ask, subscription: StoredPushSubscription): Promise<Partial<Record<Decision, string>>> {
     if (ask.kind !== "approval" || ask.expiresAt === null) return {};
     const tokens: Partial<Record<Decision, string>> = {};
     const { owner, link } = subscription;
@@ -128,9 +131,9 @@ export class PushNotifier {
 
   private async deliver(
     ask: Ask,
-    payloadFor: (subscription: PushSubscriptionRecord) => Promise<PushPayload>,
+    payloadFor: (subscription: StoredPushSubscription) => Promise<PushPayload>,
     ttl: number,
-    subscriptions: PushSubscriptionRecord[],
+    subscriptions: StoredPushSubscription[],
   ): Promise<void> {
     const vapidDetails = { subject: this.options.subject, publicKey: this.options.vapid.publicKey, privateKey: this.options.vapid.privateKey };
     const urgency = ask.kind === "approval" || ask.status !== "pending" ? "high" : "normal";
@@ -147,14 +150,29 @@ export class PushNotifier {
             ...(this.options.agent ? { agent: this.options.agent } : {}),
           });
         } catch (error) {
-          if (error instanceof WebPushError && GONE.has(error.statusCode)) {
-            await this.options.store.forget(subscription.endpoint);
-            this.options.log(`push subscription gone (${error.statusCode}), removed: ${new URL(subscription.endpoint).origin}`);
-            return;
-          }
-          throw error;
+          await this.failed(subscription, error);
+          return;
         }
+        if (subscription.failures > 0) await this.options.store.clearFailures(subscription.endpoint);
       }),
     );
+  }
+
+  /** A push to it failed: gone (404, 410) removes it at once, anything else once it has failed too often in a row. */
+  private async failed(subscription: StoredPushSubscription, error: unknown): Promise<void> {
+    const service = originOf(subscription.endpoint);
+    if (error instanceof WebPushError && GONE.has(error.statusCode)) {
+      await this.options.store.forget(subscription.endpoint);
+      this.options.log(`push subscription gone (${error.statusCode}), removed: ${service}`);
+      return;
+    }
+    const why = error instanceof WebPushError ? `HTTP ${error.statusCode}` : error instanceof Error ? error.message : String(error);
+    const failures = await this.options.store.countFailure(subscription.endpoint);
+    if (failures < MAX_FAILURES_IN_A_ROW) {
+      this.options.log(`push to ${service} failed (${failures} of ${MAX_FAILURES_IN_A_ROW} in a row): ${why}`);
+      return;
+    }
+    await this.options.store.forget(subscription.endpoint);
+    this.options.log(`push subscription removed after ${failures} failed pushes in a row: ${service} (${why})`);
   }
 }

@@ -1,10 +1,13 @@
+import { createHash } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import { z } from "zod";
 import { Decision } from "../../lib/ask.ts";
+import type { PushSubscriptionList } from "../../lib/devices.ts";
 import type { Tab } from "../broker/ports.ts";
-import type { AnswerAck, TabAnswer } from "../../lib/protocol.ts";
+import type { AnswerAck, ErrorCode, TabAnswer } from "../../lib/protocol.ts";
 import { ActionTokenError, verifyActionToken, type ActionClaims } from "./action-tokens.ts";
-import type { PushStore } from "./push-store.ts";
+import { refusedPushHost } from "./endpoint-host.ts";
+import { originOf, type PushStore } from "./push-store.ts";
 import { fail, parseBody, serveJson, type Reply } from "../http/json-routes.ts";
 import type { OwnerRequest } from "../http/owner-request.ts";
 
@@ -12,7 +15,11 @@ import type { OwnerRequest } from "../http/owner-request.ts";
  * The push endpoints (docs/PROTOCOL.md, "Push"):
  * - `GET /push/key`: the VAPID public key a browser subscribes with;
  * - `POST /push/subscriptions`, `DELETE /push/subscriptions` (an owner's token as `Authorization:
- *   Bearer`): opt in or out with a PushSubscription;
+ *   Bearer`): opt in or out with a PushSubscription. Opting in needs a token with a key id (an owner
+ *   or device link): the subscription's notifications decide approvals, so it must end with a link
+ *   that can be revoked. Its endpoint must be a public push service (endpoint-host.ts);
+ * - `GET /push/subscriptions`, `DELETE /push/subscriptions/<id>`: the owner's subscriptions, for the
+ *   Devices tab, and removing one (an owner link only);
  * - `POST /push/actions`: a notification's button, sent by the service worker with the action token it
  *   got in the push. The token is checked (signature, expiry, bound to this ask and this decision),
  *   claimed once, and the decision goes through the broker like every answer (one winner).
@@ -28,12 +35,28 @@ const PushEndpoint = z
   .refine((url) => url.startsWith("https://"), "must be an https:// push service URL");
 const Base64Url = z.string().regex(/^[A-Za-z0-9_-]+=*$/, "must be base64url").max(200);
 
-export const SubscribeBody = z.object({ endpoint: PushEndpoint, keys: z.object({ p256dh: Base64Url, auth: Base64Url }) });
+/** A subscription to store: its endpoint also on a public host, unless the tests' loopback push service is allowed. */
+export function subscribeBody(allowPrivateEndpoints: boolean) {
+  const endpoint = allowPrivateEndpoints
+    ? PushEndpoint
+    : PushEndpoint.superRefine((url, context) => {
+        // zod goes on after a failed check: a URL that does not parse was already refused above.
+        if (!URL.canParse(url)) return;
+        const refused = refusedPushHost(new URL(url));
+        if (refused) context.addIssue({ code: "custom", message: `is not a public push service: ${refused}` });
+      });
+  return z.object({ endpoint, keys: z.object({ p256dh: Base64Url, auth: Base64Url }) });
+}
 export const UnsubscribeBody = z.object({ endpoint: PushEndpoint });
 export const ActionBody = z.object({ askId: z.string().min(1).max(300), decision: Decision, token: z.string().min(1).max(4096) });
 
+/** How the Devices tab names a subscription: a digest of its endpoint, whose path is a capability. */
+export const subscriptionId = (endpoint: string) => createHash("sha256").update(endpoint).digest("base64url").slice(0, 22);
+
 export type PushRoutesOptions = {
   store: PushStore;
+  /** PUSH_ALLOW_PRIVATE_ENDPOINTS: subscriptions to loopback and private hosts are taken (tests only). */
+  allowPrivateEndpoints: boolean;
   publicKey: string;
   tokenKey: Uint8Array;
   now: () => number;
@@ -41,12 +64,25 @@ export type PushRoutesOptions = {
   ownerOf(request: IncomingMessage): Promise<OwnerRequest | null>;
   /** Whether a link's key id is still current: an action sent to a revoked link's subscription is refused. */
   isKnownKid(kid: string): Promise<boolean>;
+  /** Whether a key id is the owner links' current one: only an owner link removes subscriptions from the list. */
+  isOwnerLinkKid(kid: string): Promise<boolean>;
   owners: ReadonlySet<string>;
   answer(tab: Tab, askId: string, answer: TabAnswer): Promise<AnswerAck>;
   log: (message: string) => void;
 };
 
-const ACK_STATUS: Record<string, number> = { INVALID: 400, FORBIDDEN: 403, NOT_FOUND: 404, ALREADY_RESOLVED: 409, EXPIRED: 410, GATEWAY_ERROR: 502, RATE_LIMITED: 429 };
+/** The HTTP status of each ack code: every code has one, so an answer never reads as the client's fault by default. */
+const ACK_STATUS: Record<ErrorCode, number> = {
+  INVALID: 400,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  ALREADY_RESOLVED: 409,
+  EXPIRED: 410,
+  RATE_LIMITED: 429,
+  INTERNAL: 500,
+  GATEWAY_ERROR: 502,
+  UNAVAILABLE: 503,
+};
 
 export function createPushRoutes(options: PushRoutesOptions) {
   async function act(request: IncomingMessage): Promise<Reply> {
@@ -62,31 +98,63 @@ export function createPushRoutes(options: PushRoutesOptions) {
     }
     if (claims.askId !== askId || claims.decision !== decision) return fail(403, "FORBIDDEN", "this action token is for another ask or decision");
     if (!options.owners.has(claims.owner)) return fail(403, "FORBIDDEN", "the owner this action was sent to is no longer an owner");
-    if (claims.kid !== null && !(await options.isKnownKid(claims.kid))) return fail(403, "FORBIDDEN", "the link this notification was sent to was revoked");
+    if (!(await options.isKnownKid(claims.kid))) return fail(403, "FORBIDDEN", "the link this notification was sent to was revoked");
     if (!(await options.store.redeem(claims.jti, claims.expiresAt, options.now()))) return fail(409, "ALREADY_RESOLVED", "this action was already used");
     const tab: Tab = { id: `push:${claims.jti.slice(0, 8)}`, userId: claims.owner, isOwner: true, chatClaim: null, reply: null };
     const ack = await options.answer(tab, askId, { type: "decision", decision });
-    if (!ack.ok) return { status: ACK_STATUS[ack.error.code] ?? 400, body: ack };
-    return { status: 200, body: ack };
+    if (ack.ok) return { status: 200, body: ack };
+    if (ack.error.code !== "UNAVAILABLE") return { status: ACK_STATUS[ack.error.code], body: ack };
+    // Nothing was decided (Redis went away after the token was claimed): the token is good again, so
+    // the notification's button works once Redis is back.
+    await options.store.release(claims.jti).catch((error: unknown) => options.log(`push action token could not be released: ${error instanceof Error ? error.message : String(error)}`));
+    return fail(503, "UNAVAILABLE", "Nothing was decided: the server cannot reach the store its instances share (Redis). Try again in a moment.");
+  }
+
+  const SubscribeBody = subscribeBody(options.allowPrivateEndpoints);
+
+  async function subscribe(request: IncomingMessage, { owner, link }: OwnerRequest): Promise<Reply> {
+    if (link.kid === null) return fail(403, "FORBIDDEN", "a token without a key id (such as an Open WebUI session token) cannot be revoked, so it cannot subscribe to push: open the dashboard with an owner link or a device link");
+    const parsed = await parseBody(request, SubscribeBody, BODY_LIMIT);
+    if (!parsed.ok) return parsed.reply;
+    const { endpoint, keys } = parsed.value;
+    const evicted = await options.store.subscribe({ owner, link: { kid: link.kid, expiresAt: link.expiresAt }, endpoint, p256dh: keys.p256dh, auth: keys.auth }, options.now());
+    for (const oldest of evicted) options.log(`push subscription removed, its owner has more than the most kept: ${originOf(oldest)}`);
+    return { status: 201, body: { ok: true } };
+  }
+
+  async function list({ owner, link }: OwnerRequest): Promise<Reply> {
+    const subscriptions = (await options.store.subscriptions(new Set([owner]))).map(({ endpoint, link: made, createdAt, failures }) => ({
+      id: subscriptionId(endpoint),
+      service: originOf(endpoint),
+      linkKid: made.kid,
+      createdAt,
+      failures,
+    }));
+    const body: PushSubscriptionList = { ok: true, subscriptions, canManage: link.kid !== null && (await options.isOwnerLinkKid(link.kid)) };
+    return { status: 200, body };
+  }
+
+  async function remove(id: string, { owner, link }: OwnerRequest): Promise<Reply> {
+    if (link.kid === null || !(await options.isOwnerLinkKid(link.kid))) return fail(403, "FORBIDDEN", "only an owner link removes push subscriptions from the list (a browser turns its own off with DELETE /push/subscriptions): open the dashboard with an owner link (npm run owner-link)");
+    const subscription = (await options.store.subscriptions(new Set([owner]))).find((candidate) => subscriptionId(candidate.endpoint) === id);
+    if (!subscription || !(await options.store.unsubscribe(subscription.endpoint, owner))) return fail(404, "NOT_FOUND", "no such push subscription of yours");
+    return { status: 200, body: { ok: true } };
   }
 
   async function route(request: IncomingMessage, pathname: string): Promise<Reply> {
     const method = request.method ?? "GET";
     if (pathname === "/push/key" && method === "GET") return { status: 200, body: { ok: true, publicKey: options.publicKey } };
     if (pathname === "/push/actions" && method === "POST") return act(request);
-    if (pathname === "/push/subscriptions" && (method === "POST" || method === "DELETE")) {
+    const one = /^\/push\/subscriptions\/([A-Za-z0-9_-]{22})$/.exec(pathname);
+    if ((pathname === "/push/subscriptions" && ["GET", "POST", "DELETE"].includes(method)) || (one && method === "DELETE")) {
       const sender = await options.ownerOf(request);
       if (!sender) return fail(403, "FORBIDDEN", "an owner's dashboard token is needed (Authorization: Bearer)");
-      const { owner } = sender;
-      if (method === "POST") {
-        const parsed = await parseBody(request, SubscribeBody, BODY_LIMIT);
-        if (!parsed.ok) return parsed.reply;
-        await options.store.subscribe({ owner, link: sender.link, endpoint: parsed.value.endpoint, p256dh: parsed.value.keys.p256dh, auth: parsed.value.keys.auth }, options.now());
-        return { status: 201, body: { ok: true } };
-      }
+      if (one) return remove(one[1]!, sender);
+      if (method === "GET") return list(sender);
+      if (method === "POST") return subscribe(request, sender);
       const parsed = await parseBody(request, UnsubscribeBody, BODY_LIMIT);
       if (!parsed.ok) return parsed.reply;
-      return { status: 200, body: { ok: true, removed: await options.store.unsubscribe(parsed.value.endpoint, owner) } };
+      return { status: 200, body: { ok: true, removed: await options.store.unsubscribe(parsed.value.endpoint, sender.owner) } };
     }
     return fail(405, "INVALID", `${method} ${pathname} is not a push endpoint`);
   }

@@ -37,6 +37,8 @@ export type E2e = {
   embedUrl(chat: string): Promise<string>;
   /** The dashboard with an owner's token. */
   dashboardUrl(): Promise<string>;
+  /** The dashboard with a printed owner link (`npm run owner-link`): it may make device links and turn on push. */
+  ownerLinkUrl(): Promise<string>;
 };
 
 /**
@@ -53,6 +55,7 @@ export function useE2e(options: E2eOptions = {}): E2e & { host?: HostPage } {
   const e2e = {
     embedUrl: async (chat: string) => `${e2e.app.url}/embed/chat/${chat}?token=${await e2e.app.mintToken("owner", chat)}`,
     dashboardUrl: async () => `${e2e.app.url}/?token=${await e2e.app.mintToken("owner")}`,
+    ownerLinkUrl: async () => `${e2e.app.url}/?token=${await e2e.app.ownerLink()}`,
   } as E2e & { host?: HostPage };
   beforeAll(async () => {
     const gatewayUrl = inject("gatewayUrl");

@@ -18,6 +18,8 @@ type Shots = { app: AppServer; browser: Browser; requester: OperatorConnection; 
 
 const embedUrl = async ({ app }: Shots, chat: string) => `${app.url}/embed/chat/${chat}?token=${await app.mintToken("owner", chat)}`;
 const dashboardUrl = async ({ app }: Shots) => `${app.url}/?token=${await app.mintToken("owner")}`;
+/** The dashboard with a printed owner link: it may make device links. */
+const ownerLinkUrl = async ({ app }: Shots) => `${app.url}/?token=${await app.ownerLink()}`;
 
 async function openWidget(shots: Shots, chat: string, options: { colorScheme?: "light" | "dark"; width?: number } = {}): Promise<Page> {
   const { page } = await openPage(shots.browser, { colorScheme: options.colorScheme ?? "light", viewport: { width: options.width ?? 720, height: 900 } });
@@ -183,7 +185,7 @@ async function inbox(shots: Shots): Promise<void> {
 
   const rowsOf = (page: Page) => page.locator("[data-inbox-row]").filter({ hasText: chat });
   const { page } = await openPage(shots.browser, { viewport: { width: 1280, height: 900 } });
-  await page.goto(await dashboardUrl(shots));
+  await page.goto(await ownerLinkUrl(shots));
   await rowsOf(page).filter({ hasText: "Run rm -rf" }).waitFor({ timeout: UI_TIMEOUT });
   await rowsOf(page).nth(3).waitFor({ timeout: UI_TIMEOUT });
   await rowsOf(page).filter({ hasText: "Run rm -rf" }).locator("[data-row-toggle]").click();

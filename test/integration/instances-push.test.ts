@@ -6,6 +6,7 @@ import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { Agent } from "node:https";
+import { Redis } from "ioredis";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -34,7 +35,7 @@ beforeAll(async () => {
   pushService = await startPushService();
   requester = await gatewayOperator("requester");
   elsewhere = await gatewayOperator("control-ui");
-  const env = { AGENT_ID: TEST_AGENT, REDIS_URL: redis.url, AUTH_SECRET: TEST_AUTH_SECRET, REDIS_KEY_PREFIX: prefix };
+  const env = { AGENT_ID: TEST_AGENT, REDIS_URL: redis.url, AUTH_SECRET: TEST_AUTH_SECRET, REDIS_KEY_PREFIX: prefix, PUSH_ALLOW_PRIVATE_ENDPOINTS: "1" };
   const start = () => startTestServer({ gatewayUrl: inject("gatewayUrl"), gatewayToken: inject("gatewayToken"), env, pushAgent: new Agent({ ca: pushService.ca }) });
   [a, b] = await Promise.all([start(), start()]);
   for (const server of [a, b]) {
@@ -77,7 +78,7 @@ describe("two instances on one Redis", () => {
   });
 
   it("a device link minted on one works on the other, and revoking it on the other refuses it on the first", async () => {
-    const owner = await a.token("owner");
+    const owner = await a.ownerLink();
     const created = await call(a, "POST", "/devices", owner, { name: "Phone" });
     expect(created.status).toBe(201);
     const token = new URL(created.body.url as string).searchParams.get("token")!;
@@ -113,7 +114,7 @@ describe("two instances on one Redis", () => {
   it("a subscription made on one gets one push for a new ask both hear, one outcome push, and a token redeemed on one is a replay on the other", async () => {
     const keys = browserKeys();
     const endpoint = `${pushService.url}/sub/${randomUUID()}`;
-    const subscribed = await call(a, "POST", "/push/subscriptions", await a.token("owner"), { endpoint, keys: { p256dh: keys.p256dh, auth: keys.auth } });
+    const subscribed = await call(a, "POST", "/push/subscriptions", await a.ownerLink(), { endpoint, keys: { p256dh: keys.p256dh, auth: keys.auth } });
     expect(subscribed.status).toBe(201);
     const subscriptionPath = new URL(endpoint).pathname;
     const pushesOf = (id: string) =>
@@ -139,4 +140,80 @@ describe("two instances on one Redis", () => {
     // Whichever instance's write ended it sends it (the other may have heard the Gateway's end first).
     expect(pushesOf(id)).toEqual([announced[0], { type: "outcome", tag: `ask:${id}`, askId: id, title: "Approval: Deploy", body: expect.stringMatching(/^Decided: Allow once/), url: expect.any(String) }]);
   });
+});
+
+describe("22.3 what Redis holds for push", () => {
+  it("22.3 a subscription written straight into Redis (no link of the server's making, a far-future expiry) gets no push and is removed, logged once; the VAPID private key is not in Redis in clear", async () => {
+    const client = new Redis(redis.url);
+    try {
+      // What the attacker can read there: the current owner-link key id. Their subscription names it.
+      const ownerLink = await a.ownerLink();
+      const kid = await a.store.ownerLinkKid();
+      expect(kid).toEqual(expect.any(String));
+      const forgedKeys = browserKeys();
+      const forgedPath = `/forged/${randomUUID()}`;
+      await client.hset(`${prefix}push:subscriptions`, `${pushService.url}${forgedPath}`, JSON.stringify({ owner: "owner", link: { kid, expiresAt: Date.now() + 10 * 365 * 24 * 3600_000 }, p256dh: forgedKeys.p256dh, auth: forgedKeys.auth, createdAt: Date.now() }));
+      const keys = browserKeys();
+      const realPath = `/real/${randomUUID()}`;
+      expect((await call(a, "POST", "/push/subscriptions", ownerLink, { endpoint: `${pushService.url}${realPath}`, keys: { p256dh: keys.p256dh, auth: keys.auth } })).status).toBe(201);
+
+      const chatId = newChat("instances-forged");
+      const pending = requestApproval(requester, elsewhere, "plugin", { pluginId: "instances-push", title: "Deploy to production", description: "x", sessionKey: sessionKeyOf(chatId), timeoutMs: 120_000 });
+      const { id } = (await pending.requested) as { id: string };
+      await pushService.next((push) => push.path === realPath && (JSON.parse(decryptPush(push.body, keys)) as AskPush).askId === id);
+      await bothSettled(id, true);
+      expect(pushService.received.filter((push) => push.path === forgedPath)).toEqual([]);
+      expect(await client.hexists(`${prefix}push:subscriptions`, `${pushService.url}${forgedPath}`)).toBe(0);
+      const removed = [a, b].flatMap((server) => server.logs).filter((line) => line.includes("is not signed by this server"));
+      expect(removed).toEqual([`push subscription for ${pushService.url} is not signed by this server: ignored and removed`]);
+      await elsewhere.request("plugin.approval.resolve", { id, decision: "deny" });
+      expect(await pending.decision).toMatchObject({ decision: "deny" });
+
+      const vapid = JSON.parse((await client.get(`${prefix}push:vapid`))!) as Record<string, string>;
+      expect(Object.keys(vapid).sort()).toEqual(["encryptedPrivateKey", "publicKey"]);
+      expect(vapid.publicKey).toBe((await call(a, "GET", "/push/key", null)).body.publicKey);
+    } finally {
+      client.disconnect();
+    }
+  });
+});
+
+describe("22.8 Redis away when a notification's button is pressed", () => {
+  let own: TestRedis;
+  let server: TestServer;
+
+  beforeAll(async () => {
+    own = await startRedis();
+    const env = { AGENT_ID: TEST_AGENT, REDIS_URL: own.url, AUTH_SECRET: TEST_AUTH_SECRET, REDIS_KEY_PREFIX: `outage-${randomUUID()}:`, PUSH_ALLOW_PRIVATE_ENDPOINTS: "1" };
+    server = await startTestServer({ gatewayUrl: inject("gatewayUrl"), gatewayToken: inject("gatewayToken"), env, pushAgent: new Agent({ ca: pushService.ca }) });
+    await waitConnected(server);
+  });
+  afterAll(async () => {
+    await server?.dispose();
+    await own?.stop();
+  });
+
+  const health = async () => ((await (await fetch(`${server.url}/healthz`)).json()) as { status: string }).status;
+
+  it("22.8 a Redis outage answers a notification's Allow once with 503 and try again, and the same action decides once Redis is back", async () => {
+    const keys = browserKeys();
+    const endpoint = `${pushService.url}/outage/${randomUUID()}`;
+    expect((await call(server, "POST", "/push/subscriptions", await server.ownerLink(), { endpoint, keys: { p256dh: keys.p256dh, auth: keys.auth } })).status).toBe(201);
+    const chatId = newChat("push-outage");
+    const pending = requestApproval(requester, elsewhere, "plugin", { pluginId: "push-outage", title: "Deploy during an outage", description: "x", sessionKey: sessionKeyOf(chatId), timeoutMs: 120_000 });
+    const { id } = (await pending.requested) as { id: string };
+    const received = await pushService.next((push) => push.path === new URL(endpoint).pathname && (JSON.parse(decryptPush(push.body, keys)) as AskPush).askId === id);
+    const token = (JSON.parse(decryptPush(received.body, keys)) as AskPush).actions.find((action) => action.action === "allow-once")!.token;
+    const act = () => call(server, "POST", "/push/actions", null, { askId: id, decision: "allow-once", token });
+
+    await own.kill();
+    await expect.poll(health, { timeout: 20_000 }).toBe("degraded");
+    expect(await act()).toMatchObject({ status: 503, body: { ok: false, error: { code: "UNAVAILABLE", message: expect.stringMatching(/try again/) } } });
+
+    await own.restart();
+    await expect.poll(health, { timeout: 20_000 }).toBe("ok");
+    // Nothing was decided nor used up while Redis was away: the same button decides now, once.
+    expect(await act()).toEqual({ status: 200, body: { ok: true, status: "answered" } });
+    expect(await pending.decision).toMatchObject({ decision: "allow-once" });
+  }, 90_000);
 });

@@ -2,7 +2,8 @@
 // was minted only by restarting, and none could be revoked. Now: 24 h by default (OWNER_LINK_HOURS),
 // `npm run owner-link` mints one, and `npm run owner-link -- --revoke` revokes every earlier owner link
 // (they carry the store's key id, `kid`), also while the server runs. Embed tokens and Open WebUI
-// session tokens carry no kid and are unaffected.
+// session tokens carry no kid and are unaffected. Issue 22: so are the device links minted through an
+// owner link, whichever owner link it was, while those printed by `--device` stay.
 import { spawn } from "node:child_process";
 import { SignJWT, decodeJwt, decodeProtectedHeader } from "jose";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -94,5 +95,40 @@ describe("owner links", () => {
     const run = await ownerLinkCommand(["--revoke-all"]);
     expect(run.code).toBe(1);
     expect(run.output.trim().split("\n")).toEqual([expect.stringMatching(/unknown argument --revoke-all: usage: npm run owner-link/)]);
+  });
+
+  it("22.1 a leaked owner link's device links end with npm run owner-link -- --revoke: refused at connect, listing and minting; a device printed by --device stays", async () => {
+    const leaked = (await ownerLinkCommand([])).token!;
+    const call = async (method: string, path: string, token: string, body?: unknown) => {
+      const response = await fetch(`${server.url}${path}`, { method, headers: { "content-type": "application/json", authorization: `Bearer ${token}` }, body: body === undefined ? undefined : JSON.stringify(body) });
+      return { status: response.status, body: (await response.json()) as { devices?: { kid: string; mintedBy: unknown }[]; url?: string; kid?: string } };
+    };
+    const minted = await call("POST", "/devices", leaked, { name: "Attacker's phone" });
+    expect(minted.status).toBe(201);
+    const deviceToken = new URL(minted.body.url!).searchParams.get("token")!;
+    expect((await call("GET", "/devices", leaked)).body.devices).toContainEqual(expect.objectContaining({ kid: minted.body.kid, mintedBy: { kind: "owner-link", kid: decodeProtectedHeader(leaked).kid } }));
+    const kept = /: (https:\/\/\S+)$/m.exec((await ownerLinkCommand(["--device", "Kitchen tablet"])).output)?.[1];
+    const keptToken = new URL(kept!).searchParams.get("token")!;
+    expect(await connectError(deviceToken)).toBe("connected");
+
+    const revoked = await ownerLinkCommand(["--revoke"]);
+    expect(revoked.code).toBe(0);
+    expect(revoked.output).toMatch(/^Every earlier owner link is revoked, and the \d+ device links? minted through them\.$/m);
+    expect(await connectError(deviceToken)).toMatch(/revoked/);
+    expect((await call("GET", "/devices", deviceToken)).status).toBe(403);
+    expect((await call("POST", "/devices", deviceToken, { name: "Renewed" })).status).toBe(403);
+    expect(await connectError(keptToken)).toBe("connected");
+    const listed = (await call("GET", "/devices", revoked.token!)).body.devices!;
+    expect(listed.map((device) => device.kid)).not.toContain(minted.body.kid);
+    expect(listed).toContainEqual(expect.objectContaining({ mintedBy: { kind: "command-line" } }));
+  });
+
+  it("22.10 npm run owner-link -- --device stores the name normalized as the dashboard does, and refuses one that is left empty", async () => {
+    const printed = await ownerLinkCommand(["--device", "\u202e  Kitchen\ttablet\u200f\n"]);
+    expect(printed.code).toBe(0);
+    expect(printed.output).toMatch(/^Device link for "Kitchen tablet" \(owner "owner", until /m);
+    const empty = await ownerLinkCommand(["--device", "\u202e\t\u2066\u200f "]);
+    expect(empty.code).toBe(1);
+    expect(empty.output.trim().split("\n")).toEqual([expect.stringMatching(/^owner-link: --device must name the device: usage: npm run owner-link/)]);
   });
 });

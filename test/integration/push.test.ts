@@ -4,16 +4,21 @@
 // Allow once tokens, a token works exactly once (replayed, swapped and expired ones are refused), the
 // Gateway receives the decision, and the ending replaces the notification by its tag. A subscription
 // the push service calls gone is removed, as is one whose link no longer works, and an action sent to a
-// link revoked since is refused; an ask a tab shows is not pushed.
+// link revoked since is refused; an ask a tab shows is not pushed. Issue 22: an owner keeps at most 20
+// subscriptions, one that keeps failing is removed, the owner lists and removes them, and an endpoint on
+// a loopback, private or bare-address host is refused unless PUSH_ALLOW_PRIVATE_ENDPOINTS (set here:
+// the stand-in runs on 127.0.0.1) allows it.
 import { Agent } from "node:https";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { newChat, requestApproval, sessionKeyOf, startOnGateway, stopOnGateway, useTabs } from "../support/asks.ts";
 import type { OperatorConnection, Payload } from "../support/gateway-client.ts";
 import { browserKeys, decryptPush, startPushService, type BrowserKeys, type PushServiceStandIn, type ReceivedPush } from "../support/push-service.ts";
-import { TEST_AUTH_SECRET, type TestServer } from "../support/tabs.ts";
+import { TEST_AUTH_SECRET, startTestServer, type TestServer } from "../support/tabs.ts";
 import type { AskPush, OutcomePush } from "../../server/push/payload.ts";
+import { MAX_FAILURES_IN_A_ROW } from "../../server/push/notifier.ts";
+import { MAX_SUBSCRIPTIONS_PER_OWNER } from "../../server/push/push-store.ts";
 import { mintTabToken, secretKey } from "../../server/tabs/auth.ts";
-import { mintOwnerLink, revokeOwnerLinks } from "../../server/tabs/owner-links.ts";
+import { revokeOwnerLinks } from "../../server/tabs/owner-links.ts";
 import { decodeJwt } from "jose";
 
 let requester: OperatorConnection;
@@ -26,15 +31,15 @@ const LONG_COMMAND = `rm -rf ./build ./dist ./.cache && npm ci && npm run build 
 
 type Subscriber = { keys: BrowserKeys; endpoint: string; path: string };
 
-async function subscribe(path: string, token?: string): Promise<{ status: number; body: Payload; subscriber: Subscriber }> {
-  const keys = browserKeys();
-  const endpoint = `${pushService.url}${path}`;
-  const response = await fetch(`${server.url}/push/subscriptions`, {
+/** What a browser's opt-in (or a dashboard visit renewing it, with the same `keys`) posts. */
+async function subscribe(path: string, token?: string, keys: BrowserKeys = browserKeys(), on: TestServer = server): Promise<{ status: number; body: Payload; subscriber: Subscriber }> {
+  const endpoint = path.startsWith("https://") ? path : `${pushService.url}${path}`;
+  const response = await fetch(`${on.url}/push/subscriptions`, {
     method: "POST",
     headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
     body: JSON.stringify({ endpoint, keys: { p256dh: keys.p256dh, auth: keys.auth } }),
   });
-  return { status: response.status, body: (await response.json()) as Payload, subscriber: { keys, endpoint, path } };
+  return { status: response.status, body: (await response.json()) as Payload, subscriber: { keys, endpoint, path: new URL(endpoint).pathname } };
 }
 
 const decrypted = <T>(push: ReceivedPush, subscriber: Subscriber): T => JSON.parse(decryptPush(push.body, subscriber.keys)) as T;
@@ -56,11 +61,21 @@ async function act(body: Record<string, unknown>): Promise<{ status: number; bod
 }
 
 let owner: Subscriber;
+/** The owner's own phone: a device link (its subscription outlives the owner links this file revokes). */
+let ownerPhone: { kid: string; token: string };
+
+async function newDevice(name: string): Promise<{ kid: string; token: string }> {
+  const response = await fetch(`${server.url}/devices`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${await server.ownerLink()}` }, body: JSON.stringify({ name }) });
+  expect(response.status).toBe(201);
+  const created = (await response.json()) as { kid: string; url: string };
+  return { kid: created.kid, token: new URL(created.url).searchParams.get("token")! };
+}
 
 beforeAll(async () => {
   pushService = await startPushService();
-  ({ requester, elsewhere, server } = await startOnGateway({ elsewhere: true, pushAgent: new Agent({ ca: pushService.ca }) }));
-  const subscribed = await subscribe("/sub/owner", await server.token("owner"));
+  ({ requester, elsewhere, server } = await startOnGateway({ elsewhere: true, pushAgent: new Agent({ ca: pushService.ca }), env: { PUSH_ALLOW_PRIVATE_ENDPOINTS: "1" } }));
+  ownerPhone = await newDevice("Owner's phone");
+  const subscribed = await subscribe("/sub/owner", ownerPhone.token);
   expect(subscribed.status).toBe(201);
   owner = subscribed.subscriber;
 });
@@ -78,7 +93,7 @@ describe("opting in", () => {
     expect((await subscribe("/sub/embed", await server.token("owner", newChat()))).status).toBe(403);
     const response = await fetch(`${server.url}/push/subscriptions`, {
       method: "POST",
-      headers: { "content-type": "application/json", authorization: `Bearer ${await server.token("owner")}` },
+      headers: { "content-type": "application/json", authorization: `Bearer ${await server.ownerLink()}` },
       body: JSON.stringify({ endpoint: "http://push.example.com/x", keys: { p256dh: "not base64!", auth: "x" } }),
     });
     expect(response.status).toBe(400);
@@ -177,10 +192,10 @@ describe("who is pushed", () => {
 
   it("a subscription whose link no longer works (an owner link revoked, a link expired) is pushed to no more, and removed", async () => {
     await server.push.notifier.idle(); // earlier tests' pushes are done: only this test's ask judges the links
-    const key = secretKey(TEST_AUTH_SECRET);
-    const link = await mintOwnerLink({ store: server.store, key, owner: "owner", hours: 1, baseUrl: server.url });
-    const revoked = await subscribe("/revoked/laptop", new URL(link.url).searchParams.get("token")!);
-    const expiring = await mintTabToken(key, { userId: "owner", ttlSeconds: 2 }); // exp is in whole seconds: at least one left
+    const revoked = await subscribe("/revoked/laptop", await server.ownerLink());
+    // A device's link that expires (exp is in whole seconds: at least one left); the device itself is not revoked.
+    const tablet = await newDevice("Tablet");
+    const expiring = await mintTabToken(secretKey(TEST_AUTH_SECRET), { userId: "owner", ttlSeconds: 2, kid: tablet.kid });
     const expired = await subscribe("/expired/tablet", expiring);
     expect([revoked.status, expired.status]).toEqual([201, 201]);
     await revokeOwnerLinks(server.store);
@@ -212,7 +227,7 @@ describe("who is pushed", () => {
   });
 
   it("an action from a notification sent to a device revoked since is refused; the owner's own still decides", async () => {
-    const ownerToken = await server.token("owner");
+    const ownerToken = await server.ownerLink();
     const created = await fetch(`${server.url}/devices`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${ownerToken}` }, body: JSON.stringify({ name: "Lost phone" }) });
     const device = (await created.json()) as { kid: string; url: string };
     const phone = await subscribe("/device/lost-phone", new URL(device.url).searchParams.get("token")!);
@@ -234,7 +249,7 @@ describe("who is pushed", () => {
   });
 
   it("a subscription the push service calls gone (410) is removed", async () => {
-    const gone = await subscribe("/gone/phone", await server.token("owner"));
+    const gone = await subscribe("/gone/phone", await server.ownerLink());
     expect(gone.status).toBe(201);
     expect((await server.push.store.subscriptions(new Set(["owner"]))).map((record) => record.endpoint)).toContain(gone.subscriber.endpoint);
     const chatId = newChat("push-gone");
@@ -246,5 +261,127 @@ describe("who is pushed", () => {
     expect(server.logs.some((line) => line.includes("push subscription gone (410), removed"))).toBe(true);
     await elsewhere.request("plugin.approval.resolve", { id, decision: "deny" });
     expect(await pending.decision).toMatchObject({ decision: "deny" });
+  });
+});
+
+async function owned(method: string, path: string, token: string): Promise<{ status: number; body: Payload }> {
+  const response = await fetch(`${server.url}${path}`, { method, headers: { authorization: `Bearer ${token}` } });
+  return { status: response.status, body: (await response.json()) as Payload };
+}
+
+const storedEndpoints = async () => (await server.push.store.subscriptions(new Set(["owner"]))).map((record) => record.endpoint);
+
+describe("22.4 an owner's subscriptions", () => {
+  it(`22.4 push subscriptions per owner are capped at ${MAX_SUBSCRIPTIONS_PER_OWNER}: storing one more removes the oldest, logged`, async () => {
+    const token = await server.ownerLink();
+    const before = await storedEndpoints();
+    const made: string[] = [];
+    for (let i = 0; made.length + before.length <= MAX_SUBSCRIPTIONS_PER_OWNER; i++) {
+      const subscribed = await subscribe(`/cap/${i}`, token);
+      expect(subscribed.status).toBe(201);
+      made.push(subscribed.subscriber.endpoint);
+    }
+    const now = await storedEndpoints();
+    expect(now).toHaveLength(MAX_SUBSCRIPTIONS_PER_OWNER);
+    // The oldest went: the subscription made first (this file's own), not the one made last.
+    expect(now).not.toContain(before[0] ?? made[0]);
+    expect(now).toContain(made.at(-1));
+    expect(server.logs).toContain(`push subscription removed, its owner has more than the most kept: ${pushService.url}`);
+    // This file's other tests push to the owner's first subscription: it comes back as the dashboard renews it.
+    for (const endpoint of made) await server.push.store.forget(endpoint);
+    expect((await subscribe(owner.path, ownerPhone.token, owner.keys)).status).toBe(201);
+  });
+
+  it(`22.4 an endpoint whose pushes fail ${MAX_FAILURES_IN_A_ROW} times in a row is removed; a push that goes through in between starts the count again`, async () => {
+    const failing = await subscribe("/failing/phone", await server.ownerLink());
+    expect(failing.status).toBe(201);
+    const failuresNow = async () => (await server.push.store.subscriptions(new Set(["owner"]))).find((record) => record.endpoint === failing.subscriber.endpoint)?.failures;
+    /** One question no tab shows, pushed (to the owner's working subscription too) and then cancelled (an outcome push). */
+    const oneAsk = async () => {
+      await server.push.notifier.idle();
+      const chatId = newChat("push-failing");
+      const question = await requester.request<{ id: string }>("question.request", {
+        sessionKey: sessionKeyOf(chatId),
+        timeoutMs: 120_000,
+        questions: [{ questionId: "q", header: "Q", question: "Which one?", options: [{ label: "A" }, { label: "B" }] }],
+      });
+      await pushFor<AskPush>(owner, question.id, "ask");
+      // Every push of the ask is done (the failing one too) before its ending is pushed: one failure at a time.
+      await server.push.notifier.idle();
+      await requester.request("question.resolve", { id: question.id, cancel: true });
+      await pushFor<OutcomePush>(owner, question.id, "outcome");
+      await server.push.notifier.idle();
+    };
+    pushService.failing.add(failing.subscriber.path);
+    await oneAsk();
+    expect(await failuresNow()).toBe(2);
+    pushService.failing.delete(failing.subscriber.path);
+    await oneAsk();
+    expect(await failuresNow()).toBe(0);
+    pushService.failing.add(failing.subscriber.path);
+    while ((await failuresNow()) !== undefined) await oneAsk();
+    const lines = server.logs.filter((line) => line.startsWith(`push to ${pushService.url} failed`) || line.startsWith("push subscription removed after"));
+    expect(lines.slice(-MAX_FAILURES_IN_A_ROW)).toEqual([
+      ...Array.from({ length: MAX_FAILURES_IN_A_ROW - 1 }, (_, i) => `push to ${pushService.url} failed (${i + 1} of ${MAX_FAILURES_IN_A_ROW} in a row): HTTP 500`),
+      `push subscription removed after ${MAX_FAILURES_IN_A_ROW} failed pushes in a row: ${pushService.url} (HTTP 500)`,
+    ]);
+    expect(await storedEndpoints()).toContain(owner.endpoint);
+  });
+
+  it("22.4 the owner lists their subscriptions and removes one with an owner link; a device link lists them only", async () => {
+    const token = await server.ownerLink();
+    const created = (await (await fetch(`${server.url}/devices`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${token}` }, body: JSON.stringify({ name: "Listing phone" }) })).json()) as { kid: string; url: string };
+    const phoneToken = new URL(created.url).searchParams.get("token")!;
+    const phone = await subscribe("/listed/phone", phoneToken);
+    expect(phone.status).toBe(201);
+
+    const listed = await owned("GET", "/push/subscriptions", token);
+    expect(listed.status).toBe(200);
+    expect(listed.body.canManage).toBe(true);
+    const entries = listed.body.subscriptions as { id: string; service: string; linkKid: string; createdAt: number; failures: number }[];
+    const entry = entries.find((candidate) => candidate.linkKid === created.kid)!;
+    expect(entry).toEqual({ id: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/), service: pushService.url, linkKid: created.kid, createdAt: expect.any(Number), failures: 0 });
+    // The endpoint's path is the subscription's capability: it is never listed.
+    expect(JSON.stringify(listed.body)).not.toContain(phone.subscriber.path);
+
+    expect(await owned("GET", "/push/subscriptions", phoneToken)).toMatchObject({ status: 200, body: { ok: true, canManage: false } });
+    expect(await owned("DELETE", `/push/subscriptions/${entry.id}`, phoneToken)).toMatchObject({ status: 403, body: { error: { code: "FORBIDDEN" } } });
+    expect(await owned("DELETE", `/push/subscriptions/${entry.id}`, await server.token("owner"))).toMatchObject({ status: 403 });
+    expect(await storedEndpoints()).toContain(phone.subscriber.endpoint);
+
+    expect(await owned("DELETE", `/push/subscriptions/${entry.id}`, token)).toEqual({ status: 200, body: { ok: true } });
+    expect(await storedEndpoints()).not.toContain(phone.subscriber.endpoint);
+    expect(await owned("DELETE", `/push/subscriptions/${entry.id}`, token)).toMatchObject({ status: 404, body: { error: { code: "NOT_FOUND" } } });
+  });
+});
+
+describe("22.5 push endpoints on a server without PUSH_ALLOW_PRIVATE_ENDPOINTS", () => {
+  let plain: TestServer;
+  beforeAll(async () => {
+    // An agent no test asks for: this server only takes subscriptions.
+    plain = await startTestServer({ gatewayUrl: inject("gatewayUrl"), gatewayToken: inject("gatewayToken"), env: { AGENT_ID: "push-hosts-only" } });
+  });
+  afterAll(() => plain?.dispose());
+
+  it("22.5 a subscription whose endpoint is loopback, private, link-local or a bare address in any spelling is refused with 400 and the reason; nothing is stored", async () => {
+    const token = await plain.ownerLink();
+    for (const endpoint of [
+      "https://127.0.0.1/push",
+      "https://0x7f000001/push",
+      "https://2130706433/push",
+      "https://[::1]/push",
+      "https://[::ffff:127.0.0.1]/push",
+      "https://169.254.169.254/latest",
+      "https://10.0.0.7/push",
+      "https://[fd00::1]/push",
+      "https://localhost/push",
+      "https://api.localhost/push",
+      pushService.url,
+    ]) {
+      const refused = await subscribe(endpoint, token, browserKeys(), plain);
+      expect(refused, endpoint).toMatchObject({ status: 400, body: { ok: false, error: { code: "INVALID", message: expect.stringMatching(/^endpoint: is not a public push service: its host .+ is (an IP address|a local or private name)/) } } });
+    }
+    expect(await plain.push.store.subscriptions(new Set(["owner"]))).toEqual([]);
+    expect(await subscribe("https://push.example.test/phone", token, browserKeys(), plain)).toMatchObject({ status: 201 });
   });
 });

@@ -3,13 +3,11 @@
 // the dashboard feed until it disconnected. Now a device revoked on the dashboard has its sockets
 // closed at once on every instance (through the Socket.IO adapter), and an owner link revoked by
 // `npm run owner-link -- --revoke` (another process) has them closed at each instance's next check of
-// its sockets' links. The instances run on ManualClocks that only the owner-link test moves: a socket
+// its sockets' links, as have the device links minted through it (issue 22). The instances run on ManualClocks that only the owner-link test moves: a socket
 // closed while no clock moved was closed by the revocation itself, not by a check.
 import { spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LINK_CHECK_EVERY_MS } from "../../server/tabs/link-check.ts";
-import { mintOwnerLink } from "../../server/tabs/owner-links.ts";
-import { secretKey } from "../../server/tabs/auth.ts";
 import { TEST_AGENT, startOnFakeGateway, stopOnFakeGateway, useTabs } from "../support/asks.ts";
 import { PROJECT_ROOT } from "../support/app-server.ts";
 import { startFakeGateway, type FakeGateway } from "../support/fake-gateway.ts";
@@ -29,9 +27,9 @@ async function call(server: TestServer, method: string, path: string, token: str
   return { status: response.status, body: (await response.json()) as Payload };
 }
 
-/** A new device link's token and key id, minted on `server`. */
-async function newDevice(server: TestServer): Promise<{ token: string; kid: string }> {
-  const created = await call(server, "POST", "/devices", await server.token("owner"));
+/** A new device link's token and key id, minted on `server` through an owner link (`through`, or a new one). */
+async function newDevice(server: TestServer, through?: string): Promise<{ token: string; kid: string }> {
+  const created = await call(server, "POST", "/devices", through ?? (await server.ownerLink()));
   expect(created.status).toBe(201);
   return { token: new URL(created.body.url as string).searchParams.get("token")!, kid: created.body.kid as string };
 }
@@ -68,20 +66,20 @@ describe("one instance (SQLite)", () => {
       watching(server, await server.token("owner")),
     ]);
     const closed = Promise.all([disconnected(onPhone), disconnected(secondOnPhone)]);
-    expect(await call(server, "DELETE", `/devices/${phone.kid}`, await server.token("owner"))).toEqual({ status: 200, body: { ok: true } });
+    expect(await call(server, "DELETE", `/devices/${phone.kid}`, await server.ownerLink())).toEqual({ status: 200, body: { ok: true } });
     expect(await closed).toEqual(["io server disconnect", "io server disconnect"]);
     expect(await watchesAsOwner(server.url, phone.token, tabs)).toMatch(/this owner link was revoked/);
     for (const tab of [onTablet, onDesk]) expect(await tab.send("asks:list", {})).toMatchObject({ ok: true });
   });
 
-  it("an owner link revoked by npm run owner-link -- --revoke has its open sockets closed at the next check of the sockets' links", async () => {
+  it("22.1 an owner link revoked by npm run owner-link -- --revoke has its open sockets closed at the next check of the sockets' links, and so have the device links minted through it", async () => {
     const { server } = started;
-    const link = await mintOwnerLink({ store: server.store, key: secretKey(TEST_AUTH_SECRET), owner: "owner", hours: 1, baseUrl: server.url });
-    const token = new URL(link.url).searchParams.get("token")!;
+    const token = await server.ownerLink();
     const onOwnerLink = await watching(server, token);
-    const device = await newDevice(server);
+    const device = await newDevice(server, token);
     const onDevice = await watching(server, device.token);
-    const closed = disconnected(onOwnerLink);
+    const stays = await watching(server, await server.token("owner"));
+    const closed = Promise.all([disconnected(onOwnerLink), disconnected(onDevice)]);
 
     const child = spawn(process.execPath, ["server/owner-link.ts", "--revoke"], {
       cwd: PROJECT_ROOT,
@@ -93,9 +91,10 @@ describe("one instance (SQLite)", () => {
     expect(await onOwnerLink.send("asks:list", {})).toMatchObject({ ok: true });
 
     clock.advance(LINK_CHECK_EVERY_MS);
-    expect(await closed).toBe("io server disconnect");
+    expect(await closed).toEqual(["io server disconnect", "io server disconnect"]);
     expect(await watchesAsOwner(server.url, token, tabs)).toMatch(/this owner link was revoked/);
-    expect(await onDevice.send("asks:list", {})).toMatchObject({ ok: true });
+    expect(await watchesAsOwner(server.url, device.token, tabs)).toMatch(/this owner link was revoked/);
+    expect(await stays.send("asks:list", {})).toMatchObject({ ok: true });
   });
 });
 
@@ -124,7 +123,7 @@ describe("two instances on one Redis", () => {
     const onB = await watching(b, phone.token);
     const stays = await watching(b, await b.token("owner"));
     const closed = disconnected(onB);
-    expect(await call(a, "DELETE", `/devices/${phone.kid}`, await a.token("owner"))).toEqual({ status: 200, body: { ok: true } });
+    expect(await call(a, "DELETE", `/devices/${phone.kid}`, await a.ownerLink())).toEqual({ status: 200, body: { ok: true } });
     expect(await closed).toBe("io server disconnect");
     expect(await watchesAsOwner(b.url, phone.token, tabs)).toMatch(/this owner link was revoked/);
     expect(await stays.send("asks:list", {})).toMatchObject({ ok: true });

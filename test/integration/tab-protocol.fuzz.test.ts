@@ -1,7 +1,8 @@
 // Issue 11, "Fuzzing, kept": generated payloads for every client event, sent by a real socket.io-client
 // through the real Socket.IO handlers of the server on the real Gateway. Wrong types, strings near the
 // 64 KiB frame limit, deep objects, unicode and prototype keys. Every event must get exactly one ack
-// with a known code, the server must stay up, and a refused event must change no state.
+// with a known code, the server must stay up, and a refused event must change no state. Issue 22: the
+// same for the bodies of the owner endpoints over HTTP (`/push/*`, `/devices`), with every kind of token.
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import fc from "fast-check";
@@ -169,5 +170,90 @@ describe("tab protocol fuzzing", () => {
     const next = await openTab(server.url, await server.token("alice", aliceChat));
     expect(await next.send("chat:view", { chatId: aliceChat })).toEqual({ ok: true });
     next.close();
+  });
+});
+
+// --- the owner endpoints over HTTP (issue 22) ------------------------------------------------------
+
+/** What a refused request must leave alone: the devices, the push subscriptions and redeemed actions, and this file's asks. */
+async function ownerStateSnapshot(): Promise<string> {
+  const read = (file: string, query: string) => {
+    const db = new DatabaseSync(path.join(server.dataDir, file), { readOnly: true });
+    try {
+      return db.prepare(query).all();
+    } finally {
+      db.close();
+    }
+  };
+  return JSON.stringify({
+    devices: read("devices.sqlite", "SELECT * FROM devices ORDER BY kid"),
+    subscriptions: read("push.sqlite", "SELECT * FROM subscriptions ORDER BY endpoint"),
+    redeemed: read("push.sqlite", "SELECT * FROM redeemed_actions ORDER BY jti"),
+    asks: await snapshot(),
+  });
+}
+
+/** Every status the owner endpoints answer a refusal with, by the code they give. */
+const REFUSAL_STATUS: Record<string, number[]> = { INVALID: [400, 405, 413], FORBIDDEN: [403], NOT_FOUND: [404], ALREADY_RESOLVED: [409], EXPIRED: [410] };
+
+const endpointUrl = fc.oneof(
+  fc.constantFrom("https://push.example.test/sub/1", "https://127.0.0.1/push", "https://0x7f000001/x", "https://[::1]/x", "https://localhost/x", "http://push.example.test/x", "javascript:alert(1)", ""),
+  fc.webUrl({ validSchemes: ["https"] }),
+  text,
+  junk,
+);
+const base64 = fc.oneof(fc.constantFrom("B".repeat(87), "A".repeat(22), "not base64!"), text, junk);
+const deviceName = fc.oneof(fc.constantFrom("Phone", "\u202eenohp\u0000", "   ", "x".repeat(61), "📱".repeat(60)), text, junk);
+
+/** A request: the endpoint, and a body (a value sent as JSON, or raw text that may not be JSON). */
+const ownerRequest = fc.oneof(
+  fc.record({ method: fc.constant("POST"), path: fc.constant("/push/subscriptions"), body: fc.oneof(fc.record({ endpoint: endpointUrl, keys: fc.oneof(fc.record({ p256dh: base64, auth: base64 }), junk) }, { requiredKeys: [] }), junk) }),
+  fc.record({ method: fc.constant("DELETE"), path: fc.constant("/push/subscriptions"), body: fc.oneof(fc.record({ endpoint: endpointUrl }), junk) }),
+  fc.record({ method: fc.constantFrom("GET", "PUT"), path: fc.constantFrom("/push/subscriptions", "/push/key", "/devices", "/push/", "/devices/"), body: fc.constant(undefined) }),
+  fc.record({ method: fc.constant("DELETE"), path: fc.oneof(fc.constantFrom("/push/subscriptions/AAAAAAAAAAAAAAAAAAAAAA", "/devices/device-none", "/devices/%00", "/devices/..%2Fx"), fc.string().filter((tail) => tail !== "." && tail !== "..").map((tail) => `/devices/${encodeURIComponent(tail)}`)), body: fc.constant(undefined) }),
+  fc.record({ method: fc.constant("POST"), path: fc.constant("/push/actions"), body: fc.oneof(fc.record({ askId: fc.oneof(fc.constant("PENDING"), text, junk), decision: fc.oneof(fc.constantFrom("allow-once", "deny", "allow-always"), junk), token: fc.oneof(text, junk) }, { requiredKeys: [] }), junk) }),
+  fc.record({ method: fc.constant("POST"), path: fc.constant("/devices"), body: fc.oneof(fc.record({ name: deviceName }, { requiredKeys: [] }), junk) }),
+  fc.record({ method: fc.constantFrom("POST", "DELETE"), path: fc.constantFrom("/devices", "/push/subscriptions", "/push/actions"), body: fc.oneof(fc.constantFrom("{ name: Phone", "[", "null", "\u0000"), huge).map((raw) => ({ raw })) }),
+);
+
+describe("owner endpoint fuzzing", () => {
+  let tokens: Record<string, string | null>;
+
+  beforeAll(async () => {
+    const ownerLink = await server.ownerLink();
+    const device = await fetch(`${server.url}/devices`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${ownerLink}` }, body: JSON.stringify({ name: "Fuzzed phone" }) });
+    const deviceLink = new URL(((await device.json()) as { url: string }).url).searchParams.get("token")!;
+    tokens = { ownerLink, deviceLink, withoutKid: await server.token("owner"), guest: await server.ownerLink("mallory"), embed: await server.token("owner", aliceChat), garbage: "not.a.token", none: null };
+  });
+
+  it("22 fuzz: every generated /push/* and /devices request gets one JSON answer with a known code and a matching status, never a 500, and a refused one changes nothing", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom("ownerLink", "deviceLink", "withoutKid", "guest", "embed", "garbage", "none"), fc.array(ownerRequest, { minLength: 1, maxLength: 4 }), async (who, requests) => {
+        for (const { method, path: target, body } of requests) {
+          const before = await ownerStateSnapshot();
+          const token = tokens[who];
+          const sent = body === undefined ? undefined : typeof body === "object" && body !== null && "raw" in body ? String((body as { raw: unknown }).raw) : JSON.stringify(withAskId(body));
+          const response = await fetch(`${server.url}${target}`, { method, headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: sent });
+          const what = `${method} ${target} as ${who}`;
+          expect(response.headers.get("content-type"), what).toBe("application/json");
+          const answer = (await response.json()) as { ok: boolean; error?: { code: string; message: string } };
+          expect(typeof answer.ok, what).toBe("boolean");
+          if (answer.ok) {
+            expect(response.status, what).toBeLessThan(300);
+            continue;
+          }
+          expect(KNOWN_CODES.has(answer.error!.code), `${what} answered the unknown code ${answer.error!.code}`).toBe(true);
+          expect(answer.error!.code, `${what}: ${answer.error!.message}`).not.toBe("INTERNAL");
+          expect(REFUSAL_STATUS[answer.error!.code], `${what}: ${answer.error!.code} with ${response.status}`).toContain(response.status);
+          expect(typeof answer.error!.message).toBe("string");
+          expect(await ownerStateSnapshot(), `${what} was refused (${answer.error!.code}) but changed state`).toBe(before);
+        }
+      }),
+      { numRuns: 100, endOnFailure: true },
+    );
+    expect(server.logs.filter((line) => / failed: /.test(line) && /^(push|device) endpoint/.test(line))).toEqual([]);
+    // Still up: the key is served and the owner lists their devices.
+    expect((await fetch(`${server.url}/push/key`)).status).toBe(200);
+    expect((await fetch(`${server.url}/devices`, { headers: { authorization: `Bearer ${tokens.ownerLink}` } })).status).toBe(200);
   });
 });

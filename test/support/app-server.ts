@@ -41,6 +41,8 @@ export type AppServer = {
    * `null` mints one as the first filter did, with no reply.
    */
   mintToken(userId: string, chat?: string, reply?: ReplyClaim | null): Promise<string>;
+  /** The token of an owner link printed by `npm run owner-link` for this server (revocable: it may mint devices and turn on push). */
+  ownerLink(): Promise<string>;
   /** The recent output lines of the server (stdout and stderr). */
   logs(): string[];
   stop(): Promise<void>;
@@ -197,9 +199,22 @@ async function startOnce(options: AppServerOptions): Promise<AppServer> {
     dataDir,
     authSecret,
     mintToken: (userId, chat, reply = TEST_REPLY) => mintTabToken(key, { userId, chat, reply: chat ? (reply ?? undefined) : undefined, ttlSeconds: 3600 }),
+    ownerLink: () => printedOwnerLink({ ...env, PUBLIC_URL: url }),
     logs: () => [...lines],
     stop,
   };
+}
+
+/** Runs `npm run owner-link` (the server's own environment: its DATA_DIR or Redis) and resolves with the printed link's token. */
+async function printedOwnerLink(env: NodeJS.ProcessEnv): Promise<string> {
+  const child = spawn(process.execPath, ["server/owner-link.ts"], { cwd: PROJECT_ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
+  child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
+  const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+  const token = /\?token=(\S+)$/m.exec(output)?.[1];
+  if (code !== 0 || !token) throw new Error(`npm run owner-link failed (exit ${code}): ${output}`);
+  return token;
 }
 
 /** /healthz gives the Gateway's status to an owner's token only. */

@@ -164,7 +164,12 @@ export type OnGateway = {
  * Connects the requester (named `requesterName`, default "requester") and, if asked, the client
  * answering elsewhere to the real Gateway, then starts the server on it and waits until it is connected.
  */
-type OnGatewayOptions = { requesterName?: string; /** Trusts a push service stand-in's certificate. */ pushAgent?: Agent };
+type OnGatewayOptions = {
+  requesterName?: string;
+  /** Trusts a push service stand-in's certificate (on loopback: needs PUSH_ALLOW_PRIVATE_ENDPOINTS in `env`). */
+  pushAgent?: Agent;
+  env?: Record<string, string>;
+};
 export async function startOnGateway(options: OnGatewayOptions & { elsewhere: true }): Promise<Required<OnGateway>>;
 export async function startOnGateway(options?: OnGatewayOptions & { elsewhere?: false }): Promise<Omit<OnGateway, "elsewhere">>;
 export async function startOnGateway(options: OnGatewayOptions & { elsewhere?: boolean } = {}): Promise<OnGateway> {
@@ -172,7 +177,7 @@ export async function startOnGateway(options: OnGatewayOptions & { elsewhere?: b
   try {
     started.requester = await gatewayOperator(options.requesterName ?? "requester");
     if (options.elsewhere) started.elsewhere = await gatewayOperator("control-ui");
-    started.server = await startTestServer({ gatewayUrl: inject("gatewayUrl"), gatewayToken: inject("gatewayToken"), env: { AGENT_ID: TEST_AGENT }, pushAgent: options.pushAgent });
+    started.server = await startTestServer({ gatewayUrl: inject("gatewayUrl"), gatewayToken: inject("gatewayToken"), env: { AGENT_ID: TEST_AGENT, ...options.env }, pushAgent: options.pushAgent });
     await waitConnected(started.server);
     return started as OnGateway;
   } catch (error) {

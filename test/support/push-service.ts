@@ -2,7 +2,8 @@
 // (`ca` is what the server under test must trust): it takes what `web-push` sends, checks the VAPID
 // authorization (RFC 8292) and decrypts the body with the subscription's keys exactly as a browser
 // would (RFC 8291, aes128gcm per RFC 8188), written here from the RFCs with node:crypto alone, so it
-// shares no code with the sender. Paths under /gone/ answer 410 Gone, as for an expired subscription.
+// shares no code with the sender. Paths under /gone/ answer 410 Gone, as for an expired subscription,
+// and the paths in `failing` 500, as a push service in trouble does.
 import { execFileSync } from "node:child_process";
 import { createDecipheriv, createECDH, hkdfSync, randomBytes, type ECDH } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -37,6 +38,8 @@ export type PushServiceStandIn = {
   /** The same, as a file (for NODE_EXTRA_CA_CERTS of a server in another process); removed by stop(). */
   caFile: string;
   received: ReceivedPush[];
+  /** Paths answered 500 Internal Server Error (nothing is received) for as long as they are in here. */
+  failing: Set<string>;
   /** Resolves with the first push (already received or still to come) that `match` accepts. */
   next(match: (push: ReceivedPush) => boolean, timeoutMs?: number): Promise<ReceivedPush>;
   stop(): Promise<void>;
@@ -93,6 +96,7 @@ export async function startPushService(): Promise<PushServiceStandIn> {
   const caFile = path.join(caDir, "ca.pem");
   writeFileSync(caFile, tls.cert);
   const received: ReceivedPush[] = [];
+  const failing = new Set<string>();
   const waiters: { match: (push: ReceivedPush) => boolean; resolve: (push: ReceivedPush) => void }[] = [];
   let origin = "";
   const server: Server = createServer(tls, (request, response) => {
@@ -108,6 +112,10 @@ export async function startPushService(): Promise<PushServiceStandIn> {
           const push: ReceivedPush = { path: request.url ?? "/", headers: request.headers, vapid, body: Buffer.concat(chunks) };
           if (push.path.startsWith("/gone/")) {
             response.writeHead(410).end("subscription gone");
+            return;
+          }
+          if (failing.has(push.path)) {
+            response.writeHead(500).end("push service in trouble");
             return;
           }
           received.push(push);
@@ -128,6 +136,7 @@ export async function startPushService(): Promise<PushServiceStandIn> {
     ca: tls.cert,
     caFile,
     received,
+    failing,
     next(match, timeoutMs = 30_000) {
       const already = received.find(match);
       if (already) return Promise.resolve(already);

@@ -116,13 +116,27 @@ export function storeBackends(): StoreBackend[] {
  * The same for a deployment's smaller stores (devices, push): `open()` gives a fresh one, `shared()`
  * another instance's view of the last one opened (Redis only).
  */
-export type SideStoreBackend<T> = { name: "sqlite" | "redis"; open(): T; shared?(): T };
+export type SideStoreBackend<T> = {
+  name: "sqlite" | "redis";
+  open(): T;
+  shared?(): T;
+  /** Where the last store opened keeps its data, to write what a hand edit or another version might have left. */
+  raw(): { name: "sqlite"; file: string } | { name: "redis"; client: Redis; prefix: string };
+};
 
 export function sideStoreBackends<T extends { close(): unknown }>(make: { sqlite(file: string): T; redis(client: Redis, prefix: string): T }): SideStoreBackend<T>[] {
   const resources = backendResources();
+  let lastFile = "";
   let lastPrefix = "";
   return [
-    { name: "sqlite", open: () => resources.closeAfter(make.sqlite(resources.file("store.sqlite"))) },
+    {
+      name: "sqlite",
+      open() {
+        lastFile = resources.file("store.sqlite");
+        return resources.closeAfter(make.sqlite(lastFile));
+      },
+      raw: () => ({ name: "sqlite", file: lastFile }),
+    },
     {
       name: "redis",
       open() {
@@ -130,6 +144,7 @@ export function sideStoreBackends<T extends { close(): unknown }>(make: { sqlite
         return resources.closeAfter(make.redis(resources.client(), lastPrefix));
       },
       shared: () => resources.closeAfter(make.redis(resources.client(), lastPrefix)),
+      raw: () => ({ name: "redis", client: resources.client(), prefix: lastPrefix }),
     },
   ];
 }

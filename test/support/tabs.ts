@@ -12,6 +12,7 @@ import { parseConfig, type Config } from "../../server/config.ts";
 import { gatewayFromConfig } from "../../server/gateway/gateway.ts";
 import { openStore } from "../../server/store/open.ts";
 import { mintTabToken, secretKey } from "../../server/tabs/auth.ts";
+import { mintOwnerLink } from "../../server/tabs/owner-links.ts";
 import { TEST_REPLY } from "./replies.ts";
 import { emitWithAck, untyped, type TypedSocket } from "./typed-ack.ts";
 
@@ -32,6 +33,8 @@ export type TestServer = Application & {
    * live); `null` mints one as the first filter did, with no reply.
    */
   token(userId?: string, chat?: string, reply?: ReplyClaim | null): Promise<string>;
+  /** The token of an owner link as `npm run owner-link` prints it: it carries the store's current key id (`kid`), so `--revoke` ends it. */
+  ownerLink(userId?: string): Promise<string>;
   restart(): Promise<TestServer>;
   dispose(): Promise<void>;
 };
@@ -83,6 +86,7 @@ export async function startTestServer(options: { gatewayUrl: string; gatewayToke
     dataDir,
     logs,
     token: (userId = TEST_OWNER, chat?: string, reply: ReplyClaim | null = TEST_REPLY) => mintTabToken(key, { userId, chat, reply: chat ? (reply ?? undefined) : undefined, ttlSeconds: 3600 }),
+    ownerLink: async (userId = TEST_OWNER) => new URL((await mintOwnerLink({ store: server.store, key, owner: userId, hours: 1, baseUrl: server.url })).url).searchParams.get("token")!,
     async restart() {
       await server.stop();
       return startTestServer({ ...options, dataDir });

@@ -1,0 +1,71 @@
+import { z } from "zod";
+
+/**
+ * What the dashboard's Devices tab reads and sends (docs/PROTOCOL.md, "Devices" and "Push"): device
+ * links, who minted each, and the owner's push subscriptions. The pages import the types only (zod
+ * stays out of the browser bundles); the server parses with the schemas.
+ */
+
+/**
+ * Characters a device name never keeps. Replaced by a space: controls (C0, DEL, C1) and the line and
+ * paragraph separators. Removed: the bidirectional formatting characters (the embeddings, overrides
+ * and isolates U+202A-U+202E and U+2066-U+2069, and the marks LRM, RLM and ALM, which a name shown in
+ * its own direction does not need) and the invisible ones that make two names look alike (zero-width
+ * space, word joiner and invisible operators, the deprecated format characters). The zero-width
+ * joiner and non-joiner stay: emoji and several scripts need them.
+ */
+const NAME_SPACES = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
+const NAME_INVISIBLES = /[\u061c\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f]/g;
+
+export const DEVICE_NAME_MAX_CHARACTERS = 60;
+
+/**
+ * A device's name as the owner gave it, normalized: NFC, those characters replaced or removed, runs
+ * of white space made one space, trimmed; then 1-60 characters (code points). So a device cannot
+ * look like another in the list by hidden or reordering characters.
+ */
+export const DeviceName = z
+  .string()
+  .max(1000)
+  .transform((name) => name.normalize("NFC").replace(NAME_INVISIBLES, "").replace(NAME_SPACES, " ").replace(/\s+/g, " ").trim())
+  .pipe(
+    z
+      .string()
+      .min(1, "must name the device")
+      .refine((name) => [...name].length <= DEVICE_NAME_MAX_CHARACTERS, `must be at most ${DEVICE_NAME_MAX_CHARACTERS} characters`),
+  );
+
+/**
+ * Which link minted a device link: an owner link (its key id: `npm run owner-link -- --revoke` ends
+ * the devices minted through owner links), `npm run owner-link -- --device` on the server itself, or
+ * unrecorded (a device minted by a version that did not record it, treated as an owner link's).
+ */
+export const DeviceMinter = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("owner-link"), kid: z.string().min(1) }),
+  z.object({ kind: z.literal("command-line") }),
+  z.object({ kind: z.literal("unrecorded") }),
+]);
+export type DeviceMinter = z.infer<typeof DeviceMinter>;
+
+/** One device of `GET /devices`. */
+export const DeviceSummary = z.object({ kid: z.string(), name: z.string(), createdAt: z.number(), expiresAt: z.number(), mintedBy: DeviceMinter });
+export type DeviceSummary = z.infer<typeof DeviceSummary>;
+
+/**
+ * `GET /devices`: the owner's working devices, newest first, and whether this token may mint and
+ * revoke them (an owner link may; a device link or a token without a key id may not).
+ */
+export const DeviceList = z.object({ ok: z.literal(true), devices: z.array(DeviceSummary), canManage: z.boolean() });
+export type DeviceList = z.infer<typeof DeviceList>;
+
+/**
+ * One of `GET /push/subscriptions`: named by a digest of its endpoint (whose path is a capability),
+ * with its push service's origin, the key id of the link it was made with (a device's, or the owner
+ * links'), when it was first stored, and how many pushes to it failed in a row.
+ */
+export const PushSubscriptionSummary = z.object({ id: z.string(), service: z.string(), linkKid: z.string(), createdAt: z.number(), failures: z.number() });
+export type PushSubscriptionSummary = z.infer<typeof PushSubscriptionSummary>;
+
+/** `GET /push/subscriptions`: the owner's, oldest first, and whether this token may remove them (an owner link). */
+export const PushSubscriptionList = z.object({ ok: z.literal(true), subscriptions: z.array(PushSubscriptionSummary), canManage: z.boolean() });
+export type PushSubscriptionList = z.infer<typeof PushSubscriptionList>;
