@@ -59,6 +59,7 @@ export async function createPush(options: PushOptions) {
     dashboardUrl: options.dashboardUrl,
     mintToken: (claims) => mintActionToken(tokenKey, claims),
     isShown: async (askId) => (await options.broker.shownTo(askId)) !== null,
+    chatTitle: async (chatId) => (await options.broker.chatTitles([chatId])).get(chatId),
     isKnownKid: options.isKnownKid,
     log,
     agent: publicAgent ?? options.agent,

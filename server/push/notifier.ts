@@ -36,6 +36,8 @@ export type PushNotifierOptions = {
   mintToken(claims: Omit<ActionClaims, "jti">): Promise<string>;
   /** Whether a tab shows the ask now (its chat's newest viewer). */
   isShown(askId: string): Promise<boolean>;
+  /** Open WebUI's title of a chat, when known: a notification names the chat by it. */
+  chatTitle(chatId: string): Promise<string | undefined>;
   /** Whether a link's key id is still current (an unrevoked owner-link key, an active device). */
   isKnownKid(kid: string): Promise<boolean>;
   log: (message: string) => void;
@@ -92,7 +94,8 @@ export class PushNotifier {
     if (!(await this.options.announcements.markPushed(ask.id))) return;
     const now = this.options.clock.now();
     const ttl = ask.expiresAt === null ? DEFAULT_TTL_SECONDS : Math.max(1, Math.floor((ask.expiresAt - now) / 1000));
-    await this.deliver(ask, async (subscription) => askPush(ask, { now, dashboardUrl: this.options.dashboardUrl(), tokens: await this.tokensFor(ask, subscription) }), ttl, subscriptions);
+    const chatTitle = ask.chatId === null ? undefined : await this.options.chatTitle(ask.chatId);
+    await this.deliver(ask, async (subscription) => askPush(ask, { now, dashboardUrl: this.options.dashboardUrl(), chatTitle, tokens: await this.tokensFor(ask, subscription) }), ttl, subscriptions);
   }
 
   private async announceOutcome(ask: Ask): Promise<void> {

@@ -52,6 +52,11 @@ describe("push payloads", () => {
     });
   });
 
+  it("names the chat by its title in Open WebUI when known", () => {
+    expect(askPush(payment, { ...options, chatTitle: "Hosting bills" }).body).toBe("Pay 49.99 EUR to Stripe\nMonthly hosting\nChat Hosting bills · 9 min left");
+    expect(askPush({ ...payment, chatId: null }, { ...options, chatTitle: "ignored" }).body).toMatch(/\nNo chat · 9 min left$/);
+  });
+
   it("shortens with an ellipsis, never silently", () => {
     expect(shorten("a  b\nc", 10)).toBe("a b c");
     expect(shorten("x".repeat(30), 10)).toBe(`${"x".repeat(9)}…`);

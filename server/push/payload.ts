@@ -81,9 +81,11 @@ function scopeLine(scope: NonNullable<Extract<Ask, { kind: "approval" }>["approv
   }
 }
 
-export function askPush(ask: Ask, options: { now: number; dashboardUrl: string; tokens: Partial<Record<Decision, string>> }): AskPush {
+/** `chatTitle`: Open WebUI's title of the ask's chat, which names it instead of its id. */
+export function askPush(ask: Ask, options: { now: number; dashboardUrl: string; chatTitle?: string; tokens: Partial<Record<Decision, string>> }): AskPush {
   const { title, lines } = describe(ask);
-  const where = [ask.chatId ? `Chat ${ask.chatId}` : "No chat", timeLeft(ask, options.now)].filter(Boolean).join(" · ");
+  const chat = ask.chatId === null ? "No chat" : options.chatTitle ? `Chat ${shorten(options.chatTitle, 60)}` : `Chat ${ask.chatId}`;
+  const where = [chat, timeLeft(ask, options.now)].filter(Boolean).join(" · ");
   const actions =
     ask.kind === "approval"
       ? PUSH_DECISIONS.filter((decision) => ask.approval.decisions.includes(decision) && options.tokens[decision]).map((decision) => ({
