@@ -38,7 +38,7 @@ async function main(args: readonly string[]): Promise<void> {
   const baseUrl = config.PUBLIC_URL ?? `http://${config.HOST}:${config.PORT}`;
   const owner = [...config.owners][0] ?? "owner";
   // With REDIS_URL the owner-link key id and the devices live in Redis, where every instance checks them.
-  const { store, redis } = await openStore(config, () => {});
+  const { store, redis } = await openStore(config, authSecret, () => {});
   const devices = device ? openDeviceStore({ redis, redisKeyPrefix: config.REDIS_KEY_PREFIX, dataDir: config.DATA_DIR }) : null;
   try {
     if (devices && device) {
