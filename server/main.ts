@@ -27,7 +27,7 @@ async function main(): Promise<void> {
   const log = (message: string) => console.log(message);
   const clock = systemClock();
   // Opened before Next.js so an unusable DATA_DIR, database or Redis stops the start at once.
-  const { store, redis } = await openStore(config, log, clock);
+  const { store, redis } = await openStore(config, authSecret, log, clock);
   const nextApp = next({ dev, dir: projectRoot, hostname: config.HOST, port: config.PORT });
   await nextApp.prepare();
   const handle = nextApp.getRequestHandler();

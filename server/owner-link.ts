@@ -47,7 +47,7 @@ async function main(args: readonly string[]): Promise<void> {
   const baseUrl = config.PUBLIC_URL ?? `http://${config.HOST}:${config.PORT}`;
   const owner = [...config.owners][0] ?? "owner";
   // With REDIS_URL the owner-link key id and the devices live in Redis, where every instance checks them.
-  const { store, redis } = await openStore(config, () => {});
+  const { store, redis } = await openStore(config, authSecret, () => {});
   const devices = openDeviceStore({ redis, redisKeyPrefix: config.REDIS_KEY_PREFIX, dataDir: config.DATA_DIR, log: (message) => console.error(message) });
   try {
     if (device) {

@@ -123,7 +123,13 @@ export function Dashboard({ openWebUiUrl }: { openWebUiUrl: string | null }) {
   useEffect(() => {
     const read = () => {
       const match = /^#ask=(.+)$/.exec(window.location.hash);
-      if (match?.[1]) openAt.current = decodeURIComponent(match[1]);
+      if (!match?.[1]) return;
+      // An address that is not valid percent-encoding (typed or crafted) opens nothing; it must not throw.
+      try {
+        openAt.current = decodeURIComponent(match[1]);
+      } catch {
+        openAt.current = null;
+      }
     };
     read();
     window.addEventListener("hashchange", read);

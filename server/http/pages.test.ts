@@ -42,4 +42,21 @@ describe("pages handler", () => {
     expect(logged[0]).toContain("GET /embed/chat/c1 failed");
     expect(logged[0]).toContain("render exploded");
   });
+
+  it("22.9 a path that is not valid percent-encoding is answered 400 here, before Next.js, with the security headers", async () => {
+    const handled: string[] = [];
+    const url = await serve(async (request, response) => {
+      handled.push(request.url ?? "");
+      response.end("page");
+    }, () => {});
+    for (const path of ["/embed/chat/%E0%A4%A", "/embed/chat/%E0%A4%A/", "/embed/chat/%C0%80", "/embed/chat/%ZZ?token=abc", "/%"]) {
+      const response = await fetch(`${url}${path}`);
+      expect(response.status, path).toBe(400);
+      expect(await response.text()).toBe("Bad Request: the path is not valid percent-encoding");
+      expect(response.headers.get("content-security-policy"), path).toContain("frame-ancestors");
+    }
+    // Valid encodings, and a malformed one in the query (the page reads that itself), reach Next.js.
+    for (const path of ["/embed/chat/%E0%A4%A0", "/embed/chat/a%2Fb", "/embed/chat/c1?token=%E0%A4%A"]) expect((await fetch(`${url}${path}`)).status, path).toBe(200);
+    expect(handled).toEqual(["/embed/chat/%E0%A4%A0", "/embed/chat/a%2Fb", "/embed/chat/c1?token=%E0%A4%A"]);
+  });
 });

@@ -45,6 +45,7 @@ export function createWidgetPageRoute(options: WidgetPageOptions): (request: Inc
     try {
       chatId = decodeURIComponent(match[1]!);
     } catch {
+      // Not valid percent-encoding: the pages handler refuses it (400).
       return false;
     }
     const judged = await judge(url.searchParams.get("token"), chatId);

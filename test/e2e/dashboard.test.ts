@@ -1,6 +1,7 @@
 // The owners' dashboard against the real Gateway: pending asks of two chats, one answered inline in its
 // opened row, two plugin approvals denied in one bulk action (their requesters get "deny"), and the
-// history. The inbox's order, triage keys and filters are in inbox.test.ts.
+// history; a notification's `#ask=` address that does not decode. The inbox's order, triage keys and
+// filters are in inbox.test.ts.
 import { describe, expect, inject, it } from "vitest";
 import { openPage } from "../support/browser.ts";
 import { UI_TIMEOUT, createQuestion, requestApproval, uniqueChat, useE2e, waitAnswer } from "./fixtures.ts";
@@ -59,5 +60,21 @@ describe.skipIf(!gatewayUrl)("dashboard", () => {
     await expect.poll(() => row(titleB).textContent()).toContain("Deny");
     await expect.poll(() => history.getByRole("row").filter({ hasText: chatA }).filter({ hasText: "Database" }).textContent()).toContain("Postgres");
     expect(errors).toEqual([]);
+  });
+
+  it("22.9 an #ask= address that is not valid percent-encoding is ignored: the dashboard runs and lists the asks", async () => {
+    const chat = uniqueChat("dash-hash");
+    const questionId = await createQuestion(e2e.requester, chat);
+    const { page, errors } = await openPage(e2e.browser);
+    await page.goto(`${await e2e.dashboardUrl()}#ask=%E0%A4%A`);
+    await page.getByRole("listitem").filter({ hasText: chat }).waitFor({ timeout: UI_TIMEOUT });
+    expect(errors).toEqual([]);
+    await page.context().close();
+    // A well-formed one still opens its row.
+    const opened = await openPage(e2e.browser);
+    await opened.page.goto(`${await e2e.dashboardUrl()}#ask=${encodeURIComponent(questionId)}`);
+    await opened.page.getByRole("listitem").filter({ hasText: chat }).getByRole("radio", { name: /^Postgres/ }).waitFor({ timeout: UI_TIMEOUT });
+    expect(opened.errors).toEqual([]);
+    await opened.context.close();
   });
 });

@@ -1,5 +1,6 @@
 // The security headers of both pages as the production server sends them, and that Next.js puts the
-// response's CSP nonce on every script it renders (so the pages run under `script-src 'self' 'nonce-…'`).
+// response's CSP nonce on every script it renders (so the pages run under `script-src 'self' 'nonce-…'`);
+// a path that is not valid percent-encoding is a 400 from the server, not Next.js's silent 500.
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startAppServer, type AppServer } from "../support/app-server.ts";
 
@@ -58,5 +59,19 @@ describe.skipIf(!gatewayUrl)("security headers of the pages", () => {
     expect(policy.get("frame-ancestors")).toBe(OPEN_WEBUI);
     expect(headers.get("x-frame-options")).toBeNull();
     expectNoncedScripts(html, policy);
+  });
+
+  it("22.9 a malformed percent-encoding in the path (/embed/chat/%E0%A4%A) is a 400 from the server, for every method; nothing fails in the log", async () => {
+    for (const method of ["GET", "HEAD", "POST", "OPTIONS"]) {
+      for (const path of ["/embed/chat/%E0%A4%A", "/embed/chat/%E0%A4%A/", "/embed/chat/%C0%80"]) {
+        const response = await fetch(`${app.url}${path}`, { method, redirect: "manual" });
+        expect(response.status, `${method} ${path}`).toBe(400);
+        if (method !== "HEAD") expect(await response.text()).toBe("Bad Request: the path is not valid percent-encoding");
+        expect(response.headers.get("x-content-type-options")).toBe("nosniff");
+      }
+    }
+    // The widget of a chat whose id needs encoding still loads.
+    expect((await fetch(`${app.url}/embed/chat/${encodeURIComponent("चैट/1")}`)).status).toBe(200);
+    expect(app.logs().filter((line) => /failed/.test(line))).toEqual([]);
   });
 });

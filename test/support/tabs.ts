@@ -61,7 +61,7 @@ export async function startApplication(
   parts: { clock?: Clock; presence?: Presence; pushAgent?: Agent } = {},
 ): Promise<Application> {
   const clock = parts.clock ?? systemClock();
-  const { store, redis } = await openStore(config, log, clock);
+  const { store, redis } = await openStore(config, authSecret, log, clock);
   return createApplication({
     config,
     authSecret,
