@@ -29,6 +29,11 @@ type State = { pending: Ask[]; history: Finished[]; moved: boolean; superseded: 
 type Action =
   | { type: "show"; ask: Ask }
   | { type: "close"; close: AskClose; at: number }
+  /**
+   * The server took this tab's answer: the card goes at once, before its ask:close (which follows the
+   * store's write), so a card shown meanwhile never moves under the person's pointer.
+   */
+  | { type: "answered"; askId: string; status: AskStatus; at: number }
   /** After a reconnect and chat:view: only the asks the server showed again are still pending. */
   | { type: "keep-only"; ids: ReadonlySet<string> }
   /** The asks that finished in this reply before this page loaded (the server's record). */
@@ -58,10 +63,22 @@ function reducer(state: State, action: Action): State {
       if (action.close.reason === "handed-off") {
         return { ...state, pending, moved: ask !== undefined || state.moved, announcement: "This question is now open in a newer tab." };
       }
-      if (!ask) return state;
+      if (!ask) {
+        // Answered here: the server's summary replaces the one the card went with.
+        const summary = action.close.summary;
+        if (summary === undefined || !state.history.some((item) => item.id === action.close.askId)) return state;
+        return { ...state, history: state.history.map((item) => (item.id === action.close.askId ? { ...item, summary } : item)) };
+      }
       const outcome = CLOSE_OUTCOMES[action.close.reason];
       const finished: Finished = { id: ask.id, question: askQuestionText(ask), summary: action.close.summary ?? outcome.summary, status: outcome.status, at: action.at };
       return { ...state, pending, history: [...state.history.filter((item) => item.id !== ask.id), finished] };
+    }
+    case "answered": {
+      const ask = state.pending.find((item) => item.id === action.askId);
+      if (!ask) return state;
+      const outcome = CLOSE_OUTCOMES[action.status === "cancelled" ? "cancelled" : "answered"];
+      const finished: Finished = { id: ask.id, question: askQuestionText(ask), summary: outcome.summary, status: action.status, at: action.at };
+      return { ...state, pending: state.pending.filter((item) => item.id !== ask.id), history: [...state.history, finished] };
     }
     case "keep-only":
       return { ...state, pending: state.pending.filter((ask) => action.ids.has(ask.id)) };
@@ -75,6 +92,10 @@ function reducer(state: State, action: Action): State {
 }
 
 const INITIAL: State = { pending: [], history: [], moved: false, superseded: false, announcement: "" };
+
+function cardOf(root: HTMLElement | null, askId: string): Element | null {
+  return root?.querySelector(`[data-ask-id="${CSS.escape(askId)}"]`) ?? null;
+}
 
 function finishedOf(ask: Ask): Finished {
   return { id: ask.id, question: askQuestionText(ask), summary: ask.resolution?.summary ?? "", status: ask.status, at: ask.resolution?.at ?? ask.createdAt };
@@ -162,7 +183,7 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
         dispatch({ type: "show", ask });
       });
       socket.on("ask:close", (close) => {
-        const card = rootRef.current?.querySelector(`[data-ask-id="${CSS.escape(close.askId)}"]`);
+        const card = cardOf(rootRef.current, close.askId);
         if (card?.contains(document.activeElement)) restoreFocus.current = true;
         // An ask of this reply refused before any tab showed it (a guest's approval): its summary is the server's.
         if (close.reason === "denied" && !card) void loadSummaries();
@@ -179,13 +200,17 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
   const { socket, connection, gateway, answer: sendAnswer, tokenProblem, token } = useTabSession({ relink: "Reopen the chat to get a new link.", setup });
   replyId.current = token ? tokenReplyId(token) : null;
   /**
-   * A text prompt of a reply on the Gateway's `/v1` endpoint is answered by the person's next message
-   * in the chat: Open WebUI submits what its embed asks it to, once the person confirms it in its own
-   * dialog (Chat.svelte, `input:prompt:submit`).
+   * An answer the server took closes its card here at once. A text prompt of a reply on the Gateway's
+   * `/v1` endpoint is answered by the person's next message in the chat: Open WebUI submits what its
+   * embed asks it to, once the person confirms it in its own dialog (Chat.svelte, `input:prompt:submit`).
    */
   const answer = useCallback(
     async (askId: string, tabAnswer: TabAnswer) => {
       const ack = await sendAnswer(askId, tabAnswer);
+      if (ack.ok) {
+        if (cardOf(rootRef.current, askId)?.contains(document.activeElement)) restoreFocus.current = true;
+        dispatch({ type: "answered", askId, status: ack.status, at: Date.now() });
+      }
       if (ack.ok && ack.chatMessage !== undefined && window.parent !== window) window.parent.postMessage({ type: "input:prompt:submit", text: ack.chatMessage }, "*");
       return ack;
     },
