@@ -2,11 +2,10 @@ import { describe, expect, it } from "vitest";
 import { ChatKeyPattern, DEFAULT_SESSION_KEY_PATTERN, belongsToAgent, parseSessionKey, textPromptContinuation } from "./session-key.ts";
 
 describe("session keys", () => {
-  it("parses the agent and the thread, sub-agent and cron markers", () => {
-    expect(parseSessionKey("agent:Dev:openwebui:c1")).toMatchObject({ agentId: "dev", isThread: false, isSubagent: false, isCron: false });
+  it("parses the agent and the thread and sub-agent markers", () => {
+    expect(parseSessionKey("agent:Dev:openwebui:c1")).toMatchObject({ agentId: "dev", isThread: false, isSubagent: false });
     expect(parseSessionKey("agent:dev:slack:channel:C1:thread:123")?.isThread).toBe(true);
     expect(parseSessionKey("agent:dev:subagent:5f0c")?.isSubagent).toBe(true);
-    expect(parseSessionKey("agent:dev:cron:nightly")?.isCron).toBe(true);
     expect(parseSessionKey("main")).toBeNull();
   });
 

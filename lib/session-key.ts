@@ -1,13 +1,12 @@
 /**
- * Session keys look like `agent:<agentId>:<rest>`; markers inside <rest> tell a channel thread, a
- * sub-agent or a cron run apart (DESIGN §2). Agents are matched by the parsed key, never by exact string.
+ * Session keys look like `agent:<agentId>:<rest>`; markers inside <rest> tell a channel thread or a
+ * sub-agent apart (DESIGN §2). Agents are matched by the parsed key, never by exact string.
  */
 export type ParsedSessionKey = {
   agentId: string;
   rest: string;
   isThread: boolean;
   isSubagent: boolean;
-  isCron: boolean;
 };
 
 export function parseSessionKey(key: string): ParsedSessionKey | null {
@@ -20,7 +19,6 @@ export function parseSessionKey(key: string): ParsedSessionKey | null {
     rest,
     isThread: segments.includes("thread"),
     isSubagent: segments.includes("subagent"),
-    isCron: segments.includes("cron"),
   };
 }
 

@@ -135,7 +135,7 @@ export function createIntake(options: IntakeOptions): GatewayHandler {
     execApproval(event, arrival) {
       if (ours(event.request.sessionKey, event.request.agentId)) sink.arrived(askFromExecApproval(event, context(event.request.sessionKey)), arrival);
     },
-    approvalResolved(_kind, event) {
+    approvalResolved(event) {
       sink.ended(event.id, approvalOutcome(event));
     },
     chat(event) {

@@ -39,7 +39,7 @@ export interface GatewayHandler {
   questionResolved(event: QuestionResolvedEvent): void;
   pluginApproval(event: PluginApprovalRecord, arrival: Arrival): void;
   execApproval(event: ExecApprovalRecord, arrival: Arrival): void;
-  approvalResolved(kind: "plugin" | "exec", event: ApprovalResolved): void;
+  approvalResolved(event: ApprovalResolved): void;
   chat(event: ChatEvent): void;
   /**
    * A full backfill finished: these are every pending id the Gateway still knows, and every id that
@@ -196,7 +196,7 @@ export class GatewayLink {
         });
       case "plugin.approval.resolved":
       case "exec.approval.resolved":
-        return deliver(checkApprovalResolved, (resolved) => handler.approvalResolved(event.startsWith("plugin") ? "plugin" : "exec", resolved));
+        return deliver(checkApprovalResolved, (resolved) => handler.approvalResolved(resolved));
       case "chat":
         return deliver(checkChatEvent, (chat) => handler.chat(chat));
     }
