@@ -1,5 +1,6 @@
 import { io, type Socket } from "socket.io-client";
 import type { AnswerAck, ClientToServerEvents, ErrorCode, ServerToClientEvents, TabAnswer } from "../lib/protocol.ts";
+import { TAB_PROTOCOL_VERSION } from "../lib/protocol-version.ts";
 
 /**
  * The browser end of tab protocol v1 (docs/PROTOCOL.md), typed by the event maps of lib/protocol.ts.
@@ -12,7 +13,7 @@ type TimedSocket = ReturnType<TabClientSocket["timeout"]>;
 
 /** Connects to the page's own origin (the widget's iframe and the dashboard are served by the product). */
 export function createTabSocket(token: string): TabClientSocket {
-  return io({ auth: { token }, transports: ["websocket"], autoConnect: false });
+  return io({ auth: { token, protocol: TAB_PROTOCOL_VERSION }, transports: ["websocket"], autoConnect: false });
 }
 
 /** A failure the browser itself detects: not connected, or no ack in time. */

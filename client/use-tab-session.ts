@@ -17,8 +17,8 @@ export type TabSessionOptions = {
 
 /**
  * The start-up both pages share: take the signed token from `?token=` (then drop it from the address
- * bar), connect with it, forget it when the server refuses it, say what is wrong in one sentence,
- * and send answers for the page's cards.
+ * bar), connect with it, forget it when the server refuses it (not when only a reload can help), say
+ * what is wrong in one sentence, and send answers for the page's cards.
  */
 export function useTabSession({ sessionStorageKey, deviceStorageKey, relink, setup }: TabSessionOptions) {
   const [token, setToken] = useState<string | null>(null);
@@ -37,13 +37,16 @@ export function useTabSession({ sessionStorageKey, deviceStorageKey, relink, set
 
   const answer = useCallback((askId: string, tabAnswer: TabAnswer) => answerAsk(socket, askId, tabAnswer), [socket]);
 
-  const tokenProblem = !tokenRead
+  /** What keeps the page from working, in one sentence that says what to do; null when nothing does. */
+  const problem = !tokenRead
     ? null
     : !token
       ? `This link has no token. ${relink}`
       : connection.phase === "refused"
         ? `Not connected: ${connection.error}. ${relink}`
-        : null;
+        : connection.phase === "outdated"
+          ? `Not connected: ${connection.error}.`
+          : null;
 
-  return { socket, connection, gateway, answer, tokenProblem, token };
+  return { socket, connection, gateway, answer, problem, token };
 }

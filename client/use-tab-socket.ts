@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from "react";
 import type { GatewayStatus } from "../lib/protocol.ts";
+import type { IncompatibleProtocol } from "../lib/protocol-version.ts";
 import { createTabSocket, type TabClientSocket } from "./socket.ts";
 
 export type ConnectionState =
@@ -9,7 +10,9 @@ export type ConnectionState =
   /** Lost the connection; Socket.IO retries with backoff. */
   | { phase: "reconnecting"; error?: string }
   /** The server refused the token: retrying cannot help. */
-  | { phase: "refused"; error: string };
+  | { phase: "refused"; error: string }
+  /** The server speaks another tab protocol (a release apart): only a reload can help. */
+  | { phase: "outdated"; error: string };
 
 /**
  * One Socket.IO connection for the page's lifetime. `setup` registers the page's listeners (it runs
@@ -38,7 +41,8 @@ export function useTabSocket(
     });
     created.on("connect_error", (error) => {
       // `active` is false when the server's middleware refused the handshake (bad or expired token).
-      if (!created.active) setState({ phase: "refused", error: error.message || "the server refused the connection" });
+      if (!created.active && isIncompatible(error)) setState({ phase: "outdated", error: error.message });
+      else if (!created.active) setState({ phase: "refused", error: error.message || "the server refused the connection" });
       else setState({ phase: "reconnecting", error: error.message });
     });
     created.on("gateway:status", (status) => setGateway(status));
@@ -54,4 +58,8 @@ export function useTabSocket(
   }, [token]);
 
   return { socket, state, gateway };
+}
+
+function isIncompatible(error: Error & { data?: unknown }): boolean {
+  return (error.data as Partial<IncompatibleProtocol> | undefined)?.code === "INCOMPATIBLE_PROTOCOL";
 }

@@ -1,10 +1,14 @@
 import { z } from "zod";
 import { Ask, AskStatus, Decision } from "./ask.ts";
+export { TAB_PROTOCOL_VERSION, type IncompatibleProtocol } from "./protocol-version.ts";
 
 /**
  * Tab protocol v1 (docs/PROTOCOL.md): every event between a browser tab and the server.
  * Inbound payloads are parsed with these schemas at the boundary; the types below are inferred from them.
  */
+
+/** A page's tab protocol version, from its handshake's `auth.protocol`: 1 when absent (lib/protocol-version.ts). */
+export const HandshakeProtocol = z.number().int().positive().default(1);
 
 const ChatId = z.string().min(1).max(200);
 const AskId = z.string().min(1).max(300);

@@ -12,6 +12,8 @@ export function describeStatus(state: ConnectionState, gateway: GatewayStatus | 
       return { tone: "busy", text: "Connecting…" };
     case "refused":
       return { tone: "error", text: `Not connected: ${state.error}` };
+    case "outdated":
+      return { tone: "error", text: "Out of date: reload the page" };
     case "reconnecting":
       return { tone: "warn", text: "Connection lost, reconnecting…" };
     case "connected":

@@ -108,7 +108,7 @@ export function Dashboard({ openWebUiUrl }: { openWebUiUrl: string | null }) {
     });
   }, [dispatch, addTitles]);
 
-  const { socket, connection, gateway, answer, tokenProblem, token } = useTabSession({
+  const { socket, connection, gateway, answer, problem: connectionProblem, token } = useTabSession({
     sessionStorageKey: TOKEN_KEY,
     deviceStorageKey: DEVICE_TOKEN_KEY,
     relink: "Open the dashboard with a fresh link from the server (npm start prints one).",
@@ -237,7 +237,7 @@ export function Dashboard({ openWebUiUrl }: { openWebUiUrl: string | null }) {
   const status = describeStatus(connection, gateway);
   const allSelected = pending.length > 0 && pending.every((ask) => selected.has(ask.id));
   const someSelected = selected.size > 0 && !allSelected;
-  const problem = tokenProblem ?? accessError;
+  const problem = connectionProblem ?? accessError;
 
   const tabs: { id: View; label: string; count?: number }[] = [
     { id: "pending", label: "Pending", count: pending.length },

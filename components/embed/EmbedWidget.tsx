@@ -197,7 +197,7 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
     [chatId, viewAgain],
   );
 
-  const { socket, connection, gateway, answer: sendAnswer, tokenProblem, token } = useTabSession({ relink: "Reopen the chat to get a new link.", setup });
+  const { socket, connection, gateway, answer: sendAnswer, problem: connectionProblem, token } = useTabSession({ relink: "Reopen the chat to get a new link.", setup });
   replyId.current = token ? tokenReplyId(token) : null;
   /**
    * An answer the server took closes its card here at once. A text prompt of a reply on the Gateway's
@@ -232,7 +232,7 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
   const status = describeStatus(connection, gateway);
   const secret = state.pending.find((ask) => ask.kind === "secret");
   const others = state.pending.filter((ask) => ask.kind !== "secret");
-  const problem = state.superseded ? null : (tokenProblem ?? viewError);
+  const problem = state.superseded ? null : (connectionProblem ?? viewError);
   // No empty gap under the reply (DESIGN §2): with nothing to show the widget is 0 px tall, and the
   // connection's state matters only to a card waiting for an answer.
   const showStatus = problem !== null || (state.pending.length > 0 && status.tone !== "ok");

@@ -1,6 +1,16 @@
 import type { IncomingMessage, Server as HttpServer } from "node:http";
 import { Server, type ServerOptions } from "socket.io";
-import { fail, type ClientEvent, type ClientEvents, type ClientToServerEvents, type GatewayStatus, type ServerToClientEvents } from "../../lib/protocol.ts";
+import {
+  HandshakeProtocol,
+  TAB_PROTOCOL_VERSION,
+  fail,
+  type ClientEvent,
+  type ClientEvents,
+  type ClientToServerEvents,
+  type GatewayStatus,
+  type IncompatibleProtocol,
+  type ServerToClientEvents,
+} from "../../lib/protocol.ts";
 import type { AskBroker } from "../broker/broker.ts";
 import type { Subscribable } from "../events.ts";
 import { clientAddress, trustedProxies } from "./address.ts";
@@ -126,6 +136,9 @@ export function createTabServer(http: HttpServer, options: TabServerOptions): Ta
       if (failures >= MAX_FAILED_CONNECTS) setImmediate(() => socket.conn.close());
     };
     const authenticate = async () => {
+      // Before the token: a page of another release is told to reload, whatever its token.
+      const protocol = HandshakeProtocol.safeParse(socket.handshake.auth?.protocol);
+      if (!protocol.success || protocol.data !== TAB_PROTOCOL_VERSION) throw incompatible(protocol.success ? protocol.data : null);
       const identity = await verifyTabToken(socket.handshake.auth?.token, options.key, { maxTokenDays: options.maxTokenDays, now, isKnownKid: options.isKnownKid });
       // A sandboxed frame may be anyone's page: only a token bound to one chat (the widget's) may use it.
       if (socket.handshake.headers.origin === OPAQUE_ORIGIN && identity.chat === null) {
@@ -145,7 +158,7 @@ export function createTabServer(http: HttpServer, options: TabServerOptions): Ta
       () => next(),
       (error: unknown) => {
         if (!(error instanceof AuthError)) log(`tab authentication failed: ${describe(error)}`);
-        refuse(error instanceof AuthError ? error : new Error("authentication failed"));
+        refuse(error instanceof AuthError || error instanceof IncompatibleProtocolError ? error : new Error("authentication failed"));
       },
     );
   });
@@ -250,4 +263,19 @@ function tokenBucket(ratePerSecond: number, burst: number, now: () => number): (
     tokens -= 1;
     return true;
   };
+}
+
+class IncompatibleProtocolError extends Error {
+  readonly data: IncompatibleProtocol = { code: "INCOMPATIBLE_PROTOCOL", serverProtocol: TAB_PROTOCOL_VERSION };
+}
+
+/** A page speaking another tab protocol (null: no version that parses), in words that say what to do. */
+function incompatible(protocol: number | null): IncompatibleProtocolError {
+  const which =
+    protocol === null
+      ? "this page sent no tab protocol version the server knows"
+      : protocol > TAB_PROTOCOL_VERSION
+        ? `the server runs an older release than this page (tab protocol ${TAB_PROTOCOL_VERSION}, the page's ${protocol})`
+        : `this page is from an older release than the server (tab protocol ${protocol}, the server's ${TAB_PROTOCOL_VERSION})`;
+  return new IncompatibleProtocolError(`${which}; reload the page`);
 }

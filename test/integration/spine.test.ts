@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { io } from "socket.io-client";
 import { TEST_AGENT, newChat as chat, requestQuestion, sessionKeyOf, startOnGateway, stopOnGateway, useTabs } from "../support/asks.ts";
 import type { OperatorConnection } from "../support/gateway-client.ts";
-import { waitConnected, type TestServer } from "../support/tabs.ts";
+import { TAB_PROTOCOL_VERSION } from "../../lib/protocol-version.ts";
+import { TEST_OWNER, waitConnected, type TestServer } from "../support/tabs.ts";
 
 /** The walking skeleton against a real OpenClaw Gateway: question → newest tab → answer → Gateway. */
 
@@ -111,6 +112,35 @@ describe("spine against the real Gateway", () => {
     const error = await new Promise<Error>((resolve) => forged.once("connect_error", resolve));
     forged.close();
     expect(error.message).toMatch(/token/);
+  });
+
+  it("refuses a page of another tab protocol at connect, whatever its token, and says to reload it", async () => {
+    const token = await server.token(TEST_OWNER, chat());
+    const connectError = async (protocol: unknown, { auth = token } = {}) => {
+      const socket = io(server.url, { auth: { token: auth, protocol }, transports: ["websocket"], reconnection: false, forceNew: true });
+      const error = await new Promise<Error & { data?: unknown }>((resolve) => socket.once("connect_error", resolve));
+      socket.close();
+      return error;
+    };
+    const newer = await connectError(TAB_PROTOCOL_VERSION + 1);
+    expect(newer.data).toEqual({ code: "INCOMPATIBLE_PROTOCOL", serverProtocol: TAB_PROTOCOL_VERSION });
+    expect(newer.message).toMatch(/older release than this page.*reload the page$/);
+    const garbled = await connectError("1; DROP");
+    expect(garbled.data).toEqual({ code: "INCOMPATIBLE_PROTOCOL", serverProtocol: TAB_PROTOCOL_VERSION });
+    expect(garbled.message).toMatch(/no tab protocol version.*reload the page$/);
+    // The version comes first: a page of another release is told to reload, not that its token is bad.
+    expect((await connectError(0, { auth: "forged" })).data).toMatchObject({ code: "INCOMPATIBLE_PROTOCOL" });
+  });
+
+  it("takes a page that names no tab protocol as version 1, the protocol before it carried a number", async () => {
+    const chatId = chat();
+    const socket = io(server.url, { auth: { token: await server.token(TEST_OWNER, chatId) }, transports: ["websocket"], reconnection: false, forceNew: true });
+    await new Promise<void>((resolve, reject) => {
+      socket.once("connect", resolve);
+      socket.once("connect_error", reject);
+    });
+    expect(await socket.timeout(20_000).emitWithAck("chat:view", { chatId })).toMatchObject({ ok: true });
+    socket.close();
   });
 
   it("reports the Gateway status to every tab on connect", async () => {
