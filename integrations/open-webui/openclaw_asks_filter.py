@@ -477,31 +477,23 @@ class _Reply:
 
 class Filter:
     class Valves(BaseModel):
-        asks_url: str = Field(
-            default="http://127.0.0.1:3000",
-            description="Where OpenClaw Asks is served, as the browser reaches it.",
-        )
-        auth_secret: str = Field(
-            default="",
-            description="The OpenClaw Asks AUTH_SECRET (at least 32 characters).",
-        )
+        asks_url: str = Field("http://127.0.0.1:3000", description="Where OpenClaw Asks is served, as the browser reaches it.")
+        auth_secret: str = Field("", description="The OpenClaw Asks AUTH_SECRET (at least 32 characters).")
         server_url: str = Field(
-            default="",
-            description="Where Open WebUI's server reaches OpenClaw Asks, when not at asks_url (e.g. from inside a container).",
+            "", description="Where Open WebUI's server reaches OpenClaw Asks, when not at asks_url (e.g. from inside a container)."
         )
         # A comma-separated string rather than a list: Open WebUI's valves form edits strings, numbers
         # and booleans.
         model_ids: str = Field(
-            default="",
-            description="Comma-separated ids of the models to act on; empty means OpenClaw's models (ids starting with openclaw).",
+            "", description="Comma-separated ids of the models to act on; empty means OpenClaw's models (ids starting with openclaw)."
         )
         # An ask_user waits at most 1 hour, an approval 10 minutes, a text prompt 4 minutes; the token must
         # outlive its reply's run by that much. It is also how long a shared copy of the chat can answer.
         token_ttl_seconds: int = Field(
-            default=24 * 3600,
+            24 * 3600,
             description="How long a widget token stays valid (also how long a shared copy of the chat can answer in your place).",
         )
-        priority: int = Field(default=0, description="Filter order.")
+        priority: int = Field(0, description="Filter order.")
 
     def __init__(self) -> None:
         self.valves = self.Valves()
