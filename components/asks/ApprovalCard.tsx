@@ -1,7 +1,7 @@
 import { useEffect, useId, useRef, useState, type KeyboardEvent } from "react";
 import type { ApprovalAsk, Decision, Severity } from "../../lib/ask.ts";
 import { useNow } from "../../client/use-now.ts";
-import { DECISION_LABELS } from "../../lib/labels.ts";
+import { DECISION_LABELS } from "../../lib/wording.ts";
 import { ApprovalScope } from "./ApprovalScope.tsx";
 import { cx, formatCountdown, textDirection } from "./format.ts";
 import { card, cardFocus, errorText, muted, primaryButton, recommendedTag, secondaryButton } from "./styles.ts";

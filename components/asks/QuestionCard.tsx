@@ -1,5 +1,6 @@
 import { useEffect, useId, useRef, useState, type KeyboardEvent } from "react";
 import type { AskQuestion, QuestionAsk } from "../../lib/ask.ts";
+import { questionHeading } from "../../lib/wording.ts";
 import { cx, textDirection } from "./format.ts";
 import { CONFIRM_NO, CONFIRM_YES, EMPTY_DRAFT, buildAnswer, confirmAnswer, isPicked, pickOption, questionMode, type Draft } from "./question-model.ts";
 import { QuestionFields } from "./QuestionFields.tsx";
@@ -167,7 +168,7 @@ export function QuestionCard({ ask, onAnswer, autoFocus = false, headingLevel = 
           </p>
         )}
         <Heading id={headingId} className="mt-1 text-base leading-snug font-semibold whitespace-pre-line sm:text-lg" dir="auto">
-          {question.question || question.header || "The agent has a question"}
+          {questionHeading(question)}
         </Heading>
         {total > 1 && (
           <p className={cx("mt-1 text-xs", muted)}>

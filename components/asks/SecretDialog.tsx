@@ -1,6 +1,7 @@
 import { useEffect, useId, useRef, useState, type KeyboardEvent } from "react";
 import type { SecretAsk } from "../../lib/ask.ts";
 import type { SecretOutcome, TabAnswer } from "../../lib/protocol.ts";
+import { SECRET_REQUESTED } from "../../lib/wording.ts";
 import { cx, textDirection } from "./format.ts";
 import { card, errorText, ghostButton, muted, primaryButton, secondaryButton, secretEyebrow, textInput } from "./styles.ts";
 import type { SubmitAnswer } from "./types.ts";
@@ -139,7 +140,7 @@ export function SecretDialog({ ask, onAnswer, onOutcome, headingLevel = 2 }: Pro
       onKeyDown={onKeyDown}
       className={cx(card, "border-amber-300 dark:border-amber-500/60")}
     >
-      <p className={secretEyebrow}>Secret requested</p>
+      <p className={secretEyebrow}>{SECRET_REQUESTED}</p>
       <Heading id={`${baseId}-title`} className="mt-1 text-base font-semibold break-words sm:text-lg" dir="auto">
         {name}
       </Heading>

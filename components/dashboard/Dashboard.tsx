@@ -4,7 +4,8 @@ import { useCallback, useEffect, useId, useLayoutEffect, useMemo, useReducer, us
 import type { TabAnswer } from "../../lib/protocol.ts";
 import { request, type TabClientSocket } from "../../client/socket.ts";
 import { useTabSession } from "../../client/use-tab-session.ts";
-import { askTitle, cx, secretOutcomeToast } from "../asks/format.ts";
+import { askTitle, secretOutcomeToast } from "../../lib/wording.ts";
+import { cx } from "../asks/format.ts";
 import { dangerButton, muted } from "../asks/styles.ts";
 import { useToast } from "../common/use-toast.ts";
 import { StatusPill, describeStatus } from "../common/ConnectionStatus.tsx";
