@@ -163,9 +163,7 @@ export function SecretDialog({ ask, onAnswer, onOutcome, headingLevel = 2 }: Pro
         </p>
       </div>
 
-      {maskedEntryOnly ? (
-        <MaskedEntryActions busy={busy} error={error} onAsk={cancel} />
-      ) : (
+      {!maskedEntryOnly && (
         <>
           <div className="mt-4">
             <label htmlFor={`${baseId}-value`} className="mb-1 block text-sm font-medium" dir="auto">
@@ -239,41 +237,31 @@ export function SecretDialog({ ask, onAnswer, onOutcome, headingLevel = 2 }: Pro
               )}
             </div>
           )}
-
-          {error && (
-            <p role="alert" className={cx("mt-3", errorText)}>
-              {error}
-            </p>
-          )}
-
-          <div className="mt-4 flex flex-wrap justify-end gap-2">
-            <button type="button" className={ghostButton} disabled={busy} onClick={cancel}>
-              Cancel
-            </button>
-            <button type="button" className={primaryButton} disabled={busy} onClick={submit}>
-              {busy ? "Sending…" : "Submit"}
-            </button>
-          </div>
         </>
       )}
-    </div>
-  );
-}
 
-/** No field: the one action sends the agent the request for masked entry, as the person's next chat message. */
-function MaskedEntryActions({ busy, error, onAsk }: { busy: boolean; error: string | null; onAsk(): void }) {
-  return (
-    <>
       {error && (
         <p role="alert" className={cx("mt-3", errorText)}>
           {error}
         </p>
       )}
       <div className="mt-4 flex flex-wrap justify-end gap-2">
-        <button type="button" className={primaryButton} disabled={busy} onClick={onAsk}>
-          {busy ? "Sending…" : "Ask for masked entry"}
-        </button>
+        {maskedEntryOnly ? (
+          // No field: the one action sends the agent the request for masked entry, as the person's next chat message.
+          <button type="button" className={primaryButton} disabled={busy} onClick={cancel}>
+            {busy ? "Sending…" : "Ask for masked entry"}
+          </button>
+        ) : (
+          <>
+            <button type="button" className={ghostButton} disabled={busy} onClick={cancel}>
+              Cancel
+            </button>
+            <button type="button" className={primaryButton} disabled={busy} onClick={submit}>
+              {busy ? "Sending…" : "Submit"}
+            </button>
+          </>
+        )}
       </div>
-    </>
+    </div>
   );
 }
