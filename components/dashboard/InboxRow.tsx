@@ -7,7 +7,7 @@ import { SECRET_REQUESTED, kindLabel } from "../../lib/wording.ts";
 import { cx, formatSpan } from "../asks/format.ts";
 import { SecretDialog } from "../asks/SecretDialog.tsx";
 import { card, ghostButton, muted, primaryButton, secretEyebrow } from "../asks/styles.ts";
-import type { SubmitAnswer } from "../asks/types.ts";
+import type { NumberPick, SubmitAnswer } from "../asks/types.ts";
 import { useSendAnswer } from "../asks/use-send-answer.ts";
 import { useNow } from "../../client/use-now.ts";
 import { rowTitle } from "./inbox-model.ts";
@@ -26,6 +26,8 @@ type Props = {
   /** A secret's dialog is open: the page behind it goes inert. */
   onModal(open: boolean): void;
   onSecretOutcome(outcome: SecretOutcome): void;
+  /** A number key pressed on the row, for its card. */
+  pick?: NumberPick;
 };
 
 const KIND_TONE: Record<Ask["kind"], string> = {
@@ -39,7 +41,7 @@ const KIND_TONE: Record<Ask["kind"], string> = {
  * that expands in place to the full card. The row's toggle is what keyboard triage moves between
  * (`data-row-toggle`); the card inside keeps its own keys.
  */
-export function InboxRow({ ask, expanded, onExpand, selected, onSelect, onAnswer, openWebUiUrl, chatTitle, onModal, onSecretOutcome }: Props) {
+export function InboxRow({ ask, expanded, onExpand, selected, onSelect, onAnswer, openWebUiUrl, chatTitle, onModal, onSecretOutcome, pick }: Props) {
   const panelId = useId();
   const title = rowTitle(ask);
   const critical = ask.kind === "approval" && ask.approval.severity === "critical";
@@ -92,7 +94,7 @@ export function InboxRow({ ask, expanded, onExpand, selected, onSelect, onAnswer
           ) : ask.kind === "secret" ? (
             <SecretLauncher ask={ask} onAnswer={onAnswer} onModal={onModal} onOutcome={onSecretOutcome} />
           ) : (
-            <AskView ask={ask} onAnswer={onAnswer} headingLevel={3} />
+            <AskView ask={ask} onAnswer={onAnswer} headingLevel={3} pick={pick} />
           )}
         </div>
       )}
