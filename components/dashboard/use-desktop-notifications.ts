@@ -63,3 +63,5 @@ export function useDesktopNotifications() {
 
   return { supported, enabled, error, toggle, notify };
 }
+
+export type DesktopNotifications = ReturnType<typeof useDesktopNotifications>;
