@@ -1,7 +1,8 @@
 import type { Metadata } from "next";
+import { headers } from "next/headers";
 import { connection } from "next/server";
 import { Dashboard } from "../components/dashboard/Dashboard.tsx";
-import { parseConfig } from "../server/config.ts";
+import { OPENWEBUI_URL_HEADER } from "../lib/page-headers.ts";
 
 export const metadata: Metadata = { title: "Pending asks · OpenClaw Asks" };
 
@@ -9,5 +10,6 @@ export const metadata: Metadata = { title: "Pending asks · OpenClaw Asks" };
 export default async function DashboardPage() {
   // Rendered per request: the CSP nonce (server/http/headers.ts) is new on every response.
   await connection();
-  return <Dashboard openWebUiUrl={parseConfig(process.env).OPENWEBUI_URL ?? null} />;
+  // The server's configuration comes with the request (server/http/pages.ts sets it).
+  return <Dashboard openWebUiUrl={(await headers()).get(OPENWEBUI_URL_HEADER)} />;
 }

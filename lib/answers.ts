@@ -7,7 +7,7 @@ import type {
   QuestionAsk,
   SecretAsk,
 } from "./ask.ts";
-import { DECISION_LABELS } from "./labels.ts";
+import { DECISION_LABELS } from "./wording.ts";
 import { SECRET_CANCELLED_SUMMARY, SECRET_ENTERED_SUMMARY } from "./outcomes.ts";
 import { resolveChoiceAnswer } from "./prompts/index.ts";
 import type { ErrorCode, TabAnswer } from "./protocol.ts";

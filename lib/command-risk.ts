@@ -13,15 +13,6 @@ export type CommandRisk = "deletes" | "overwrites" | "pushes" | "deploys" | "pip
 
 export type CommandAssessment = { severity: "warning" | "critical"; risks: CommandRisk[] };
 
-/** How each risk reads in a sentence ("It deletes files and deploys."). */
-export const COMMAND_RISK_WORDS: Record<CommandRisk, string> = {
-  deletes: "deletes files or data",
-  overwrites: "overwrites files",
-  pushes: "pushes or publishes",
-  deploys: "deploys",
-  "pipes-to-shell": "pipes into a shell",
-};
-
 type Token = { kind: "word"; text: string; quoted: boolean } | { kind: "op"; text: string };
 
 const OPERATORS = ["&&", "||", ";;", "|&", ">>", "&>", ">|", "$(", "<(", ">(", "|", ";", "&", "\n", "`", "(", ")", ">", "<"];

@@ -1,10 +1,10 @@
 import type { Ask, AskStatus, Decision } from "./ask.ts";
-import { CLOSE_OUTCOMES, DECISION_LABELS, STATUS_LABELS } from "./labels.ts";
+import { CLOSE_OUTCOMES, DECISION_LABELS, STATUS_LABELS } from "./wording.ts";
 import type { CloseReason } from "./protocol.ts";
 
 /**
  * How an ask ends, in one place: the status it ends in, the summary people read (in the words of
- * labels.ts), and the reason a tab's card closes with. No zod at runtime: the browser bundles may
+ * wording.ts), and the reason a tab's card closes with. No zod at runtime: the browser bundles may
  * import the summaries.
  */
 

@@ -44,7 +44,7 @@ async function main(): Promise<void> {
     store,
     ...(redis ? { redis, redisKeyPrefix: config.REDIS_KEY_PREFIX } : {}),
     gateway: gatewayFromConfig(config, { clock, log }),
-    pages: createPagesHandler({ handle, frameAncestors: config.OPENWEBUI_ORIGINS, dev, log: (message) => console.error(message) }),
+    pages: createPagesHandler({ handle, frameAncestors: config.OPENWEBUI_ORIGINS, dev, openWebUiUrl: config.OPENWEBUI_URL ?? null, log: (message) => console.error(message) }),
   });
 
   const owner = [...config.owners][0] ?? "owner";

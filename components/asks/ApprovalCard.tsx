@@ -1,11 +1,12 @@
 import { useEffect, useId, useRef, useState, type KeyboardEvent } from "react";
 import type { ApprovalAsk, Decision, Severity } from "../../lib/ask.ts";
 import { useNow } from "../../client/use-now.ts";
-import { DECISION_LABELS } from "../../lib/labels.ts";
+import { DECISION_LABELS } from "../../lib/wording.ts";
 import { ApprovalScope } from "./ApprovalScope.tsx";
 import { cx, formatCountdown, textDirection } from "./format.ts";
 import { card, cardFocus, errorText, muted, primaryButton, recommendedTag, secondaryButton } from "./styles.ts";
-import type { SubmitAnswer } from "./types.ts";
+import type { NumberPick, SubmitAnswer } from "./types.ts";
+import { useNumberPick } from "./use-number-pick.ts";
 import { useSendAnswer } from "./use-send-answer.ts";
 
 type Props = {
@@ -13,6 +14,7 @@ type Props = {
   onAnswer: SubmitAnswer;
   autoFocus?: boolean;
   headingLevel?: 2 | 3;
+  pick?: NumberPick;
 };
 
 const SEVERITY: Record<Severity, { label: string; className: string }> = {
@@ -40,7 +42,7 @@ function previewOf(detail: string): string {
  * in red), one button per allowed decision in the ask's order (Deny first, Recommended), and a live
  * countdown to expiry. Number keys pick a decision (focus it; Enter makes it), Esc cancels, which denies.
  */
-export function ApprovalCard({ ask, onAnswer, autoFocus = false, headingLevel = 2 }: Props) {
+export function ApprovalCard({ ask, onAnswer, autoFocus = false, headingLevel = 2, pick }: Props) {
   const { approval } = ask;
   const baseId = useId();
   const rootRef = useRef<HTMLElement>(null);
@@ -56,6 +58,16 @@ export function ApprovalCard({ ask, onAnswer, autoFocus = false, headingLevel = 
     if (autoFocus) rootRef.current?.focus();
   }, [autoFocus]);
 
+  // A number picks a decision without making it: Enter (or a click) decides. True when there is one.
+  const pressNumber = (digit: number): boolean => {
+    const button = rootRef.current?.querySelectorAll<HTMLButtonElement>("[data-decision]")[digit - 1];
+    button?.focus();
+    return button !== undefined;
+  };
+
+  useNumberPick(pick, rootRef, (digit) => {
+    if (!busy) pressNumber(digit);
+  });
 
   const onKeyDown = (event: KeyboardEvent<HTMLElement>) => {
     if (busy || event.altKey || event.ctrlKey || event.metaKey) return;
@@ -64,13 +76,7 @@ export function ApprovalCard({ ask, onAnswer, autoFocus = false, headingLevel = 
       void send({ type: "cancel" });
       return;
     }
-    // A number picks a decision without making it: Enter (or a click) decides.
-    if (/^[1-9]$/.test(event.key)) {
-      const button = rootRef.current?.querySelectorAll<HTMLButtonElement>("[data-decision]")[Number(event.key) - 1];
-      if (!button) return;
-      event.preventDefault();
-      button.focus();
-    }
+    if (/^[1-9]$/.test(event.key) && pressNumber(Number(event.key))) event.preventDefault();
   };
 
   return (

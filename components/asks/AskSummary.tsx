@@ -1,5 +1,5 @@
 import type { AskStatus } from "../../lib/ask.ts";
-import { STATUS_LABELS } from "../../lib/labels.ts";
+import { summaryPrefix } from "../../lib/wording.ts";
 import { cx, formatTime, textDirection } from "./format.ts";
 import { muted } from "./styles.ts";
 
@@ -16,9 +16,7 @@ type Props = {
 /** The collapsible "❓ Ask User" record of a finished ask (DESIGN §7, §11). */
 export function AskSummary({ question, summary, status, at, defaultOpen = false }: Props) {
   const dir = textDirection(question, summary);
-  const statusText = status ? STATUS_LABELS[status] : undefined;
-  const prefix =
-    !status || status === "answered" ? "Answer: " : statusText && !summary.toLowerCase().startsWith(statusText.toLowerCase()) ? `${statusText}: ` : "";
+  const prefix = summaryPrefix(status, summary);
   return (
     <details
       open={defaultOpen}

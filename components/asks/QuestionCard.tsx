@@ -1,11 +1,13 @@
 import { useEffect, useId, useRef, useState, type KeyboardEvent } from "react";
 import type { AskQuestion, QuestionAsk } from "../../lib/ask.ts";
+import { questionHeading } from "../../lib/wording.ts";
 import { cx, textDirection } from "./format.ts";
 import { CONFIRM_NO, CONFIRM_YES, EMPTY_DRAFT, buildAnswer, confirmAnswer, isPicked, pickOption, questionMode, type Draft } from "./question-model.ts";
 import { QuestionFields } from "./QuestionFields.tsx";
 import { QuestionStepper } from "./QuestionStepper.tsx";
 import { card, cardFocus, errorText, eyebrow, ghostButton, muted, primaryButton, secondaryButton } from "./styles.ts";
-import type { SubmitAnswer } from "./types.ts";
+import type { NumberPick, SubmitAnswer } from "./types.ts";
+import { useNumberPick } from "./use-number-pick.ts";
 import { useSendAnswer } from "./use-send-answer.ts";
 
 // What reaches the Gateway: Skip and Cancel both decline the whole ask (`question.resolve` with `cancel: true`).
@@ -19,6 +21,7 @@ type Props = {
   /** Move keyboard focus to the card when it appears (the widget); the dashboard lists many and does not. */
   autoFocus?: boolean;
   headingLevel?: 2 | 3;
+  pick?: NumberPick;
 };
 
 /**
@@ -26,7 +29,7 @@ type Props = {
  * Other field when a typed answer is accepted, Skip / Cancel; 1-3 questions step with a stepper that
  * keeps each draft. Keys: 1-9 pick, arrows move, Enter submits (or goes to the next question), Esc cancels.
  */
-export function QuestionCard({ ask, onAnswer, autoFocus = false, headingLevel = 2 }: Props) {
+export function QuestionCard({ ask, onAnswer, autoFocus = false, headingLevel = 2, pick }: Props) {
   const total = ask.questions.length;
   const [step, setStep] = useState(0);
   const [drafts, setDrafts] = useState<Record<string, Draft>>({});
@@ -66,7 +69,6 @@ export function QuestionCard({ ask, onAnswer, autoFocus = false, headingLevel = 
     setStep(target);
   };
 
-
   const submit = () => {
     if (busy) return;
     if (!last) {
@@ -88,6 +90,24 @@ export function QuestionCard({ ask, onAnswer, autoFocus = false, headingLevel = 
     rootRef.current?.querySelector<HTMLElement>(`[data-option="${optionIndex}"]`)?.focus();
   };
 
+  /** A number picks that option (and focuses it); a yes/no question is answered, 1 yes, 2 no. True when it was taken. */
+  const pressNumber = (digit: number): boolean => {
+    if (mode === "confirm") {
+      if (digit !== 1 && digit !== 2) return false;
+      void send(confirmAnswer(ask, digit === 1));
+      return true;
+    }
+    const picked = digit - 1;
+    if (picked >= question.options.length) return false;
+    update(pickOption(question, mode, draft, picked));
+    focusOption(picked);
+    return true;
+  };
+
+  useNumberPick(pick, rootRef, (digit) => {
+    if (!busy) pressNumber(digit);
+  });
+
   const onKeyDown = (event: KeyboardEvent<HTMLFormElement>) => {
     if (busy || event.altKey || event.ctrlKey || event.metaKey) return;
     const target = event.target as HTMLElement;
@@ -105,26 +125,14 @@ export function QuestionCard({ ask, onAnswer, autoFocus = false, headingLevel = 
       }
       return;
     }
-    if (mode === "confirm") {
-      const key = event.key.toLowerCase();
-      if (key === "y" || key === "1") {
-        event.preventDefault();
-        void send(confirmAnswer(ask, true));
-      } else if (key === "n" || key === "2") {
-        event.preventDefault();
-        void send(confirmAnswer(ask, false));
-      }
+    // In a yes/no question y and n say the same as 1 and 2.
+    const key = event.key.toLowerCase();
+    const digit = mode === "confirm" && (key === "y" || key === "n") ? (key === "y" ? 1 : 2) : /^[1-9]$/.test(key) ? Number(key) : null;
+    if (digit !== null) {
+      if (pressNumber(digit)) event.preventDefault();
       return;
     }
-    if (/^[1-9]$/.test(event.key)) {
-      const picked = Number(event.key) - 1;
-      if (picked < question.options.length) {
-        event.preventDefault();
-        update(pickOption(question, mode, draft, picked));
-        focusOption(picked);
-      }
-      return;
-    }
+    if (mode === "confirm") return;
     const forward = event.key === "ArrowDown" || event.key === (dir === "rtl" ? "ArrowLeft" : "ArrowRight");
     const backward = event.key === "ArrowUp" || event.key === (dir === "rtl" ? "ArrowRight" : "ArrowLeft");
     if ((forward || backward) && question.options.length > 0) {
@@ -167,7 +175,7 @@ export function QuestionCard({ ask, onAnswer, autoFocus = false, headingLevel = 
           </p>
         )}
         <Heading id={headingId} className="mt-1 text-base leading-snug font-semibold whitespace-pre-line sm:text-lg" dir="auto">
-          {question.question || question.header || "The agent has a question"}
+          {questionHeading(question)}
         </Heading>
         {total > 1 && (
           <p className={cx("mt-1 text-xs", muted)}>

@@ -1,6 +1,7 @@
 import { useEffect, useId, useRef, useState, type KeyboardEvent } from "react";
 import type { SecretAsk } from "../../lib/ask.ts";
 import type { SecretOutcome, TabAnswer } from "../../lib/protocol.ts";
+import { SECRET_REQUESTED } from "../../lib/wording.ts";
 import { cx, textDirection } from "./format.ts";
 import { card, errorText, ghostButton, muted, primaryButton, secondaryButton, secretEyebrow, textInput } from "./styles.ts";
 import type { SubmitAnswer } from "./types.ts";
@@ -139,7 +140,7 @@ export function SecretDialog({ ask, onAnswer, onOutcome, headingLevel = 2 }: Pro
       onKeyDown={onKeyDown}
       className={cx(card, "border-amber-300 dark:border-amber-500/60")}
     >
-      <p className={secretEyebrow}>Secret requested</p>
+      <p className={secretEyebrow}>{SECRET_REQUESTED}</p>
       <Heading id={`${baseId}-title`} className="mt-1 text-base font-semibold break-words sm:text-lg" dir="auto">
         {name}
       </Heading>
@@ -162,9 +163,7 @@ export function SecretDialog({ ask, onAnswer, onOutcome, headingLevel = 2 }: Pro
         </p>
       </div>
 
-      {maskedEntryOnly ? (
-        <MaskedEntryActions busy={busy} error={error} onAsk={cancel} />
-      ) : (
+      {!maskedEntryOnly && (
         <>
           <div className="mt-4">
             <label htmlFor={`${baseId}-value`} className="mb-1 block text-sm font-medium" dir="auto">
@@ -238,41 +237,31 @@ export function SecretDialog({ ask, onAnswer, onOutcome, headingLevel = 2 }: Pro
               )}
             </div>
           )}
-
-          {error && (
-            <p role="alert" className={cx("mt-3", errorText)}>
-              {error}
-            </p>
-          )}
-
-          <div className="mt-4 flex flex-wrap justify-end gap-2">
-            <button type="button" className={ghostButton} disabled={busy} onClick={cancel}>
-              Cancel
-            </button>
-            <button type="button" className={primaryButton} disabled={busy} onClick={submit}>
-              {busy ? "Sending…" : "Submit"}
-            </button>
-          </div>
         </>
       )}
-    </div>
-  );
-}
 
-/** No field: the one action sends the agent the request for masked entry, as the person's next chat message. */
-function MaskedEntryActions({ busy, error, onAsk }: { busy: boolean; error: string | null; onAsk(): void }) {
-  return (
-    <>
       {error && (
         <p role="alert" className={cx("mt-3", errorText)}>
           {error}
         </p>
       )}
       <div className="mt-4 flex flex-wrap justify-end gap-2">
-        <button type="button" className={primaryButton} disabled={busy} onClick={onAsk}>
-          {busy ? "Sending…" : "Ask for masked entry"}
-        </button>
+        {maskedEntryOnly ? (
+          // No field: the one action sends the agent the request for masked entry, as the person's next chat message.
+          <button type="button" className={primaryButton} disabled={busy} onClick={cancel}>
+            {busy ? "Sending…" : "Ask for masked entry"}
+          </button>
+        ) : (
+          <>
+            <button type="button" className={ghostButton} disabled={busy} onClick={cancel}>
+              Cancel
+            </button>
+            <button type="button" className={primaryButton} disabled={busy} onClick={submit}>
+              {busy ? "Sending…" : "Submit"}
+            </button>
+          </>
+        )}
       </div>
-    </>
+    </div>
   );
 }

@@ -1,13 +1,4 @@
-import type { Ask, AskKind } from "../../lib/ask.ts";
-import type { SecretOutcome } from "../../lib/protocol.ts";
-
-/** Display helpers shared by the cards, the widget and the dashboard. Pure; no runtime imports from lib. */
-
-export const KIND_LABELS: Record<AskKind, string> = {
-  question: "Question",
-  secret: "Secret",
-  approval: "Approval",
-};
+/** Display helpers shared by the cards, the widget and the dashboard. Pure; the words of an ask are in lib/wording.ts. */
 
 // Hebrew, Arabic (with supplements and presentation forms), Syriac, Thaana, N'Ko.
 const RTL_CHAR = /[\u0590-\u08FF\uFB1D-\uFDFF\uFE70-\uFEFF]/;
@@ -23,33 +14,6 @@ export function textDirection(...texts: (string | undefined | null)[]): "rtl" | 
     }
   }
   return "ltr";
-}
-
-/** The one line that names an ask in lists, summaries and notifications. */
-export function askTitle(ask: Ask): string {
-  switch (ask.kind) {
-    case "question": {
-      const first = ask.questions[0];
-      const base = first ? first.header || first.question : "Question";
-      return ask.questions.length > 1 ? `${base} (+${ask.questions.length - 1} more)` : base;
-    }
-    case "secret":
-      return ask.secret.name || "Secret requested";
-    case "approval":
-      return ask.approval.title;
-  }
-}
-
-/** The question text of an ask, for its ❓ Ask User record. */
-export function askQuestionText(ask: Ask): string {
-  switch (ask.kind) {
-    case "question":
-      return ask.questions.map((question) => question.question || question.header).join("\n");
-    case "secret":
-      return ask.secret.reason ? `${ask.secret.prompt}\n${ask.secret.reason}` : ask.secret.prompt;
-    case "approval":
-      return ask.approval.description ? `${ask.approval.title}: ${ask.approval.description}` : ask.approval.title;
-  }
 }
 
 /** `1:05`, `12:00`, `1:02:03`: a countdown. */
@@ -78,16 +42,6 @@ export function formatTime(at: number): string {
 }
 
 /** Joins class names, skipping falsy ones. */
-const SECRET_OUTCOME_TOASTS: Record<SecretOutcome, string> = {
-  stored: "Secret stored",
-  sent: "Secret sent to the agent",
-  cancelled: "Secret request cancelled",
-};
-
-export function secretOutcomeToast(outcome: SecretOutcome): string {
-  return SECRET_OUTCOME_TOASTS[outcome];
-}
-
 export function cx(...names: (string | false | null | undefined)[]): string {
   return names.filter(Boolean).join(" ");
 }

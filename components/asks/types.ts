@@ -6,3 +6,9 @@ export type AnswerResult = AnswerAck | ClientFailure;
 
 /** Sends one answer for the card's ask. Cards never talk to the socket themselves. */
 export type SubmitAnswer = (answer: TabAnswer) => Promise<AnswerResult>;
+
+/**
+ * A number key pressed on the card's closed row in the dashboard's inbox, for the card to take as if
+ * it had been pressed on the card. Each press is a new object; `taken` tells the inbox the card has it.
+ */
+export type NumberPick = { digit: number; taken(): void };

@@ -1,6 +1,7 @@
 import { useId } from "react";
 import type { AskKind } from "../../lib/ask.ts";
-import { KIND_LABELS, cx } from "../asks/format.ts";
+import { KIND_LABELS } from "../../lib/wording.ts";
+import { cx } from "../asks/format.ts";
 import { muted, textInput } from "../asks/styles.ts";
 import { NO_CHAT, OUTCOME_LABELS, type HistoryFilter, type Outcome } from "./inbox-model.ts";
 

@@ -1,6 +1,6 @@
 import type { Ask, AskStatus } from "../../lib/ask.ts";
-import { STATUS_LABELS } from "../../lib/labels.ts";
-import { KIND_LABELS, askTitle, cx, formatTime } from "../asks/format.ts";
+import { KIND_LABELS, STATUS_LABELS, askTitle } from "../../lib/wording.ts";
+import { cx, formatTime } from "../asks/format.ts";
 import { muted } from "../asks/styles.ts";
 
 const STATUS_TONE: Record<AskStatus, string> = {

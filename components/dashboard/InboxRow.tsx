@@ -3,10 +3,11 @@ import { createPortal } from "react-dom";
 import type { Ask, SecretAsk } from "../../lib/ask.ts";
 import type { SecretOutcome } from "../../lib/protocol.ts";
 import { AskView } from "../asks/AskView.tsx";
-import { KIND_LABELS, cx, formatSpan } from "../asks/format.ts";
+import { SECRET_REQUESTED, kindLabel } from "../../lib/wording.ts";
+import { cx, formatSpan } from "../asks/format.ts";
 import { SecretDialog } from "../asks/SecretDialog.tsx";
 import { card, ghostButton, muted, primaryButton, secretEyebrow } from "../asks/styles.ts";
-import type { SubmitAnswer } from "../asks/types.ts";
+import type { NumberPick, SubmitAnswer } from "../asks/types.ts";
 import { useSendAnswer } from "../asks/use-send-answer.ts";
 import { useNow } from "../../client/use-now.ts";
 import { rowTitle } from "./inbox-model.ts";
@@ -25,6 +26,8 @@ type Props = {
   /** A secret's dialog is open: the page behind it goes inert. */
   onModal(open: boolean): void;
   onSecretOutcome(outcome: SecretOutcome): void;
+  /** A number key pressed on the row, for its card. */
+  pick?: NumberPick;
 };
 
 const KIND_TONE: Record<Ask["kind"], string> = {
@@ -38,7 +41,7 @@ const KIND_TONE: Record<Ask["kind"], string> = {
  * that expands in place to the full card. The row's toggle is what keyboard triage moves between
  * (`data-row-toggle`); the card inside keeps its own keys.
  */
-export function InboxRow({ ask, expanded, onExpand, selected, onSelect, onAnswer, openWebUiUrl, chatTitle, onModal, onSecretOutcome }: Props) {
+export function InboxRow({ ask, expanded, onExpand, selected, onSelect, onAnswer, openWebUiUrl, chatTitle, onModal, onSecretOutcome, pick }: Props) {
   const panelId = useId();
   const title = rowTitle(ask);
   const critical = ask.kind === "approval" && ask.approval.severity === "critical";
@@ -70,7 +73,7 @@ export function InboxRow({ ask, expanded, onExpand, selected, onSelect, onAnswer
             className="flex min-h-11 min-w-0 flex-[1_1_16rem] flex-wrap items-center gap-x-2 gap-y-1 rounded-lg py-1.5 text-start"
           >
             <span className={cx("shrink-0 rounded-full px-2 py-0.5 text-xs font-semibold", critical ? "bg-rose-700 text-white dark:bg-rose-400 dark:text-zinc-950" : KIND_TONE[ask.kind])}>
-              {critical ? "Critical approval" : KIND_LABELS[ask.kind]}
+              {kindLabel(ask)}
             </span>
             {/* On a phone the title gets a line of its own, under the kind and the time left. */}
             <span className="min-w-0 flex-1 font-medium break-words max-sm:order-last max-sm:basis-full" dir="auto">
@@ -91,7 +94,7 @@ export function InboxRow({ ask, expanded, onExpand, selected, onSelect, onAnswer
           ) : ask.kind === "secret" ? (
             <SecretLauncher ask={ask} onAnswer={onAnswer} onModal={onModal} onOutcome={onSecretOutcome} />
           ) : (
-            <AskView ask={ask} onAnswer={onAnswer} headingLevel={3} />
+            <AskView ask={ask} onAnswer={onAnswer} headingLevel={3} pick={pick} />
           )}
         </div>
       )}
@@ -201,7 +204,7 @@ function SecretLauncher({
 
   return (
     <section aria-labelledby={titleId} data-ask-id={ask.id} className={cx(card, "border-amber-300 dark:border-amber-500/60")}>
-      <p className={secretEyebrow}>Secret requested</p>
+      <p className={secretEyebrow}>{SECRET_REQUESTED}</p>
       <h3 id={titleId} className="mt-1 text-base font-semibold break-words" dir="auto">
         {ask.secret.name ?? "Secret"}
       </h3>

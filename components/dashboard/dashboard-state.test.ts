@@ -26,20 +26,27 @@ describe("dashboard state", () => {
     let state = dashboardReducer(EMPTY_DASHBOARD, { type: "changed", ask: ask("a") });
     state = dashboardReducer(state, { type: "changed", ask: done("a", 5) });
     state = dashboardReducer(state, { type: "changed", ask: ask("a") });
-    state = dashboardReducer(state, { type: "pending-list", asks: [ask("a")] });
+    state = dashboardReducer(state, { type: "listed", asks: [ask("a")] });
     expect(pendingAsks(state)).toEqual([]);
     expect(finishedAsks(state).map((item) => item.id)).toEqual(["a"]);
   });
 
-  it("takes the pending list as the truth after a reconnect", () => {
+  it("takes the list as the truth about what is pending after a reconnect", () => {
     let state = dashboardReducer(EMPTY_DASHBOARD, { type: "changed", ask: ask("gone") });
-    state = dashboardReducer(state, { type: "pending-list", asks: [ask("b"), ask("c")] });
+    state = dashboardReducer(state, { type: "listed", asks: [ask("b"), ask("c")] });
     expect(pendingAsks(state).map((item) => item.id)).toEqual(["b", "c"]);
+  });
+
+  it("fills the history from the same list, keeping what it already held", () => {
+    let state = dashboardReducer(EMPTY_DASHBOARD, { type: "changed", ask: done("heard", 3) });
+    state = dashboardReducer(state, { type: "listed", asks: [ask("open"), done("listed", 7)] });
+    expect(pendingAsks(state).map((item) => item.id)).toEqual(["open"]);
+    expect(finishedAsks(state).map((item) => item.id)).toEqual(["listed", "heard"]);
   });
 
   it("lists the most urgent first, and history newest first", () => {
     let state = dashboardReducer(EMPTY_DASHBOARD, {
-      type: "all-list",
+      type: "listed",
       asks: [ask("later", { expiresAt: 500 }), ask("never"), ask("soon", { expiresAt: 100 }), done("old", 1), done("new", 9)],
     });
     state = dashboardReducer(state, { type: "changed", ask: ask("older-soon", { expiresAt: 100, createdAt: 0 }) });
@@ -52,7 +59,7 @@ describe("dashboard state", () => {
       ask(id, { approval: { title: id, description: "", severity: "critical", decisions: ["deny", "allow-once"] }, ...over } as Partial<Ask>);
     const question = { kind: "question", source: "gateway.question", questions: [{ id: "q", header: "", question: "?", options: [], multiSelect: false, allowOther: true }] } as Partial<Ask>;
     const state = dashboardReducer(EMPTY_DASHBOARD, {
-      type: "all-list",
+      type: "listed",
       asks: [
         ask("warning-soon", { expiresAt: 50 }),
         critical("critical-late", { expiresAt: 900 }),

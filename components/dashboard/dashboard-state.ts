@@ -1,19 +1,17 @@
 import type { Ask } from "../../lib/ask.ts";
 
 /**
- * The dashboard's view of every ask it has heard of, merged from `asks:list` answers and the live
- * `ask:changed` feed. Terminal states are tombstones here too: a late or replayed pending copy never
- * brings an ask back.
+ * The dashboard's view of every ask it has heard of, from its `asks:list` on each (re)connect and the
+ * live `ask:changed` feed. Terminal states are tombstones here too: a late or replayed pending copy
+ * never brings an ask back.
  */
 
 export type DashboardState = { asks: Readonly<Record<string, Ask>> };
 
 export type DashboardAction =
   | { type: "changed"; ask: Ask }
-  /** `asks:list {status: "pending"}`: the authoritative pending set (after a (re)connect). */
-  | { type: "pending-list"; asks: Ask[] }
-  /** `asks:list {status: "all"}`: fills the history. */
-  | { type: "all-list"; asks: Ask[] };
+  /** `asks:list {status: "all"}` after a (re)connect: the pending set, and the history. */
+  | { type: "listed"; asks: Ask[] };
 
 export const EMPTY_DASHBOARD: DashboardState = { asks: {} };
 
@@ -29,16 +27,11 @@ export function dashboardReducer(state: DashboardState, action: DashboardAction)
       if (!accept(state.asks[action.ask.id], action.ask)) return state;
       return { asks: { ...state.asks, [action.ask.id]: action.ask } };
     }
-    case "pending-list": {
+    case "listed": {
       const listed = new Set(action.asks.map((ask) => ask.id));
       const asks: Record<string, Ask> = {};
-      // A pending ask the server no longer lists ended while this page was away: history will tell how.
+      // A pending ask the server no longer lists ended while this page was away.
       for (const [id, ask] of Object.entries(state.asks)) if (ask.status !== "pending" || listed.has(id)) asks[id] = ask;
-      for (const ask of action.asks) if (accept(asks[ask.id], ask)) asks[ask.id] = ask;
-      return { asks };
-    }
-    case "all-list": {
-      const asks: Record<string, Ask> = { ...state.asks };
       for (const ask of action.asks) if (accept(asks[ask.id], ask)) asks[ask.id] = ask;
       return { asks };
     }

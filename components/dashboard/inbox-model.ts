@@ -1,5 +1,5 @@
 import type { Ask, AskKind } from "../../lib/ask.ts";
-import { DECISION_LABELS, STATUS_LABELS } from "../../lib/labels.ts";
+import { DECISION_LABELS, SECRET_REQUESTED, STATUS_LABELS, moreQuestions, questionHeading } from "../../lib/wording.ts";
 
 /**
  * What the inbox shows of an ask in one row, and the history's filter. Pure, so both are tested
@@ -9,14 +9,10 @@ import { DECISION_LABELS, STATUS_LABELS } from "../../lib/labels.ts";
 /** A row's headline: the first question itself (a header is too terse to decide on), an approval's title, a secret's name. */
 export function rowTitle(ask: Ask): string {
   switch (ask.kind) {
-    case "question": {
-      const first = ask.questions[0];
-      const text = first ? first.question || first.header : "";
-      const base = text || "The agent has a question";
-      return ask.questions.length > 1 ? `${base} (+${ask.questions.length - 1} more)` : base;
-    }
+    case "question":
+      return `${questionHeading(ask.questions[0])}${moreQuestions(ask.questions.length)}`;
     case "secret":
-      return ask.secret.name ? `${ask.secret.name}: ${ask.secret.reason ?? ask.secret.prompt}` : ask.secret.prompt || "Secret requested";
+      return ask.secret.name ? `${ask.secret.name}: ${ask.secret.reason ?? ask.secret.prompt}` : ask.secret.prompt || SECRET_REQUESTED;
     case "approval":
       return ask.approval.title;
   }

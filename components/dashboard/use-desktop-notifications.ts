@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from "react";
 import type { Ask } from "../../lib/ask.ts";
-import { KIND_LABELS, askTitle } from "../asks/format.ts";
+import { askTitle, kindLabel } from "../../lib/wording.ts";
 
 const PREF_KEY = "openclaw-asks:notify";
 
@@ -54,7 +54,7 @@ export function useDesktopNotifications() {
     if (!enabledRef.current || typeof Notification === "undefined" || Notification.permission !== "granted") return;
     if (document.visibilityState !== "hidden") return;
     const where = ask.chatId ? `Chat ${ask.chatId}` : `Agent ${ask.agentId}`;
-    const notification = new Notification(`${KIND_LABELS[ask.kind]}: ${askTitle(ask)}`, { body: where, tag: ask.id });
+    const notification = new Notification(`${kindLabel(ask)}: ${askTitle(ask)}`, { body: where, tag: ask.id });
     notification.onclick = () => {
       window.focus();
       notification.close();
@@ -63,3 +63,5 @@ export function useDesktopNotifications() {
 
   return { supported, enabled, error, toggle, notify };
 }
+
+export type DesktopNotifications = ReturnType<typeof useDesktopNotifications>;

@@ -2,14 +2,14 @@
 
 import { useCallback, useEffect, useReducer, useRef, useState } from "react";
 import type { Ask, AskKind, AskStatus } from "../../lib/ask.ts";
-import { CLOSE_OUTCOMES } from "../../lib/labels.ts";
+import { CLOSE_OUTCOMES, askQuestionText, askTitle, secretOutcomeToast } from "../../lib/wording.ts";
 import type { AskClose, TabAnswer } from "../../lib/protocol.ts";
 import { request, type TabClientSocket } from "../../client/socket.ts";
 import { tokenReplyId } from "../../client/token.ts";
 import { useTabSession } from "../../client/use-tab-session.ts";
 import { AskSummary } from "../asks/AskSummary.tsx";
 import { AskView } from "../asks/AskView.tsx";
-import { askQuestionText, askTitle, cx, secretOutcomeToast } from "../asks/format.ts";
+import { cx } from "../asks/format.ts";
 import { muted, secondaryButton } from "../asks/styles.ts";
 import { useToast } from "../common/use-toast.ts";
 import { StatusPill, describeStatus } from "../common/ConnectionStatus.tsx";

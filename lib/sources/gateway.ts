@@ -1,6 +1,7 @@
 import type { QuestionRecord } from "@openclaw/gateway-protocol";
 import type { ApprovalAsk, ApprovalScope, Ask, AskQuestion, Decision, Severity } from "../ask.ts";
-import { COMMAND_RISK_WORDS, assessCommand, commandHeadline } from "../command-risk.ts";
+import { assessCommand, commandHeadline } from "../command-risk.ts";
+import { commandConsequence } from "../wording.ts";
 
 /**
  * Pure converters from Gateway records to Asks. The Gateway adapter (server/gateway) validates every
@@ -156,14 +157,13 @@ export function askFromExecApproval(event: ExecApprovalRecord, context: AskConte
   const warnings = request.warningText || (request.commandAnalysis?.warningLines ?? []).join("\n");
   // The Gateway sends no severity for a command: read it from the command itself.
   const assessed = assessCommand(request.command);
-  const risks = assessed.risks.map((risk) => COMMAND_RISK_WORDS[risk]);
-  const consequence = risks.length > 0 ? ` It ${risks.length > 1 ? `${risks.slice(0, -1).join(", ")} and ${risks.at(-1)}` : risks[0]}.` : "";
+  const consequence = commandConsequence(assessed.risks);
   return approvalAsk(
     event,
     "gateway.exec-approval",
     {
       title: `Run ${commandHeadline(request.command)}`,
-      description: `${where ? `The agent wants to run a command ${where}.` : "The agent wants to run a command."}${consequence}`,
+      description: `${where ? `The agent wants to run a command ${where}.` : "The agent wants to run a command."}${consequence ? ` ${consequence}` : ""}`,
       detail: clip(warnings, APPROVAL_DETAIL_LIMIT),
       severity: assessed.severity,
       command: request.command,

@@ -1,6 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
+import { OPENWEBUI_URL_HEADER } from "../../lib/page-headers.ts";
 import { createPagesHandler, type NextRequestHandler } from "./pages.ts";
 
 let server: Server | undefined;
@@ -10,8 +11,8 @@ afterEach(async () => {
   server = undefined;
 });
 
-async function serve(handle: NextRequestHandler, log: (message: string) => void): Promise<string> {
-  server = createServer(createPagesHandler({ handle, frameAncestors: [], dev: false, log }));
+async function serve(handle: NextRequestHandler, log: (message: string) => void, openWebUiUrl: string | null = null): Promise<string> {
+  server = createServer(createPagesHandler({ handle, frameAncestors: [], dev: false, openWebUiUrl, log }));
   await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", () => resolve()));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
@@ -28,6 +29,24 @@ describe("pages handler", () => {
     expect(await response.text()).toBe("page");
     expect(seen).toBe(response.headers.get("content-security-policy"));
     expect(seen).toMatch(/script-src 'self' 'nonce-[A-Za-z0-9+/=]+'/);
+  });
+
+  it("hands the page Open WebUI's address from the configuration, never one the client sent", async () => {
+    const seen: (string | undefined)[] = [];
+    const handle: NextRequestHandler = async (request, response) => {
+      const value = request.headers[OPENWEBUI_URL_HEADER];
+      seen.push(typeof value === "string" ? value : undefined);
+      response.end("page");
+    };
+    const spoofed = { headers: { [OPENWEBUI_URL_HEADER]: "https://evil.example" } };
+    const configured = await serve(handle, () => {}, "https://chat.example.com");
+    await fetch(`${configured}/`);
+    await fetch(`${configured}/`, spoofed);
+    server!.closeAllConnections();
+    await new Promise<void>((resolve) => server!.close(() => resolve()));
+    const unconfigured = await serve(handle, () => {});
+    await fetch(`${unconfigured}/`, spoofed);
+    expect(seen).toEqual(["https://chat.example.com", "https://chat.example.com", undefined]);
   });
 
   it("answers 500 and logs once when Next.js fails on a request", async () => {

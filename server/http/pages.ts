@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { OPENWEBUI_URL_HEADER } from "../../lib/page-headers.ts";
 import { applySecurityHeaders } from "./headers.ts";
 
 /**
@@ -6,7 +7,8 @@ import { applySecurityHeaders } from "./headers.ts";
  * their assets, with the security headers of server/http/headers.ts. A path that is not valid
  * percent-encoding is refused here with 400: Next.js fails to decode it into a route parameter
  * (`/embed/chat/%E0%A4%A`) and answers 500 without a word. A request Next.js fails on is logged and
- * answered 500, so no rejection escapes the server.
+ * answered 500, so no rejection escapes the server. What a page needs of the configuration comes with
+ * the request (lib/page-headers.ts): the pages never parse it themselves.
  */
 
 export type NextRequestHandler = (request: IncomingMessage, response: ServerResponse) => Promise<void>;
@@ -15,12 +17,17 @@ export type PagesOptions = {
   handle: NextRequestHandler;
   frameAncestors: readonly string[];
   dev: boolean;
+  /** OPENWEBUI_URL, or null: the dashboard's links into Open WebUI. */
+  openWebUiUrl: string | null;
   log: (message: string) => void;
 };
 
-export function createPagesHandler({ handle, frameAncestors, dev, log }: PagesOptions) {
+export function createPagesHandler({ handle, frameAncestors, dev, openWebUiUrl, log }: PagesOptions) {
   return (request: IncomingMessage, response: ServerResponse): void => {
     applySecurityHeaders(request, response, { frameAncestors, dev });
+    // Set on every request, so a value the client sent never reaches the page.
+    if (openWebUiUrl === null) delete request.headers[OPENWEBUI_URL_HEADER];
+    else request.headers[OPENWEBUI_URL_HEADER] = openWebUiUrl;
     if (!isDecodablePath(request.url ?? "/")) {
       response.writeHead(400, { "content-type": "text/plain; charset=utf-8" }).end("Bad Request: the path is not valid percent-encoding");
       return;

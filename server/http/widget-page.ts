@@ -1,7 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Ask } from "../../lib/ask.ts";
-import { STATUS_LABELS } from "../../lib/labels.ts";
-import { askQuestionText } from "../../components/asks/format.ts";
+import { askQuestionText, endingSummary, summaryPrefix } from "../../lib/wording.ts";
 import type { ReplyClaim, Tab } from "../broker/ports.ts";
 import { AuthError, TokenExpired, verifyTabToken, type TabIdentity } from "../tabs/auth.ts";
 import { newNonce, securityHeaders } from "./headers.ts";
@@ -91,14 +90,14 @@ export function createWidgetPageRoute(options: WidgetPageOptions): (request: Inc
 /** The page: its summaries (question and answer; a secret's summary never holds the value) and the height reporter. */
 export function renderIdlePage(asks: readonly Ask[], nonce: string): string {
   const items = asks.map((ask) => {
-    const summary = ask.resolution?.summary ?? STATUS_LABELS[ask.status];
-    const prefix = ask.status === "answered" ? "Answer: " : summary.toLowerCase().startsWith(STATUS_LABELS[ask.status].toLowerCase()) ? "" : `${STATUS_LABELS[ask.status]}: `;
+    const summary = endingSummary(ask);
+    const prefix = summaryPrefix(ask.status, summary);
     return `<details dir="auto"><summary><span aria-hidden="true" class="m">▶</span><b>❓ Ask User</b><span class="m s" dir="auto">${escapeHtml(summary)}</span></summary><div><p dir="auto">${escapeHtml(askQuestionText(ask))}</p><p dir="auto"><span class="m">${prefix}</span><b>${escapeHtml(summary)}</b></p></div></details>`;
   });
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="robots" content="noindex, nofollow"><title>Agent questions</title><style>${IDLE_STYLE}</style></head><body><main aria-label="Agent questions">${items.join("")}</main><script nonce="${nonce}">${HEIGHT_SCRIPT}</script></body></html>`;
 }
 
-// The look of components/asks/AskSummary.tsx, without Tailwind: the page must stay a few kB. No
+// The look (and, from lib/wording.ts, the words) of components/asks/AskSummary.tsx, without Tailwind: the page must stay a few kB. No
 // color-scheme: a frame whose scheme differs from the host's (Open WebUI leaves its own at light) gets
 // an opaque backdrop; the colours follow the system through the media query instead.
 const IDLE_STYLE = [

@@ -52,6 +52,13 @@ describe("push payloads", () => {
     });
   });
 
+  it("words the scope as the approval's card does", () => {
+    const post: Ask = { ...payment, approval: { ...payment.approval, severity: "warning", scope: { kind: "external-post", target: "github", visibility: "public" } } };
+    expect(askPush(post, options)).toMatchObject({ title: "Approval: Pay invoice", body: "Post publicly to github\nMonthly hosting\nChat c1 · 9 min left" });
+    const mail: Ask = { ...payment, approval: { ...payment.approval, scope: { kind: "message-send", target: "email", recipientCount: 2, recipients: ["a@example.com"], audience: "external" } } };
+    expect(askPush(mail, options).body).toMatch(/^Email to 2 external recipients: a@example.com, \+1 more\n/);
+  });
+
   it("names the chat by its title in Open WebUI when known", () => {
     expect(askPush(payment, { ...options, chatTitle: "Hosting bills" }).body).toBe("Pay 49.99 EUR to Stripe\nMonthly hosting\nChat Hosting bills · 9 min left");
     expect(askPush({ ...payment, chatId: null }, { ...options, chatTitle: "ignored" }).body).toMatch(/\nNo chat · 9 min left$/);

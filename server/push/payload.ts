@@ -1,9 +1,9 @@
 import type { Ask, Decision } from "../../lib/ask.ts";
-import { DECISION_LABELS, STATUS_LABELS } from "../../lib/labels.ts";
+import { DECISION_LABELS, KIND_LABELS, SECRET_REQUESTED, approvalScopeSummary, endingSummary, kindLabel, moreQuestions, questionHeading } from "../../lib/wording.ts";
 
 /**
  * What a push carries (encrypted end to end by Web Push): what the owner decides on, never a secret
- * value. The service worker shows `title` and `body` under `tag`; the outcome push of the same ask uses
+ * value, in the card's words (lib/wording.ts). The service worker shows `title` and `body` under `tag`; the outcome push of the same ask uses
  * the same tag, so it replaces the first notification instead of adding one.
  */
 
@@ -52,32 +52,18 @@ function describe(ask: Ask): { title: string; lines: string[] } {
   switch (ask.kind) {
     case "approval": {
       const { approval } = ask;
-      const label = approval.severity === "critical" ? "Critical approval" : "Approval";
+      const label = kindLabel(ask);
       if (approval.command) return { title: `${label}: run a command`, lines: [shorten(approval.command, COMMAND_LIMIT)] };
-      const scope = approval.scope ? [scopeLine(approval.scope)] : [];
+      const scope = approval.scope ? [shorten(approvalScopeSummary(approval.scope), 160)] : [];
       return { title: `${label}: ${shorten(approval.title, 80)}`, lines: [...scope, shorten(approval.description, 160)].filter(Boolean) };
     }
-    case "question": {
-      const first = ask.questions[0]!;
-      const more = ask.questions.length > 1 ? ` (+${ask.questions.length - 1} more)` : "";
-      return { title: `Question${more}`, lines: [shorten(first.question || first.header, 160)] };
-    }
-    case "secret":
+    case "question":
+      return { title: `${KIND_LABELS.question}${moreQuestions(ask.questions.length)}`, lines: [shorten(questionHeading(ask.questions[0]), 160)] };
+    case "secret": {
       // The name and reason only: a secret is entered on the dashboard, never in a notification.
-      return { title: `Secret requested: ${shorten(ask.secret.name ?? "a secret", 60)}`, lines: [shorten(ask.secret.reason ?? ask.secret.prompt, 160)] };
-  }
-}
-
-function scopeLine(scope: NonNullable<Extract<Ask, { kind: "approval" }>["approval"]["scope"]>): string {
-  switch (scope.kind) {
-    case "payment":
-      return `Pay ${scope.amount} ${scope.currency} to ${scope.target}`;
-    case "message-send":
-      return `Message to ${scope.recipientCount} ${scope.audience ?? ""} recipient${scope.recipientCount === 1 ? "" : "s"} via ${scope.target}`.replace(/\s+/g, " ");
-    case "external-post":
-      return `${scope.visibility === "public" ? "Public" : "Restricted"} post on ${scope.target}`;
-    case "standing-grant":
-      return `Standing grant for ${scope.automation}: ${shorten(scope.command, 80)}`;
+      const { name, reason, prompt } = ask.secret;
+      return { title: name ? `${SECRET_REQUESTED}: ${shorten(name, 60)}` : SECRET_REQUESTED, lines: [shorten(reason ?? prompt, 160)] };
+    }
   }
 }
 
@@ -110,7 +96,7 @@ export function askPush(ask: Ask, options: { now: number; dashboardUrl: string; 
 export function outcomePush(ask: Ask, dashboardUrl: string): OutcomePush {
   const { title } = describe(ask);
   // A secret's summary is already the masked "•••• (secret entered)": its value is never stored.
-  const summary = ask.resolution?.summary ?? STATUS_LABELS[ask.status];
+  const summary = endingSummary(ask);
   const body = ask.status === "answered" ? `${ask.kind === "approval" ? "Decided" : "Answered"}: ${shorten(summary, 100)}` : shorten(summary, 100);
   return { type: "outcome", tag: tagOf(ask.id), askId: ask.id, title, body, url: askUrl(dashboardUrl, ask.id) };
 }
