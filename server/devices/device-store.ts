@@ -3,7 +3,7 @@ import type { Redis } from "ioredis";
 import { z } from "zod";
 import { DeviceMinter } from "../../lib/devices.ts";
 import { PrivateDatabase } from "../store/private-database.ts";
-import { redisScripts, unavailableAs } from "../store/redis-scripts.ts";
+import { Flag, flatRows, redisScripts, unavailableAs } from "../store/redis-scripts.ts";
 
 /**
  * Devices an owner signed in from a device link (a phone that scanned the dashboard's QR code). Each
@@ -214,6 +214,15 @@ if owner then redis.call('ZREM', p .. 'owner-devices:' .. owner, kid) end
 return 1
 `;
 
+/** LIST's reply: each device's kid, then its hash fields (owner, name, created, expires, mintedBy) as stored, for `read` to judge. */
+const Listed = flatRows(z.tuple([z.string(), z.tuple([z.string().nullable(), z.string().nullable(), z.string().nullable(), z.string().nullable(), z.string().nullable()])]));
+
+const SCRIPTS = {
+  list: { lua: LIST, reply: Listed },
+  revoke: { lua: REVOKE, reply: Flag },
+  revokeUnlessCommandLine: { lua: REVOKE_UNLESS_COMMAND_LINE, reply: Flag },
+};
+
 /** A Redis MATCH pattern for keys that start with `text`: its glob characters escaped. */
 const globPrefix = (text: string) => `${text.replace(/[*?[\]\\]/g, "\\$&")}*`;
 
@@ -225,14 +234,14 @@ const globPrefix = (text: string) => `${text.replace(/[*?[\]\\]/g, "\\$&")}*`;
 export class RedisDeviceStore implements DeviceStore {
   private readonly redis: Redis;
   private readonly prefix: string;
-  private readonly run: ReturnType<typeof redisScripts<"list" | "revoke" | "revokeUnlessCommandLine">>;
+  private readonly run: ReturnType<typeof redisScripts<typeof SCRIPTS>>;
   private readonly setAside: SetAsideDevices;
 
   /** Takes a connected client; `close` does not end it (its owner does). */
   constructor(redis: Redis, prefix: string, log: (message: string) => void) {
     this.redis = redis;
     this.prefix = prefix;
-    this.run = redisScripts(redis, prefix, { list: LIST, revoke: REVOKE, revokeUnlessCommandLine: REVOKE_UNLESS_COMMAND_LINE });
+    this.run = redisScripts(redis, prefix, SCRIPTS);
     this.setAside = new SetAsideDevices(log);
   }
 
@@ -250,17 +259,16 @@ export class RedisDeviceStore implements DeviceStore {
   }
 
   async list(owner: string, now: number): Promise<Device[]> {
-    const flat = (await this.run("list", owner, now)) as (string | (string | null)[])[];
     const devices: Device[] = [];
-    for (let i = 0; i + 1 < flat.length; i += 2) {
-      const device = this.read(flat[i] as string, flat[i + 1] as (string | null)[]);
+    for (const [kid, fields] of await this.run("list", owner, now)) {
+      const device = this.read(kid, fields);
       if (device) devices.push(device);
     }
     return devices;
   }
 
   /** A device from its hash fields (owner, name, created, expires, mintedBy), or null when they do not read. */
-  private read(kid: string, [owner, name, created, expires, mintedBy]: (string | null)[]): Device | null {
+  private read(kid: string, [owner, name, created, expires, mintedBy]: readonly (string | null)[]): Device | null {
     return this.setAside.read(kid, { kid, owner, name, createdAt: storedNumber(created ?? null), expiresAt: storedNumber(expires ?? null), mintedBy: mintedBy ?? null });
   }
 
@@ -272,7 +280,7 @@ export class RedisDeviceStore implements DeviceStore {
   }
 
   async revoke(kid: string, owner: string): Promise<boolean> {
-    return (await this.run("revoke", kid, owner)) === 1;
+    return this.run("revoke", kid, owner);
   }
 
   async revokeMintedThroughOwnerLinks(): Promise<number> {
@@ -281,7 +289,7 @@ export class RedisDeviceStore implements DeviceStore {
     let cursor = "0";
     do {
       const [next, keys] = await unavailableAs(this.redis, () => this.redis.scan(cursor, "MATCH", globPrefix(keyPrefix), "COUNT", 200));
-      for (const key of keys) revoked += Number(await this.run("revokeUnlessCommandLine", key.slice(keyPrefix.length)));
+      for (const key of keys) if (await this.run("revokeUnlessCommandLine", key.slice(keyPrefix.length))) revoked++;
       cursor = next;
     } while (cursor !== "0");
     return revoked;

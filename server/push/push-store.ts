@@ -2,7 +2,7 @@ import path from "node:path";
 import type { Redis } from "ioredis";
 import { z } from "zod";
 import { PrivateDatabase } from "../store/private-database.ts";
-import { redisScripts, unavailableAs } from "../store/redis-scripts.ts";
+import { Count, Flag, redisScripts, unavailableAs } from "../store/redis-scripts.ts";
 import { isSignedSubscription, signSubscription } from "./subscription-signature.ts";
 
 /**
@@ -285,6 +285,13 @@ if redis.call('HEXISTS', p .. 'subscriptions', endpoint) == 0 then return 0 end
 return redis.call('HINCRBY', p .. 'failures', endpoint, 1)
 `;
 
+const SCRIPTS = {
+  subscribe: { lua: SUBSCRIBE, reply: z.array(z.string()) },
+  removeWhere: { lua: REMOVE_WHERE, reply: Count },
+  removeIfUnchanged: { lua: REMOVE_IF_UNCHANGED, reply: Flag },
+  countFailure: { lua: COUNT_FAILURE, reply: Count },
+};
+
 /**
  * Keys, under the deployment's prefix (`<REDIS_KEY_PREFIX>push:`): `subscriptions` hash endpoint →
  * the subscription as JSON (owner, link, keys, createdAt, signature); `failures` hash endpoint → the
@@ -295,7 +302,7 @@ export class RedisPushStore implements PushStore {
   private readonly prefix: string;
   private readonly key: Uint8Array;
   private readonly log: (message: string) => void;
-  private readonly run: ReturnType<typeof redisScripts<"subscribe" | "removeWhere" | "removeIfUnchanged" | "countFailure">>;
+  private readonly run: ReturnType<typeof redisScripts<typeof SCRIPTS>>;
 
   /** Takes a connected client; `close` does not end it (its owner does). */
   constructor(redis: Redis, prefix: string, options: StoreOptions) {
@@ -303,17 +310,17 @@ export class RedisPushStore implements PushStore {
     this.prefix = prefix;
     this.key = options.signingKey;
     this.log = options.log;
-    this.run = redisScripts(redis, prefix, { subscribe: SUBSCRIBE, removeWhere: REMOVE_WHERE, removeIfUnchanged: REMOVE_IF_UNCHANGED, countFailure: COUNT_FAILURE });
+    this.run = redisScripts(redis, prefix, SCRIPTS);
   }
 
   async subscribe(record: PushSubscriptionRecord, now: number): Promise<string[]> {
     const { endpoint, ...rest } = record;
     const stored = { ...rest, createdAt: now, signature: signSubscription(this.key, record) };
-    return (await this.run("subscribe", endpoint, JSON.stringify(stored), MAX_SUBSCRIPTIONS_PER_OWNER)) as string[];
+    return this.run("subscribe", endpoint, JSON.stringify(stored), MAX_SUBSCRIPTIONS_PER_OWNER);
   }
 
   async unsubscribe(endpoint: string, owner: string): Promise<boolean> {
-    return Number(await this.run("removeWhere", "owner", owner, endpoint)) > 0;
+    return (await this.run("removeWhere", "owner", owner, endpoint)) > 0;
   }
 
   async forget(endpoint: string): Promise<void> {
@@ -330,14 +337,14 @@ export class RedisPushStore implements PushStore {
     for (const [endpoint, json] of Object.entries(all)) {
       const read = verified(this.key, { ...parseJson(json), endpoint, failures: Number(failures[endpoint] ?? 0) });
       if (!read.ok) {
-        if ((await this.run("removeIfUnchanged", endpoint, json)) === 1) this.log(unsignedLine(endpoint, read.why));
+        if (await this.run("removeIfUnchanged", endpoint, json)) this.log(unsignedLine(endpoint, read.why));
       } else if (owners.has(read.subscription.owner)) subscriptions.push(read.subscription);
     }
     return subscriptions.sort((a, b) => a.createdAt - b.createdAt);
   }
 
   async countFailure(endpoint: string): Promise<number> {
-    return Number(await this.run("countFailure", endpoint));
+    return this.run("countFailure", endpoint);
   }
 
   async clearFailures(endpoint: string): Promise<void> {

@@ -1,6 +1,7 @@
 import type { Redis } from "ioredis";
+import { z } from "zod";
 import type { Ask, AskStatus } from "../../lib/ask.ts";
-import { redisScripts, unavailableAs } from "./redis-scripts.ts";
+import { Count, Done, Flag, flatRows, redisScripts, unavailableAs } from "./redis-scripts.ts";
 import type { ReplyClaim } from "../broker/ports.ts";
 import { SetAsideRows } from "./rows.ts";
 import type { AskStore, OwnerLinkKeyStore, RetentionStore } from "./store.ts";
@@ -8,8 +9,8 @@ import type { AskStore, OwnerLinkKeyStore, RetentionStore } from "./store.ts";
 /**
  * The store that several instances share: Redis 7.x (or Valkey), standalone. Every step that reads
  * and then writes is one Lua script, so it is atomic across instances: the one-winner claim, the
- * tombstone rule (a terminal ask is never written again), the first owner of a chat. Keys, under one
- * prefix (`asks:` by default):
+ * tombstone rule (a terminal ask is never written again), the first owner of a chat. Keys, under the
+ * deployment's prefix (`<REDIS_KEY_PREFIX>store:`):
  *
  * - `ask:<id>` hash: status, chat, updated, claimed (the claimant while an answer is delivered), body (the Ask as JSON)
  * - `history`, `status:<status>`, `chat-asks:<chat>`, `owner-asks:<user>` sorted sets of ask ids by last
@@ -223,9 +224,25 @@ return out
 
 const OWNER_LINK_KID = "owner-link-kid";
 
+/** Stored asks as the listing scripts give them: flat [id, body] pairs. */
+const Rows = flatRows(z.tuple([z.string(), z.string()])).transform((rows) => rows.map(([id, body]) => ({ id, body })));
+
+const SCRIPTS = {
+  put: { lua: PUT, reply: Flag },
+  list: { lua: LIST, reply: Rows },
+  pending: { lua: PENDING, reply: Rows },
+  claim: { lua: CLAIM, reply: Flag },
+  release: { lua: RELEASE, reply: Done },
+  recordOwner: { lua: RECORD_OWNER, reply: z.string() },
+  prune: { lua: PRUNE, reply: z.tuple([Count, Count]).transform(([asks, chats]) => ({ asks, chats })) },
+  noteEmbed: { lua: NOTE_EMBED, reply: z.tuple([z.string(), z.coerce.number()]).transform(([msg, mts]): ReplyClaim => ({ msg, mts })) },
+  finishedInReply: { lua: FINISHED_IN_REPLY, reply: Rows },
+  titleChat: { lua: TITLE_CHAT, reply: Done },
+};
+
 export type RedisAskStoreOptions = {
   /** Every key starts with it: several deployments (or test files) can share one Redis. */
-  prefix?: string;
+  prefix: string;
   log?: (message: string) => void;
 };
 
@@ -233,21 +250,21 @@ export class RedisAskStore implements AskStore, RetentionStore, OwnerLinkKeyStor
   private readonly redis: Redis;
   private readonly prefix: string;
   private readonly rows: SetAsideRows;
-  private readonly run: ReturnType<typeof redisScripts<"put" | "list" | "pending" | "claim" | "release" | "recordOwner" | "prune" | "noteEmbed" | "finishedInReply" | "titleChat">>;
+  private readonly run: ReturnType<typeof redisScripts<typeof SCRIPTS>>;
 
   /** Takes a connected client; `close` does not end it (its owner does). */
-  constructor(redis: Redis, options: RedisAskStoreOptions = {}) {
+  constructor(redis: Redis, options: RedisAskStoreOptions) {
     this.redis = redis;
-    this.prefix = options.prefix ?? "asks:";
+    this.prefix = options.prefix;
     this.rows = new SetAsideRows(options.log);
-    this.run = redisScripts(redis, this.prefix, { put: PUT, list: LIST, pending: PENDING, claim: CLAIM, release: RELEASE, recordOwner: RECORD_OWNER, prune: PRUNE, noteEmbed: NOTE_EMBED, finishedInReply: FINISHED_IN_REPLY, titleChat: TITLE_CHAT });
+    this.run = redisScripts(redis, this.prefix, SCRIPTS);
   }
 
   /** A terminal ask is a tombstone: the script writes nothing over one. */
   async put(ask: Ask): Promise<boolean> {
     const body = JSON.stringify(ask);
     const written = await this.run("put", ask.id, ask.status, ask.chatId ?? "", ask.createdAt, ask.resolution?.at ?? ask.createdAt, body);
-    if (written !== 1) return false;
+    if (!written) return false;
     this.rows.healed(ask.id);
     return true;
   }
@@ -258,16 +275,15 @@ export class RedisAskStore implements AskStore, RetentionStore, OwnerLinkKeyStor
   }
 
   async pending(): Promise<Ask[]> {
-    return this.rows.readAll(pairs(await this.run("pending")));
+    return this.rows.readAll(await this.run("pending"));
   }
 
   async list(filter: { status?: AskStatus; chatId?: string; ownedBy?: string; limit?: number }): Promise<Ask[]> {
-    const reply = await this.run("list", filter.status ?? "", filter.chatId ?? "", filter.ownedBy ?? "", filter.limit ?? 200);
-    return this.rows.readAll(pairs(reply));
+    return this.rows.readAll(await this.run("list", filter.status ?? "", filter.chatId ?? "", filter.ownedBy ?? "", filter.limit ?? 200));
   }
 
   async claim(id: string, claimant: string): Promise<boolean> {
-    return (await this.run("claim", id, claimant)) === 1;
+    return this.run("claim", id, claimant);
   }
 
   async release(id: string, claimant: string): Promise<void> {
@@ -279,7 +295,7 @@ export class RedisAskStore implements AskStore, RetentionStore, OwnerLinkKeyStor
   }
 
   async recordChatOwner(chatId: string, userId: string): Promise<string> {
-    return String(await this.run("recordOwner", chatId, userId, Date.now(), "0"));
+    return this.run("recordOwner", chatId, userId, Date.now(), "0");
   }
 
   async chatViewed(chatId: string, owner: string, at: number): Promise<void> {
@@ -303,17 +319,15 @@ export class RedisAskStore implements AskStore, RetentionStore, OwnerLinkKeyStor
   }
 
   async noteEmbed(chatId: string, embed: ReplyClaim, at: number): Promise<ReplyClaim> {
-    const [msg, mts] = (await this.run("noteEmbed", chatId, embed.msg, embed.mts, at)) as [string, string];
-    return { msg, mts: Number(mts) };
+    return this.run("noteEmbed", chatId, embed.msg, embed.mts, at);
   }
 
   async finishedInReply(chatId: string, replyId: string): Promise<Ask[]> {
-    return this.rows.readAll(pairs(await this.run("finishedInReply", chatId, replyId)));
+    return this.rows.readAll(await this.run("finishedInReply", chatId, replyId));
   }
 
   async prune(cutoff: number, limit: number): Promise<{ asks: number; chats: number }> {
-    const [asks, chats] = (await this.run("prune", cutoff, limit)) as [number, number];
-    return { asks, chats };
+    return this.run("prune", cutoff, limit);
   }
 
   async ownerLinkKid(): Promise<string | null> {
@@ -329,11 +343,4 @@ export class RedisAskStore implements AskStore, RetentionStore, OwnerLinkKeyStor
   private key(name: string): string {
     return this.prefix + name;
   }
-}
-
-function pairs(reply: unknown): { id: string; body: string }[] {
-  const flat = reply as string[];
-  const rows: { id: string; body: string }[] = [];
-  for (let i = 0; i + 1 < flat.length; i += 2) rows.push({ id: flat[i]!, body: flat[i + 1]! });
-  return rows;
 }

@@ -94,7 +94,7 @@ export function storeBackends(): StoreBackend[] {
         return resources.closeAfter(new RedisAskStore(resources.client(), { prefix, log: options.log }));
       },
       async shared() {
-        return resources.closeAfter(new RedisAskStore(resources.client(), { prefix: last.prefix }));
+        return resources.closeAfter(new RedisAskStore(resources.client(), { prefix: last.prefix! }));
       },
       async writeRaw(id, status, chatId, body) {
         const p = last.prefix!;
