@@ -125,7 +125,7 @@ export class SqliteDeviceStore implements DeviceStore {
 
   constructor(file: string, log: (message: string) => void) {
     // Files from before minters were recorded: their devices read as unrecorded.
-    this.database = new PrivateDatabase(file, SCHEMA, STATEMENTS, { devices: { minted_by: "TEXT" } });
+    this.database = new PrivateDatabase(file, { schema: SCHEMA, statements: STATEMENTS, added: { devices: { minted_by: "TEXT" } } });
     // A value too large for a JavaScript number reads as a bigint (and is set aside) rather than failing the whole read.
     for (const read of [this.database.statements.list, this.database.statements.get]) read.setReadBigInts(true);
     this.setAside = new SetAsideDevices(log);

@@ -145,8 +145,10 @@ export class SqlitePushStore implements PushStore {
   constructor(file: string, options: StoreOptions) {
     // Files from before links, signatures or failure counts were kept gain the columns; their rows
     // are unsigned, so they are removed when read (the dashboard stores its subscription again on its next visit).
-    this.database = new PrivateDatabase(file, SCHEMA, STATEMENTS, {
-      subscriptions: { link_kid: "TEXT", link_expires_at: "INTEGER", signature: "TEXT", failures: "INTEGER NOT NULL DEFAULT 0" },
+    this.database = new PrivateDatabase(file, {
+      schema: SCHEMA,
+      statements: STATEMENTS,
+      added: { subscriptions: { link_kid: "TEXT", link_expires_at: "INTEGER", signature: "TEXT", failures: "INTEGER NOT NULL DEFAULT 0" } },
     });
     this.key = options.signingKey;
     this.log = options.log;
