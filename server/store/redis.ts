@@ -1,6 +1,7 @@
 import type { Redis } from "ioredis";
 import { z } from "zod";
 import type { Ask, AskStatus } from "../../lib/ask.ts";
+import { systemClock, type Clock } from "../../lib/clock.ts";
 import { Count, Done, Flag, flatRows, redisScripts, unavailableAs } from "./redis-scripts.ts";
 import type { ReplyClaim } from "../broker/ports.ts";
 import { SetAsideRows } from "./rows.ts";
@@ -244,12 +245,15 @@ export type RedisAskStoreOptions = {
   /** Every key starts with it: several deployments (or test files) can share one Redis. */
   prefix: string;
   log?: (message: string) => void;
+  /** The time the store records (when a chat's owner was); the system's without one. */
+  clock?: Clock;
 };
 
 export class RedisAskStore implements AskStore, RetentionStore, OwnerLinkKeyStore {
   private readonly redis: Redis;
   private readonly prefix: string;
   private readonly rows: SetAsideRows;
+  private readonly clock: Clock;
   private readonly run: ReturnType<typeof redisScripts<typeof SCRIPTS>>;
 
   /** Takes a connected client; `close` does not end it (its owner does). */
@@ -257,6 +261,7 @@ export class RedisAskStore implements AskStore, RetentionStore, OwnerLinkKeyStor
     this.redis = redis;
     this.prefix = options.prefix;
     this.rows = new SetAsideRows(options.log);
+    this.clock = options.clock ?? systemClock();
     this.run = redisScripts(redis, this.prefix, SCRIPTS);
   }
 
@@ -295,7 +300,7 @@ export class RedisAskStore implements AskStore, RetentionStore, OwnerLinkKeyStor
   }
 
   async recordChatOwner(chatId: string, userId: string): Promise<string> {
-    return this.run("recordOwner", chatId, userId, Date.now(), "0");
+    return this.run("recordOwner", chatId, userId, this.clock.now(), "0");
   }
 
   async chatViewed(chatId: string, owner: string, at: number): Promise<void> {

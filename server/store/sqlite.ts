@@ -1,7 +1,7 @@
 import type { Ask, AskStatus } from "../../lib/ask.ts";
 import { PrivateDatabase } from "./private-database.ts";
 import type { ReplyClaim } from "../broker/ports.ts";
-import type { Clock, TimerHandle } from "../../lib/clock.ts";
+import { systemClock, type Clock, type TimerHandle } from "../../lib/clock.ts";
 import { SetAsideRows } from "./rows.ts";
 import type { AskStore, OwnerLinkKeyStore, RetentionStore } from "./store.ts";
 
@@ -76,9 +76,10 @@ export type SqliteAskStoreOptions = {
   /** Where a row that no longer parses is reported (once per id). */
   log?: (message: string) => void;
   /**
-   * With a clock, the WAL is checkpointed on a timer of its own (every CHECKPOINT_EVERY_MS) instead of
-   * inside whichever write crosses SQLite's threshold: that write is an answer or a card on its way,
-   * and a checkpoint syncs the database file. Without one, SQLite checkpoints as it writes.
+   * The time the store records (when a chat's owner was), the system's without one. With a clock, the
+   * WAL is also checkpointed on a timer of its own (every CHECKPOINT_EVERY_MS) instead of inside
+   * whichever write crosses SQLite's threshold: that write is an answer or a card on its way, and a
+   * checkpoint syncs the database file. Without one, SQLite checkpoints as it writes.
    */
   clock?: Clock;
 };
@@ -100,7 +101,7 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
    * file, so a claim needs no read of it on the way of an answer.
    */
   private pendingIds: Set<string>;
-  private readonly clock: Clock | null;
+  private readonly clock: Clock;
   private checkpointTimer: TimerHandle | null = null;
 
   constructor(file: string, options: SqliteAskStoreOptions = {}) {
@@ -112,8 +113,8 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
       added: { chats: { last_viewed_at: "INTEGER", title: "TEXT" } },
       pragmas: "PRAGMA busy_timeout = 5000; PRAGMA synchronous = NORMAL;",
     });
-    this.clock = options.clock ?? null;
-    if (this.clock && this.database.onDisk) {
+    this.clock = options.clock ?? systemClock();
+    if (options.clock && this.database.onDisk) {
       this.database.exec("PRAGMA wal_autocheckpoint = 0");
       this.scheduleCheckpoint();
     }
@@ -202,7 +203,7 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
   }
 
   async recordChatOwner(chatId: string, userId: string): Promise<string> {
-    this.database.statements.recordOwner.run(chatId, userId, Date.now());
+    this.database.statements.recordOwner.run(chatId, userId, this.clock.now());
     return this.ownerOf(chatId) ?? userId;
   }
 
@@ -262,13 +263,13 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
   }
 
   async close(): Promise<void> {
-    if (this.checkpointTimer) this.clock?.clearTimer(this.checkpointTimer);
+    if (this.checkpointTimer) this.clock.clearTimer(this.checkpointTimer);
     this.checkpointTimer = null;
     this.database.close();
   }
 
   private scheduleCheckpoint(): void {
-    this.checkpointTimer = this.clock!.setTimer(() => {
+    this.checkpointTimer = this.clock.setTimer(() => {
       try {
         // PASSIVE: copies what it can without waiting for anyone; the rest goes at the next one.
         this.database.exec("PRAGMA wal_checkpoint(PASSIVE)");
