@@ -1,4 +1,3 @@
-import path from "node:path";
 import type { Redis } from "ioredis";
 import { z } from "zod";
 import { DeviceMinter } from "../../lib/devices.ts";
@@ -32,12 +31,6 @@ export interface DeviceStore {
    */
   revokeMintedThroughOwnerLinks(now: number): Promise<number>;
   close(): void;
-}
-
-/** The device store the deployment uses: Redis's when the instances share one, else DATA_DIR's file. */
-export function openDeviceStore(options: { redis: Redis | null; redisKeyPrefix: string; dataDir: string; log: (message: string) => void }): DeviceStore {
-  if (options.redis) return new RedisDeviceStore(options.redis, `${options.redisKeyPrefix}devices:`, options.log);
-  return new SqliteDeviceStore(path.join(options.dataDir, "devices.sqlite"), options.log);
 }
 
 /**

@@ -1,4 +1,3 @@
-import path from "node:path";
 import type { Redis } from "ioredis";
 import { z } from "zod";
 import { PrivateDatabase } from "../store/private-database.ts";
@@ -62,12 +61,6 @@ export interface PushStore {
 }
 
 type StoreOptions = { signingKey: Uint8Array; log: (message: string) => void };
-
-/** The push store the deployment uses: Redis's when the instances share one, else DATA_DIR's file. */
-export function openPushStore(options: StoreOptions & { redis: Redis | null; redisKeyPrefix: string; dataDir: string }): PushStore {
-  if (options.redis) return new RedisPushStore(options.redis, `${options.redisKeyPrefix}push:`, options);
-  return new SqlitePushStore(path.join(options.dataDir, "push.sqlite"), options);
-}
 
 /** A stored subscription's fields, however each store keeps them; `signature` is checked after. */
 const StoredSubscription = z.object({
