@@ -23,9 +23,11 @@ import type { OwnerRequest } from "./http/owner-request.ts";
 
 /**
  * The wiring, in one place and in one direction (socket.io CRUD example style): the Gateway adapter
- * and the backend (the stores, presence, the tabs' Socket.IO adapter: store/backend.ts) come in built; the broker listens to the Gateway; the chat watcher to the Gateway's
- * runs and the broker's endings; the tabs and the push notifier to the broker (and the tabs to the
- * Gateway's status). Nothing is set after construction. Tests start it in-process on port 0 without the UI.
+ * and the backend (every store, presence and the tabs' Socket.IO adapter, SQLite's or Redis's:
+ * store/backend.ts) come in built; the broker listens to the Gateway; the chat watcher to the
+ * Gateway's runs and the broker's endings; the tabs and the push notifier to the broker (and the tabs
+ * to the Gateway's status). Nothing is set after construction. Tests start it in-process on port 0
+ * without the UI.
  */
 
 export type HttpHandler = (request: IncomingMessage, response: ServerResponse) => void;

@@ -155,11 +155,12 @@ export class RedisPushStore implements PushStore {
   close(): void {}
 }
 
+const JsonObject = z.record(z.string(), z.unknown());
+
 /** A stored JSON object's fields, or none when it is not one (the schema then says what is missing). */
 function parseJson(json: string): Record<string, unknown> {
   try {
-    const value: unknown = JSON.parse(json);
-    return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+    return JsonObject.catch({}).parse(JSON.parse(json));
   } catch {
     return {};
   }
