@@ -1,18 +1,14 @@
-import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Agent } from "node:https";
 import type { AddressInfo } from "node:net";
-import { createAdapter } from "@socket.io/redis-adapter";
-import type { Redis } from "ioredis";
 import type { Clock } from "../lib/clock.ts";
 import { AskBroker } from "./broker/broker.ts";
 import type { Presence } from "./broker/ports.ts";
-import { MemoryPresence } from "./broker/presence.ts";
-import { RedisPresence } from "./broker/redis-presence.ts";
 import type { Config } from "./config.ts";
 import type { Gateway } from "./gateway/gateway.ts";
 import { ChatWatcher } from "./prompts/chat-watcher.ts";
 import { ServiceStatus } from "./status.ts";
+import type { Backend } from "./store/backend.ts";
 import { Retention } from "./store/retention.ts";
 import type { ServiceStore } from "./store/store.ts";
 import { secretKey, verifyTabToken } from "./tabs/auth.ts";
@@ -22,35 +18,28 @@ import { createFilterRoute, filterKey } from "./http/filter-route.ts";
 import { createWidgetPageRoute } from "./http/widget-page.ts";
 import { isCurrentOwnerLinkKid } from "./tabs/owner-links.ts";
 import { createPush } from "./push/index.ts";
-import { openDeviceStore } from "./devices/device-store.ts";
 import { createDeviceRoutes } from "./devices/routes.ts";
 import type { OwnerRequest } from "./http/owner-request.ts";
 
 /**
  * The wiring, in one place and in one direction (socket.io CRUD example style): the Gateway adapter
- * and the store come in built; the broker listens to the Gateway; the chat watcher to the Gateway's
- * runs and the broker's endings; the tabs and the push notifier to the broker (and the tabs to the
- * Gateway's status). Nothing is set after construction. Tests start it in-process on port 0 without the UI.
+ * and the backend (every store, presence and the tabs' Socket.IO adapter, SQLite's or Redis's:
+ * store/backend.ts) come in built; the broker listens to the Gateway; the chat watcher to the
+ * Gateway's runs and the broker's endings; the tabs and the push notifier to the broker (and the tabs
+ * to the Gateway's status). Nothing is set after construction. Tests start it in-process on port 0
+ * without the UI.
  */
 
 export type HttpHandler = (request: IncomingMessage, response: ServerResponse) => void;
 
 export type ApplicationOptions = {
   config: Config;
-  store: ServiceStore;
+  /** Opened (openBackend); the application owns it from here and closes it on stop. */
+  backend: Backend;
   gateway: Gateway;
   clock: Clock;
   authSecret: string;
   log(message: string): void;
-  /**
-   * Several instances: the Redis they share (connected; the application owns it from here and ends it
-   * on stop). Presence and the Socket.IO fan-out go through it; the store given should be Redis's too.
-   */
-  redis?: Redis;
-  /** Key prefix in that Redis. */
-  redisKeyPrefix?: string;
-  /** Default: in Redis when `redis` is given, else in memory (one instance). */
-  presence?: Presence;
   /** Serves pages; without it (tests) only Socket.IO and /healthz answer. */
   pages?: HttpHandler;
   /** The HTTPS agent push notifications are sent with (one trusting a private CA), with PUSH_ALLOW_PRIVATE_ENDPOINTS only. */
@@ -69,19 +58,14 @@ export type Application = {
 };
 
 export async function createApplication(options: ApplicationOptions): Promise<Application> {
-  const { config, store, gateway, clock, log } = options;
-  const redis = options.redis ?? null;
-  const redisKeyPrefix = options.redisKeyPrefix ?? "openclaw-asks:";
-  const instanceId = randomUUID();
-  const sharedPresence = redis && !options.presence ? new RedisPresence({ redis, instanceId, clock, prefix: `${redisKeyPrefix}presence:`, log }) : null;
-  const presence = options.presence ?? sharedPresence ?? new MemoryPresence();
+  const { config, backend, gateway, clock, log } = options;
+  const { store, presence, devices, instanceId } = backend;
   const key = secretKey(options.authSecret);
-  const devices = openDeviceStore({ redis, redisKeyPrefix, dataDir: config.DATA_DIR, log });
   const isOwnerLinkKid = isCurrentOwnerLinkKid(store);
   // Owner links share one kid; each device link has its own, revoked alone.
   const isKnownKid = async (kid: string) => (await devices.isActive(kid, clock.now())) || (await isOwnerLinkKid(kid));
   let port = config.PORT;
-  const status = new ServiceStatus(gateway, redis);
+  const status = new ServiceStatus(gateway, backend.link);
 
   const broker = new AskBroker({ store, presence, source: gateway, clock, owners: config.owners, instanceId, log });
   const chatWatcher = new ChatWatcher({
@@ -105,11 +89,11 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
   /** Anyone may learn ok or degraded; the details (Gateway status, set-aside rows) are for an owner's token. */
   async function health(request: IncomingMessage): Promise<Record<string, unknown>> {
     const setAsideRows = store.setAsideRows();
-    const healthy = gateway.status.connected && setAsideRows === 0 && status.redisConnected;
+    const healthy = gateway.status.connected && setAsideRows === 0 && backend.link.up;
     const summary = healthy ? "ok" : "degraded";
     // Checking an owner link's kid needs the store: with Redis away, the details wait for it.
-    if (!status.redisConnected || (await ownerOf(request)) === null) return { status: summary };
-    return { status: summary, gateway: gateway.status, setAsideRows, ...(redis ? { redis: { connected: status.redisConnected } } : {}) };
+    if (!backend.link.up || (await ownerOf(request)) === null) return { status: summary };
+    return { status: summary, gateway: gateway.status, setAsideRows, ...backend.link.health() };
   }
 
   const deviceRoutes = createDeviceRoutes({
@@ -140,8 +124,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     isKnownKid,
     isOwnerLinkKid,
     agent: options.pushAgent,
-    redis,
-    redisKeyPrefix,
+    backend: backend.push,
   });
 
   const filterRoute = createFilterRoute({
@@ -190,14 +173,10 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
       },
     );
   });
-  // Pub/sub clients of their own; they queue while Redis is away (the adapter does not await its
-  // publishes), and what they queued goes out once it is back.
-  const adapterClients = redis ? [redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null }), redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null })] : [];
-  for (const client of adapterClients) client.on("error", () => {});
   const tabs = createTabServer(http, {
     broker,
     gateway: status,
-    adapter: redis ? createAdapter(adapterClients[0], adapterClients[1], { key: `${redisKeyPrefix}socket.io` }) : undefined,
+    adapter: backend.socketAdapter,
     key,
     owners: config.owners,
     allowedOrigins: config.OPENWEBUI_ORIGINS,
@@ -210,7 +189,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
   });
   const retention = new Retention({ store, clock, historyDays: config.HISTORY_DAYS, log });
 
-  await sharedPresence?.start();
+  await backend.start();
   await broker.restore();
   await new Promise<void>((resolve, reject) => {
     http.once("error", reject);
@@ -240,11 +219,8 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
         http.closeAllConnections();
         await tabs.close();
         await push.close();
-        devices.close();
         status.stop();
-        await sharedPresence?.stop().catch((error: unknown) => log(`leaving presence failed: ${error instanceof Error ? error.message : String(error)}`));
-        await store.close();
-        for (const client of [...adapterClients, ...(redis ? [redis] : [])]) client.disconnect();
+        await backend.close();
       })();
       return stopped;
     },

@@ -7,7 +7,7 @@ import { loadOrCreateAuthSecret } from "./auth-secret.ts";
 import { parseConfig } from "./config.ts";
 import { gatewayFromConfig } from "./gateway/gateway.ts";
 import { createPagesHandler } from "./http/pages.ts";
-import { openStore } from "./store/open.ts";
+import { openBackend } from "./store/backend.ts";
 import { secretKey } from "./tabs/auth.ts";
 import { describeOwnerLink, mintOwnerLink } from "./tabs/owner-links.ts";
 
@@ -27,7 +27,7 @@ async function main(): Promise<void> {
   const log = (message: string) => console.log(message);
   const clock = systemClock();
   // Opened before Next.js so an unusable DATA_DIR, database or Redis stops the start at once.
-  const { store, redis } = await openStore(config, authSecret, log, clock);
+  const backend = await openBackend(config, authSecret, { log, clock });
   const nextApp = next({ dev, dir: projectRoot, hostname: config.HOST, port: config.PORT });
   await nextApp.prepare();
   const handle = nextApp.getRequestHandler();
@@ -41,14 +41,13 @@ async function main(): Promise<void> {
     authSecret,
     clock,
     log,
-    store,
-    ...(redis ? { redis, redisKeyPrefix: config.REDIS_KEY_PREFIX } : {}),
+    backend,
     gateway: gatewayFromConfig(config, { clock, log }),
     pages: createPagesHandler({ handle, frameAncestors: config.OPENWEBUI_ORIGINS, dev, openWebUiUrl: config.OPENWEBUI_URL ?? null, log: (message) => console.error(message) }),
   });
 
   const owner = [...config.owners][0] ?? "owner";
-  const link = await mintOwnerLink({ store, key: secretKey(authSecret), owner, hours: config.OWNER_LINK_HOURS, baseUrl: config.PUBLIC_URL ?? server.url });
+  const link = await mintOwnerLink({ store: backend.store, key: secretKey(authSecret), owner, hours: config.OWNER_LINK_HOURS, baseUrl: config.PUBLIC_URL ?? server.url });
   console.log(`OpenClaw Asks is running on ${server.url}`);
   console.log(describeOwnerLink(link));
 

@@ -1,12 +1,12 @@
+import { systemClock } from "../lib/clock.ts";
 import { loadOrCreateAuthSecret } from "./auth-secret.ts";
 import { parseConfig } from "./config.ts";
-import { openStore } from "./store/open.ts";
+import { openBackend } from "./store/backend.ts";
 import { secretKey } from "./tabs/auth.ts";
 import { describeOwnerLink, mintOwnerLink, revokeOwnerLinks } from "./tabs/owner-links.ts";
 import { renderUnicodeCompact } from "uqr";
 import { DeviceName } from "../lib/devices.ts";
 import { mintDeviceLink } from "./devices/device-links.ts";
-import { openDeviceStore } from "./devices/device-store.ts";
 
 /**
  * `npm run owner-link`: prints a new dashboard link for the first owner, valid OWNER_LINK_HOURS.
@@ -46,12 +46,13 @@ async function main(args: readonly string[]): Promise<void> {
   const authSecret = loadOrCreateAuthSecret(config);
   const baseUrl = config.PUBLIC_URL ?? `http://${config.HOST}:${config.PORT}`;
   const owner = [...config.owners][0] ?? "owner";
+  const clock = systemClock();
   // With REDIS_URL the owner-link key id and the devices live in Redis, where every instance checks them.
-  const { store, redis } = await openStore(config, authSecret, () => {});
-  const devices = openDeviceStore({ redis, redisKeyPrefix: config.REDIS_KEY_PREFIX, dataDir: config.DATA_DIR, log: (message) => console.error(message) });
+  const backend = await openBackend(config, authSecret, { log: (message) => console.error(message), clock });
+  const { store, devices } = backend;
   try {
     if (device) {
-      const link = await mintDeviceLink({ store: devices, key: secretKey(authSecret), owner, name: device, mintedBy: { kind: "command-line" }, maxTokenDays: config.MAX_TOKEN_DAYS, baseUrl, now: Date.now() });
+      const link = await mintDeviceLink({ store: devices, key: secretKey(authSecret), owner, name: device, mintedBy: { kind: "command-line" }, maxTokenDays: config.MAX_TOKEN_DAYS, baseUrl, now: clock.now() });
       console.log(renderUnicodeCompact(link.url));
       console.log(`Device link for "${link.name}" (owner "${owner}", until ${new Date(link.expiresAt).toISOString()}; revoke it on the dashboard): ${link.url}`);
       return;
@@ -59,15 +60,13 @@ async function main(args: readonly string[]): Promise<void> {
     if (revoke) {
       // The key id first: an owner link minting a device meanwhile then finds its link revoked after its write.
       await revokeOwnerLinks(store);
-      const revokedDevices = await devices.revokeMintedThroughOwnerLinks(Date.now());
+      const revokedDevices = await devices.revokeMintedThroughOwnerLinks(clock.now());
       console.log(`Every earlier owner link is revoked, and the ${revokedDevices === 1 ? "1 device link" : `${revokedDevices} device links`} minted through them.`);
     }
     const link = await mintOwnerLink({ store, key: secretKey(authSecret), owner, hours: config.OWNER_LINK_HOURS, baseUrl });
     console.log(describeOwnerLink(link));
   } finally {
-    devices.close();
-    await store.close();
-    redis?.disconnect();
+    await backend.close();
   }
 }
 

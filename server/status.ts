@@ -1,6 +1,6 @@
-import type { Redis } from "ioredis";
 import type { GatewayStatus } from "../lib/protocol.ts";
 import { Emitter } from "./events.ts";
+import type { SharedLink } from "./store/backend.ts";
 import type { StatusSource } from "./tabs/io.ts";
 
 /**
@@ -13,42 +13,23 @@ export const REDIS_DOWN = "Redis unreachable: answers are refused until it is ba
 
 export class ServiceStatus extends Emitter<{ "gateway:status": [status: GatewayStatus] }> implements StatusSource {
   private readonly gateway: StatusSource;
-  private redisUp: boolean;
+  private readonly link: SharedLink;
   private readonly unsubscribe: (() => void)[] = [];
 
-  constructor(gateway: StatusSource, redis: Redis | null) {
+  constructor(gateway: StatusSource, link: SharedLink) {
     super();
     this.gateway = gateway;
-    this.redisUp = redis === null || redis.status === "ready";
-    this.unsubscribe.push(gateway.on("gateway:status", () => this.emit("gateway:status", this.status)));
-    if (redis) {
-      const up = () => this.changed(true);
-      const down = () => this.changed(false);
-      redis.on("ready", up);
-      redis.on("close", down);
-      this.unsubscribe.push(() => {
-        redis.off("ready", up);
-        redis.off("close", down);
-      });
-    }
+    this.link = link;
+    const changed = () => this.emit("gateway:status", this.status);
+    this.unsubscribe.push(gateway.on("gateway:status", changed), link.watch(changed));
   }
 
   get status(): GatewayStatus {
     const status = this.gateway.status;
-    return this.redisUp ? status : { ...status, degraded: REDIS_DOWN };
-  }
-
-  get redisConnected(): boolean {
-    return this.redisUp;
+    return this.link.up ? status : { ...status, degraded: REDIS_DOWN };
   }
 
   stop(): void {
     for (const unsubscribe of this.unsubscribe.splice(0)) unsubscribe();
-  }
-
-  private changed(up: boolean): void {
-    if (up === this.redisUp) return;
-    this.redisUp = up;
-    this.emit("gateway:status", this.status);
   }
 }

@@ -1,9 +1,10 @@
 import type { Redis } from "ioredis";
+import { z } from "zod";
 import { Ask, inReply } from "../../lib/ask.ts";
 import type { Clock, TimerHandle } from "../../lib/clock.ts";
 import { AskClose } from "../../lib/protocol.ts";
 import { Emitter } from "../events.ts";
-import { redisScripts } from "../store/redis-scripts.ts";
+import { Done, Flag, flatRows, redisScripts } from "../store/redis-scripts.ts";
 import type { CardEvents, Placement, Presence, Tab } from "./ports.ts";
 
 /**
@@ -171,11 +172,27 @@ redis.call('DEL', p .. 'instance-tabs:' .. instance, p .. 'instance:' .. instanc
 return 0
 `;
 
+/** A tab as VIEWERS and PLACE give it: id, user, owner ('1'), chat claim, reply msg and mts ('' for none). */
+const TabFields = z.tuple([z.string(), z.string(), z.string(), z.string(), z.string(), z.string()]);
+
+const SCRIPTS = {
+  view: { lua: VIEW, reply: z.string().nullable() },
+  leave: { lua: LEAVE, reply: z.string().nullable() },
+  viewers: { lua: VIEWERS, reply: flatRows(TabFields).transform((rows) => rows.map(tabOf)) },
+  place: {
+    lua: PLACE,
+    reply: z.union([z.tuple([Flag]), z.tuple([Flag, ...TabFields.def.items])]).transform(([moved, ...fields]): Placement => ({ tab: fields.length === 6 ? tabOf(fields) : null, moved })),
+  },
+  forget: { lua: FORGET, reply: z.string().nullable() },
+  depart: { lua: DEPART, reply: Done },
+};
+
 export type RedisPresenceOptions = {
   redis: Redis;
   instanceId: string;
   clock: Clock;
-  prefix?: string;
+  /** Every key and channel starts with it (the deployment's `<REDIS_KEY_PREFIX>presence:`). */
+  prefix: string;
   log(message: string): void;
 };
 
@@ -187,7 +204,7 @@ export class RedisPresence extends Emitter<CardEvents> implements Presence {
   private readonly clock: Clock;
   private readonly prefix: string;
   private readonly log: (message: string) => void;
-  private readonly run: ReturnType<typeof redisScripts<"view" | "leave" | "viewers" | "place" | "forget" | "depart">>;
+  private readonly run: ReturnType<typeof redisScripts<typeof SCRIPTS>>;
   private heartbeat: TimerHandle | null = null;
   private running = false;
 
@@ -196,12 +213,12 @@ export class RedisPresence extends Emitter<CardEvents> implements Presence {
     this.redis = options.redis;
     this.instanceId = options.instanceId;
     this.clock = options.clock;
-    this.prefix = options.prefix ?? "asks:presence:";
+    this.prefix = options.prefix;
     this.log = options.log;
     this.cards = options.redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null });
     this.cards.on("error", () => {}); // the main connection reports an outage; this one reconnects and resubscribes by itself
     this.cards.on("message", (_channel: string, message: string) => this.receiveCard(message));
-    this.run = redisScripts(this.redis, this.prefix, { view: VIEW, leave: LEAVE, viewers: VIEWERS, place: PLACE, forget: FORGET, depart: DEPART });
+    this.run = redisScripts(this.redis, this.prefix, SCRIPTS);
   }
 
   /** Announces this instance and keeps it alive until `stop`. */
@@ -220,19 +237,15 @@ export class RedisPresence extends Emitter<CardEvents> implements Presence {
   }
 
   async view(tab: Tab, chatId: string): Promise<string | null> {
-    const previous = await this.run("view", tab.id, chatId, tab.userId, tab.isOwner ? "1" : "0", tab.chatClaim ?? "", this.instanceId, this.clock.now(), tab.reply?.msg ?? "", tab.reply?.mts ?? "");
-    return (previous as string | null) ?? null;
+    return this.run("view", tab.id, chatId, tab.userId, tab.isOwner ? "1" : "0", tab.chatClaim ?? "", this.instanceId, this.clock.now(), tab.reply?.msg ?? "", tab.reply?.mts ?? "");
   }
 
   async leave(tabId: string, options: { keepCards?: boolean } = {}): Promise<string | null> {
-    return ((await this.run("leave", tabId, options.keepCards ? "1" : "0")) as string | null) ?? null;
+    return this.run("leave", tabId, options.keepCards ? "1" : "0");
   }
 
   async viewers(chatId: string): Promise<readonly Tab[]> {
-    const flat = (await this.run("viewers", chatId)) as string[];
-    const tabs: Tab[] = [];
-    for (let i = 0; i + 5 < flat.length; i += 6) tabs.push(tabOf(flat.slice(i, i + 6)));
-    return tabs;
+    return this.run("viewers", chatId);
   }
 
   async shownTo(askId: string): Promise<string | null> {
@@ -241,16 +254,16 @@ export class RedisPresence extends Emitter<CardEvents> implements Presence {
 
   async place(ask: Ask & { chatId: string }, chatOwner: string | null): Promise<Placement> {
     const handedOff: AskClose = { askId: ask.id, reason: "handed-off" };
-    const [moved, ...fields] = (await this.run("place", ask.id, ask.chatId, chatOwner ?? "", JSON.stringify(ask), JSON.stringify(handedOff))) as [number, ...string[]];
+    const placement = await this.run("place", ask.id, ask.chatId, chatOwner ?? "", JSON.stringify(ask), JSON.stringify(handedOff));
     // The script published the card before it answered: when the tab is ours (or its instance shares
     // this process), the card is waiting on the card connection too. Handing back after the I/O of
     // this turn of the event loop lets the card reach its tab before the caller's bookkeeping runs.
     await afterPendingIo();
-    return { tab: fields.length === 6 ? tabOf(fields) : null, moved: moved === 1 };
+    return placement;
   }
 
   async forget(askId: string, close: AskClose): Promise<string | null> {
-    return ((await this.run("forget", askId, JSON.stringify(close), REMEMBERED_MS)) as string | null) ?? null;
+    return this.run("forget", askId, JSON.stringify(close), REMEMBERED_MS);
   }
 
   /** A card for a tab of this instance, as `place` or `forget` published it; one that does not parse is dropped, and logged. */
@@ -292,9 +305,7 @@ function afterPendingIo(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
-/** A tab from the fields VIEWERS and PLACE give: id, user, owner ('1'), chat claim, reply msg and mts ('' for none). */
-function tabOf(fields: readonly string[]): Tab {
-  const [id, userId, owner, claim, msg, mts] = fields as [string, string, string, string, string, string];
+function tabOf([id, userId, owner, claim, msg, mts]: z.output<typeof TabFields>): Tab {
   return { id, userId, isOwner: owner === "1", chatClaim: claim || null, reply: msg ? { msg, mts: Number(mts) } : null };
 }
 

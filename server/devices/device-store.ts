@@ -1,9 +1,8 @@
-import path from "node:path";
 import type { Redis } from "ioredis";
 import { z } from "zod";
 import { DeviceMinter } from "../../lib/devices.ts";
 import { PrivateDatabase } from "../store/private-database.ts";
-import { redisScripts, unavailableAs } from "../store/redis-scripts.ts";
+import { Flag, flatRows, redisScripts, unavailableAs } from "../store/redis-scripts.ts";
 
 /**
  * Devices an owner signed in from a device link (a phone that scanned the dashboard's QR code). Each
@@ -32,12 +31,6 @@ export interface DeviceStore {
    */
   revokeMintedThroughOwnerLinks(now: number): Promise<number>;
   close(): void;
-}
-
-/** The device store the deployment uses: Redis's when the instances share one, else DATA_DIR's file. */
-export function openDeviceStore(options: { redis: Redis | null; redisKeyPrefix: string; dataDir: string; log: (message: string) => void }): DeviceStore {
-  if (options.redis) return new RedisDeviceStore(options.redis, `${options.redisKeyPrefix}devices:`, options.log);
-  return new SqliteDeviceStore(path.join(options.dataDir, "devices.sqlite"), options.log);
 }
 
 /**
@@ -125,7 +118,7 @@ export class SqliteDeviceStore implements DeviceStore {
 
   constructor(file: string, log: (message: string) => void) {
     // Files from before minters were recorded: their devices read as unrecorded.
-    this.database = new PrivateDatabase(file, SCHEMA, STATEMENTS, { devices: { minted_by: "TEXT" } });
+    this.database = new PrivateDatabase(file, { schema: SCHEMA, statements: STATEMENTS, added: { devices: { minted_by: "TEXT" } } });
     // A value too large for a JavaScript number reads as a bigint (and is set aside) rather than failing the whole read.
     for (const read of [this.database.statements.list, this.database.statements.get]) read.setReadBigInts(true);
     this.setAside = new SetAsideDevices(log);
@@ -214,6 +207,15 @@ if owner then redis.call('ZREM', p .. 'owner-devices:' .. owner, kid) end
 return 1
 `;
 
+/** LIST's reply: each device's kid, then its hash fields (owner, name, created, expires, mintedBy) as stored, for `read` to judge. */
+const Listed = flatRows(z.tuple([z.string(), z.tuple([z.string().nullable(), z.string().nullable(), z.string().nullable(), z.string().nullable(), z.string().nullable()])]));
+
+const SCRIPTS = {
+  list: { lua: LIST, reply: Listed },
+  revoke: { lua: REVOKE, reply: Flag },
+  revokeUnlessCommandLine: { lua: REVOKE_UNLESS_COMMAND_LINE, reply: Flag },
+};
+
 /** A Redis MATCH pattern for keys that start with `text`: its glob characters escaped. */
 const globPrefix = (text: string) => `${text.replace(/[*?[\]\\]/g, "\\$&")}*`;
 
@@ -225,14 +227,14 @@ const globPrefix = (text: string) => `${text.replace(/[*?[\]\\]/g, "\\$&")}*`;
 export class RedisDeviceStore implements DeviceStore {
   private readonly redis: Redis;
   private readonly prefix: string;
-  private readonly run: ReturnType<typeof redisScripts<"list" | "revoke" | "revokeUnlessCommandLine">>;
+  private readonly run: ReturnType<typeof redisScripts<typeof SCRIPTS>>;
   private readonly setAside: SetAsideDevices;
 
   /** Takes a connected client; `close` does not end it (its owner does). */
   constructor(redis: Redis, prefix: string, log: (message: string) => void) {
     this.redis = redis;
     this.prefix = prefix;
-    this.run = redisScripts(redis, prefix, { list: LIST, revoke: REVOKE, revokeUnlessCommandLine: REVOKE_UNLESS_COMMAND_LINE });
+    this.run = redisScripts(redis, prefix, SCRIPTS);
     this.setAside = new SetAsideDevices(log);
   }
 
@@ -250,17 +252,16 @@ export class RedisDeviceStore implements DeviceStore {
   }
 
   async list(owner: string, now: number): Promise<Device[]> {
-    const flat = (await this.run("list", owner, now)) as (string | (string | null)[])[];
     const devices: Device[] = [];
-    for (let i = 0; i + 1 < flat.length; i += 2) {
-      const device = this.read(flat[i] as string, flat[i + 1] as (string | null)[]);
+    for (const [kid, fields] of await this.run("list", owner, now)) {
+      const device = this.read(kid, fields);
       if (device) devices.push(device);
     }
     return devices;
   }
 
   /** A device from its hash fields (owner, name, created, expires, mintedBy), or null when they do not read. */
-  private read(kid: string, [owner, name, created, expires, mintedBy]: (string | null)[]): Device | null {
+  private read(kid: string, [owner, name, created, expires, mintedBy]: readonly (string | null)[]): Device | null {
     return this.setAside.read(kid, { kid, owner, name, createdAt: storedNumber(created ?? null), expiresAt: storedNumber(expires ?? null), mintedBy: mintedBy ?? null });
   }
 
@@ -272,7 +273,7 @@ export class RedisDeviceStore implements DeviceStore {
   }
 
   async revoke(kid: string, owner: string): Promise<boolean> {
-    return (await this.run("revoke", kid, owner)) === 1;
+    return this.run("revoke", kid, owner);
   }
 
   async revokeMintedThroughOwnerLinks(): Promise<number> {
@@ -281,7 +282,7 @@ export class RedisDeviceStore implements DeviceStore {
     let cursor = "0";
     do {
       const [next, keys] = await unavailableAs(this.redis, () => this.redis.scan(cursor, "MATCH", globPrefix(keyPrefix), "COUNT", 200));
-      for (const key of keys) revoked += Number(await this.run("revokeUnlessCommandLine", key.slice(keyPrefix.length)));
+      for (const key of keys) if (await this.run("revokeUnlessCommandLine", key.slice(keyPrefix.length))) revoked++;
       cursor = next;
     } while (cursor !== "0");
     return revoked;

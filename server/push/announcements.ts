@@ -1,6 +1,6 @@
 import type { Redis } from "ioredis";
 import type { Ask } from "../../lib/ask.ts";
-import { redisScripts, unavailableAs } from "../store/redis-scripts.ts";
+import { Flag, redisScripts, unavailableAs } from "../store/redis-scripts.ts";
 
 /**
  * Which asks were announced by push, so that one event gives one push: a new pending ask is announced
@@ -55,6 +55,8 @@ redis.call('SET', key, 'pushed', 'KEEPTTL')
 return 1
 `;
 
+const SCRIPTS = { markPushed: { lua: MARK_PUSHED, reply: Flag } };
+
 /**
  * One key per ask under the deployment's prefix (`<REDIS_KEY_PREFIX>push:`): `announced:<ask id>`,
  * `claimed` (SET NX), then `pushed`, then `ended`; it lapses an hour after the ask's expiry (a day
@@ -63,12 +65,12 @@ return 1
 export class RedisPushAnnouncements implements PushAnnouncements {
   private readonly redis: Redis;
   private readonly prefix: string;
-  private readonly run: ReturnType<typeof redisScripts<"markPushed">>;
+  private readonly run: ReturnType<typeof redisScripts<typeof SCRIPTS>>;
 
   constructor(redis: Redis, prefix: string) {
     this.redis = redis;
     this.prefix = prefix;
-    this.run = redisScripts(redis, prefix, { markPushed: MARK_PUSHED });
+    this.run = redisScripts(redis, prefix, SCRIPTS);
   }
 
   async claim(ask: Ask, now: number): Promise<boolean> {
@@ -77,7 +79,7 @@ export class RedisPushAnnouncements implements PushAnnouncements {
   }
 
   async markPushed(askId: string): Promise<boolean> {
-    return (await this.run("markPushed", askId)) === 1;
+    return this.run("markPushed", askId);
   }
 
   async ended(askId: string): Promise<boolean> {

@@ -1,22 +1,18 @@
 import type { IncomingMessage } from "node:http";
 import type { Agent } from "node:https";
-import type { Redis } from "ioredis";
 import type { Clock } from "../../lib/clock.ts";
 import type { AskBroker } from "../broker/broker.ts";
 import type { Config } from "../config.ts";
 import type { OwnerRequest } from "../http/owner-request.ts";
+import type { PushBackend } from "../store/backend.ts";
 import { actionTokenKey, mintActionToken } from "./action-tokens.ts";
-import { MemoryPushAnnouncements, RedisPushAnnouncements } from "./announcements.ts";
 import { publicPushAgent } from "./endpoint-host.ts";
 import { PushNotifier } from "./notifier.ts";
-import { openPushStore } from "./push-store.ts";
 import { createPushRoutes } from "./routes.ts";
-import { subscriptionKey } from "./subscription-signature.ts";
-import { loadSharedVapidKeys, loadVapidKeys } from "./vapid.ts";
 
 /**
  * Web Push, wired: the keys, the store, the notifier fed by the broker's events, and the endpoints.
- * With a Redis the instances share (`redis`), the keys, the store and the announcements live there.
+ * The keys, the store and the announcements are the backend's (shared by the instances with Redis).
  */
 
 export type PushOptions = {
@@ -34,24 +30,21 @@ export type PushOptions = {
   isOwnerLinkKid(kid: string): Promise<boolean>;
   /** The HTTPS agent for a push service on loopback (the tests'), taken with PUSH_ALLOW_PRIVATE_ENDPOINTS only. */
   agent?: Agent;
-  redis: Redis | null;
-  redisKeyPrefix: string;
+  /** Its store and announcements are closed with the backend, not here. */
+  backend: PushBackend;
 };
 
 export async function createPush(options: PushOptions) {
-  const { config, clock, log, redis } = options;
-  const prefix = `${options.redisKeyPrefix}push:`;
-  const environmentKeys = { publicKey: config.VAPID_PUBLIC_KEY, privateKey: config.VAPID_PRIVATE_KEY };
-  const keeping = { ...environmentKeys, authSecret: options.authSecret, log };
-  const vapid = redis ? await loadSharedVapidKeys({ ...keeping, redis, key: `${prefix}vapid` }) : loadVapidKeys({ ...keeping, dataDir: config.DATA_DIR });
-  const store = openPushStore({ redis, redisKeyPrefix: options.redisKeyPrefix, dataDir: config.DATA_DIR, signingKey: subscriptionKey(options.authSecret), log });
+  const { config, clock, log } = options;
+  const { store, announcements } = options.backend;
+  const vapid = await options.backend.vapidKeys();
   const tokenKey = actionTokenKey(options.authSecret);
   const allowPrivateEndpoints = config.PUSH_ALLOW_PRIVATE_ENDPOINTS === "1";
   // Public push services only, unless the tests' loopback one is allowed; its kept-alive sockets end on close.
   const publicAgent = allowPrivateEndpoints ? null : publicPushAgent();
   const notifier = new PushNotifier({
     store,
-    announcements: redis ? new RedisPushAnnouncements(redis, prefix) : new MemoryPushAnnouncements(),
+    announcements,
     vapid,
     subject: config.VAPID_SUBJECT,
     owners: config.owners,
@@ -90,7 +83,6 @@ export async function createPush(options: PushOptions) {
       for (const stop of unsubscribe) stop();
       await notifier.idle();
       publicAgent?.destroy();
-      store.close();
     },
   };
 }

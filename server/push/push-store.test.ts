@@ -4,7 +4,9 @@ import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { describe, expect, it } from "vitest";
 import { sideStoreBackends } from "../../test/support/store-backends.ts";
-import { MAX_SUBSCRIPTIONS_PER_OWNER, RedisPushStore, SqlitePushStore, type PushStore, type PushSubscriptionRecord } from "./push-store.ts";
+import { MAX_SUBSCRIPTIONS_PER_OWNER, type PushStore, type PushSubscriptionRecord } from "./push-store.ts";
+import { RedisPushStore } from "./redis-push-store.ts";
+import { SqlitePushStore } from "./sqlite-push-store.ts";
 import { signSubscription, subscriptionKey } from "./subscription-signature.ts";
 
 const expiresAt = Date.now() + 3600_000;

@@ -6,7 +6,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AnswerAck } from "../../lib/protocol.ts";
 import { actionTokenKey, mintActionToken } from "./action-tokens.ts";
-import { SqlitePushStore } from "./push-store.ts";
+import { SqlitePushStore } from "./sqlite-push-store.ts";
 import { createPushRoutes } from "./routes.ts";
 import { subscriptionKey } from "./subscription-signature.ts";
 

@@ -5,7 +5,7 @@ import type { Redis } from "ioredis";
 import { z } from "zod";
 import webpush from "web-push";
 import { PRIVATE_FILE_MODE, preparePrivateDir, restrictFiles } from "../store/data-dir.ts";
-import { redisScripts, unavailableAs } from "../store/redis-scripts.ts";
+import { Flag, redisScripts, unavailableAs } from "../store/redis-scripts.ts";
 
 /**
  * The VAPID key pair (RFC 8292) that signs every push this service sends: from VAPID_PUBLIC_KEY and
@@ -123,8 +123,8 @@ export async function loadSharedVapidKeys(options: VapidSource & Keeping & { red
   const keys = readable(stored, `Redis key ${key}`, authSecret);
   if (stored && "privateKey" in stored) {
     // The scripts' first argument is a key prefix; this one is given the whole key.
-    const replace = redisScripts(redis, "", { replace: REPLACE_IF_UNCHANGED });
-    if ((await replace("replace", key, text!, JSON.stringify(sealed(keys, authSecret)))) === 1) options.log(`Redis key ${key} held the VAPID private key in clear: written back encrypted`);
+    const replace = redisScripts(redis, "", { replace: { lua: REPLACE_IF_UNCHANGED, reply: Flag } });
+    if (await replace("replace", key, text!, JSON.stringify(sealed(keys, authSecret)))) options.log(`Redis key ${key} held the VAPID private key in clear: written back encrypted`);
   }
   return keys;
 }

@@ -1,4 +1,4 @@
-// The devices and push stores open their files through PrivateDatabase: DATA_DIR 0700, the database
+// The ask, devices and push stores open their files through PrivateDatabase: DATA_DIR 0700, the database
 // and its -wal / -shm files 0600, also when an earlier run (or a umask) left them readable.
 import { chmodSync, existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -21,7 +21,7 @@ describe("PrivateDatabase", () => {
     const parent = mkdtempSync(path.join(tmpdir(), "private-db-"));
     parents.push(parent);
     const file = path.join(parent, "data", "notes.sqlite");
-    const first = new PrivateDatabase(file, SCHEMA, STATEMENTS);
+    const first = new PrivateDatabase(file, { schema: SCHEMA, statements: STATEMENTS });
     first.statements.put.run("n1", "kept");
     expect(mode(path.dirname(file))).toBe(0o700);
     for (const each of [file, `${file}-wal`, `${file}-shm`]) expect(mode(each), each).toBe(0o600);
@@ -29,7 +29,7 @@ describe("PrivateDatabase", () => {
 
     chmodSync(path.dirname(file), 0o755);
     for (const each of [file, `${file}-wal`, `${file}-shm`].filter(existsSync)) chmodSync(each, 0o644);
-    const second = new PrivateDatabase(file, SCHEMA, STATEMENTS);
+    const second = new PrivateDatabase(file, { schema: SCHEMA, statements: STATEMENTS });
     expect(second.statements.get.get("n1")).toEqual({ body: "kept" });
     expect(mode(path.dirname(file))).toBe(0o700);
     for (const each of [file, `${file}-wal`, `${file}-shm`].filter(existsSync)) expect(mode(each), each).toBe(0o600);

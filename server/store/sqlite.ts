@@ -1,11 +1,7 @@
-import { closeSync, existsSync, openSync } from "node:fs";
-import path from "node:path";
-import { DatabaseSync, type StatementSync } from "node:sqlite";
 import type { Ask, AskStatus } from "../../lib/ask.ts";
-import { PRIVATE_FILE_MODE, preparePrivateDir, restrictFiles } from "./data-dir.ts";
-import { addMissingColumns } from "./private-database.ts";
+import { PrivateDatabase } from "./private-database.ts";
 import type { ReplyClaim } from "../broker/ports.ts";
-import type { Clock, TimerHandle } from "../../lib/clock.ts";
+import { systemClock, type Clock, type TimerHandle } from "../../lib/clock.ts";
 import { SetAsideRows } from "./rows.ts";
 import type { AskStore, OwnerLinkKeyStore, RetentionStore } from "./store.ts";
 
@@ -42,13 +38,48 @@ const SCHEMA = `
 const TERMINAL_STATUSES = "('answered', 'cancelled', 'expired', 'denied', 'ended-as-text')";
 const OWNER_LINK_KID = "owner-link-kid";
 
+const STATEMENTS = {
+  upsert: `INSERT INTO asks (id, status, chat_id, created_at, updated_at, claimed_by, body)
+    VALUES (:id, :status, :chatId, :createdAt, :updatedAt, NULL, :body)
+    ON CONFLICT(id) DO UPDATE SET status = :status, chat_id = :chatId, updated_at = :updatedAt, body = :body
+    WHERE asks.status = 'pending'`,
+  get: "SELECT id, body FROM asks WHERE id = ?",
+  pending: "SELECT id, body FROM asks WHERE status = 'pending' ORDER BY created_at",
+  pendingIds: "SELECT id FROM asks WHERE status = 'pending'",
+  owner: "SELECT owner FROM chats WHERE chat_id = ?",
+  recordOwner: "INSERT OR IGNORE INTO chats (chat_id, owner, recorded_at) VALUES (?, ?, ?)",
+  chatViewed: `INSERT INTO chats (chat_id, owner, recorded_at, last_viewed_at) VALUES (:chatId, :owner, :at, :at)
+    ON CONFLICT(chat_id) DO UPDATE SET last_viewed_at = MAX(COALESCE(last_viewed_at, 0), excluded.last_viewed_at)`,
+  pruneAsks: `DELETE FROM asks WHERE rowid IN (
+    SELECT rowid FROM asks WHERE status IN ${TERMINAL_STATUSES} AND updated_at < :cutoff LIMIT :limit)`,
+  // A chat with a pending ask keeps its owner: the guest rules of that ask depend on it.
+  pruneChats: `DELETE FROM chats WHERE chat_id IN (
+    SELECT chat_id FROM chats WHERE COALESCE(last_viewed_at, recorded_at) < :cutoff
+      AND NOT EXISTS (SELECT 1 FROM asks WHERE asks.chat_id = chats.chat_id AND asks.status = 'pending')
+    LIMIT :limit)`,
+  noteEmbed: `INSERT INTO chat_embeds (chat_id, newest_msg, newest_mts, noted_at) VALUES (:chatId, :msg, :mts, :at)
+    ON CONFLICT(chat_id) DO UPDATE SET
+      newest_msg = CASE WHEN excluded.newest_mts > newest_mts THEN excluded.newest_msg ELSE newest_msg END,
+      newest_mts = MAX(newest_mts, excluded.newest_mts),
+      noted_at = MAX(noted_at, excluded.noted_at)
+    RETURNING newest_msg, newest_mts`,
+  finishedInReply: "SELECT id, body FROM asks WHERE chat_id = ? AND status != 'pending' AND json_extract(body, '$.replyId') = ? ORDER BY updated_at",
+  pruneEmbeds: "DELETE FROM chat_embeds WHERE chat_id IN (SELECT chat_id FROM chat_embeds WHERE noted_at < :cutoff LIMIT :limit)",
+  titleChat: "UPDATE chats SET title = ? WHERE chat_id = ?",
+  // One JSON parameter, however many chats: the statement's size is fixed.
+  chatTitles: "SELECT chat_id, title FROM chats WHERE title IS NOT NULL AND chat_id IN (SELECT value FROM json_each(?))",
+  setting: "SELECT value FROM settings WHERE name = ?",
+  setSetting: "INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value",
+};
+
 export type SqliteAskStoreOptions = {
   /** Where a row that no longer parses is reported (once per id). */
   log?: (message: string) => void;
   /**
-   * With a clock, the WAL is checkpointed on a timer of its own (every CHECKPOINT_EVERY_MS) instead of
-   * inside whichever write crosses SQLite's threshold: that write is an answer or a card on its way,
-   * and a checkpoint syncs the database file. Without one, SQLite checkpoints as it writes.
+   * The time the store records (when a chat's owner was), the system's without one. With a clock, the
+   * WAL is also checkpointed on a timer of its own (every CHECKPOINT_EVERY_MS) instead of inside
+   * whichever write crosses SQLite's threshold: that write is an answer or a card on its way, and a
+   * checkpoint syncs the database file. Without one, SQLite checkpoints as it writes.
    */
   clock?: Clock;
 };
@@ -56,14 +87,12 @@ export type SqliteAskStoreOptions = {
 export const CHECKPOINT_EVERY_MS = 5_000;
 
 /**
- * The embedded store of one instance: one SQLite file under DATA_DIR, in WAL mode. The directory is
- * 0700 and the database files 0600. A row that no longer parses (a hand edit, a schema from another
- * version) is set aside: reported once with its id, skipped, and counted. Several instances share
- * Redis instead (redis.ts), not this file.
+ * The embedded store of one instance: one of DATA_DIR's private SQLite files (PrivateDatabase). A row
+ * that no longer parses (a hand edit, a schema from another version) is set aside: reported once with
+ * its id, skipped, and counted. Several instances share Redis instead (redis.ts), not this file.
  */
 export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeyStore {
-  private readonly db: DatabaseSync;
-  private readonly statements: Record<string, StatementSync>;
+  private readonly database: PrivateDatabase<keyof typeof STATEMENTS>;
   private readonly rows: SetAsideRows;
   /** Answers being delivered: ask id → claimant. */
   private readonly claims = new Map<string, string>();
@@ -72,94 +101,33 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
    * file, so a claim needs no read of it on the way of an answer.
    */
   private pendingIds: Set<string>;
-  private readonly clock: Clock | null;
+  private readonly clock: Clock;
   private checkpointTimer: TimerHandle | null = null;
 
   constructor(file: string, options: SqliteAskStoreOptions = {}) {
     this.rows = new SetAsideRows(options.log);
-    const onDisk = file !== ":memory:";
-    if (onDisk) {
-      preparePrivateDir(path.dirname(file));
-      // Created 0600 before SQLite opens it, so the -wal and -shm files SQLite makes inherit that mode.
-      if (!existsSync(file)) closeSync(openSync(file, "a", PRIVATE_FILE_MODE));
-    }
-    this.db = new DatabaseSync(file);
-    try {
-      this.db.exec("PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 5000; PRAGMA synchronous = NORMAL;");
-      this.db.exec(SCHEMA);
-      this.migrate();
-    } catch (error) {
-      this.db.close();
-      throw new Error(`cannot use the database ${file}: ${error instanceof Error ? error.message : String(error)}`);
-    }
-    if (onDisk) restrictFiles(file, `${file}-wal`, `${file}-shm`);
-    this.clock = options.clock ?? null;
-    if (this.clock && onDisk) {
-      this.db.exec("PRAGMA wal_autocheckpoint = 0");
+    this.database = new PrivateDatabase(file, {
+      schema: SCHEMA,
+      statements: STATEMENTS,
+      // Databases from before retention have no last view time, from before Open WebUI's titles no title.
+      added: { chats: { last_viewed_at: "INTEGER", title: "TEXT" } },
+      pragmas: "PRAGMA busy_timeout = 5000; PRAGMA synchronous = NORMAL;",
+    });
+    this.clock = options.clock ?? systemClock();
+    if (options.clock && this.database.onDisk) {
+      this.database.exec("PRAGMA wal_autocheckpoint = 0");
       this.scheduleCheckpoint();
     }
-    this.statements = {
-      upsert: this.db.prepare(
-        `INSERT INTO asks (id, status, chat_id, created_at, updated_at, claimed_by, body)
-         VALUES (:id, :status, :chatId, :createdAt, :updatedAt, NULL, :body)
-         ON CONFLICT(id) DO UPDATE SET status = :status, chat_id = :chatId, updated_at = :updatedAt, body = :body
-         WHERE asks.status = 'pending'`,
-      ),
-      get: this.db.prepare("SELECT id, body FROM asks WHERE id = ?"),
-      pending: this.db.prepare("SELECT id, body FROM asks WHERE status = 'pending' ORDER BY created_at"),
-      pendingIds: this.db.prepare("SELECT id FROM asks WHERE status = 'pending'"),
-      owner: this.db.prepare("SELECT owner FROM chats WHERE chat_id = ?"),
-      recordOwner: this.db.prepare("INSERT OR IGNORE INTO chats (chat_id, owner, recorded_at) VALUES (?, ?, ?)"),
-      chatViewed: this.db.prepare(
-        `INSERT INTO chats (chat_id, owner, recorded_at, last_viewed_at) VALUES (:chatId, :owner, :at, :at)
-         ON CONFLICT(chat_id) DO UPDATE SET last_viewed_at = MAX(COALESCE(last_viewed_at, 0), excluded.last_viewed_at)`,
-      ),
-      pruneAsks: this.db.prepare(
-        `DELETE FROM asks WHERE rowid IN (
-           SELECT rowid FROM asks WHERE status IN ${TERMINAL_STATUSES} AND updated_at < :cutoff LIMIT :limit)`,
-      ),
-      // A chat with a pending ask keeps its owner: the guest rules of that ask depend on it.
-      pruneChats: this.db.prepare(
-        `DELETE FROM chats WHERE chat_id IN (
-           SELECT chat_id FROM chats WHERE COALESCE(last_viewed_at, recorded_at) < :cutoff
-             AND NOT EXISTS (SELECT 1 FROM asks WHERE asks.chat_id = chats.chat_id AND asks.status = 'pending')
-           LIMIT :limit)`,
-      ),
-      noteEmbed: this.db.prepare(
-        `INSERT INTO chat_embeds (chat_id, newest_msg, newest_mts, noted_at) VALUES (:chatId, :msg, :mts, :at)
-         ON CONFLICT(chat_id) DO UPDATE SET
-           newest_msg = CASE WHEN excluded.newest_mts > newest_mts THEN excluded.newest_msg ELSE newest_msg END,
-           newest_mts = MAX(newest_mts, excluded.newest_mts),
-           noted_at = MAX(noted_at, excluded.noted_at)
-         RETURNING newest_msg, newest_mts`,
-      ),
-      finishedInReply: this.db.prepare(
-        `SELECT id, body FROM asks WHERE chat_id = ? AND status != 'pending' AND json_extract(body, '$.replyId') = ? ORDER BY updated_at`,
-      ),
-      pruneEmbeds: this.db.prepare(
-        `DELETE FROM chat_embeds WHERE chat_id IN (SELECT chat_id FROM chat_embeds WHERE noted_at < :cutoff LIMIT :limit)`,
-      ),
-      titleChat: this.db.prepare("UPDATE chats SET title = ? WHERE chat_id = ?"),
-      // One JSON parameter, however many chats: the statement's size is fixed.
-      chatTitles: this.db.prepare("SELECT chat_id, title FROM chats WHERE title IS NOT NULL AND chat_id IN (SELECT value FROM json_each(?))"),
-      setting: this.db.prepare("SELECT value FROM settings WHERE name = ?"),
-      setSetting: this.db.prepare("INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value"),
-    };
     this.pendingIds = this.readPendingIds();
   }
 
   private readPendingIds(): Set<string> {
-    return new Set((this.statements.pendingIds!.all() as { id: string }[]).map((row) => row.id));
-  }
-
-  /** Databases from before retention have no last view time, from before Open WebUI's titles no title. */
-  private migrate(): void {
-    addMissingColumns(this.db, "chats", { last_viewed_at: "INTEGER", title: "TEXT" });
+    return new Set((this.database.statements.pendingIds.all() as { id: string }[]).map((row) => row.id));
   }
 
   /** A terminal ask is a tombstone: the WHERE clause of the upsert never lets it be written again. */
   async put(ask: Ask): Promise<boolean> {
-    const written = this.statements.upsert!.run({
+    const written = this.database.statements.upsert.run({
       id: ask.id,
       status: ask.status,
       chatId: ask.chatId,
@@ -180,12 +148,12 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
   }
 
   async get(id: string): Promise<Ask | null> {
-    const row = this.statements.get!.get(id) as Row | undefined;
+    const row = this.database.statements.get.get(id) as Row | undefined;
     return row ? this.rows.read(row.id, row.body) : null;
   }
 
   async pending(): Promise<Ask[]> {
-    return this.rows.readAll(this.statements.pending!.all() as Row[]);
+    return this.rows.readAll(this.database.statements.pending.all() as Row[]);
   }
 
   /** A user's chats are a subquery here, never one parameter per chat: the statement's size is fixed. */
@@ -206,7 +174,7 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
     }
     const sql = `SELECT id, body FROM asks ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY updated_at DESC LIMIT ?`;
     params.push(filter.limit ?? 200);
-    return this.rows.readAll(this.db.prepare(sql).all(...params) as Row[]);
+    return this.rows.readAll(this.database.prepare(sql).all(...params) as Row[]);
   }
 
   /**
@@ -230,17 +198,17 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
   }
 
   private ownerOf(chatId: string): string | null {
-    const row = this.statements.owner!.get(chatId) as { owner: string } | undefined;
+    const row = this.database.statements.owner.get(chatId) as { owner: string } | undefined;
     return row?.owner ?? null;
   }
 
   async recordChatOwner(chatId: string, userId: string): Promise<string> {
-    this.statements.recordOwner!.run(chatId, userId, Date.now());
+    this.database.statements.recordOwner.run(chatId, userId, this.clock.now());
     return this.ownerOf(chatId) ?? userId;
   }
 
   async chatViewed(chatId: string, owner: string, at: number): Promise<void> {
-    this.statements.chatViewed!.run({ chatId, owner, at });
+    this.database.statements.chatViewed.run({ chatId, owner, at });
   }
 
   setAsideRows(): number {
@@ -248,50 +216,46 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
   }
 
   async noteEmbed(chatId: string, embed: ReplyClaim, at: number): Promise<ReplyClaim> {
-    const row = this.statements.noteEmbed!.get({ chatId, msg: embed.msg, mts: embed.mts, at }) as { newest_msg: string; newest_mts: number };
+    const row = this.database.statements.noteEmbed.get({ chatId, msg: embed.msg, mts: embed.mts, at }) as { newest_msg: string; newest_mts: number };
     return { msg: row.newest_msg, mts: row.newest_mts };
   }
 
   async finishedInReply(chatId: string, replyId: string): Promise<Ask[]> {
-    return this.rows.readAll(this.statements.finishedInReply!.all(chatId, replyId) as Row[]);
+    return this.rows.readAll(this.database.statements.finishedInReply.all(chatId, replyId) as Row[]);
   }
 
   async titleChat(chatId: string, title: string): Promise<void> {
-    this.statements.titleChat!.run(title, chatId);
+    this.database.statements.titleChat.run(title, chatId);
   }
 
   async chatTitles(chatIds: readonly string[]): Promise<Map<string, string>> {
     if (chatIds.length === 0) return new Map();
-    const rows = this.statements.chatTitles!.all(JSON.stringify([...new Set(chatIds)])) as { chat_id: string; title: string }[];
+    const rows = this.database.statements.chatTitles.all(JSON.stringify([...new Set(chatIds)])) as { chat_id: string; title: string }[];
     return new Map(rows.map((row) => [row.chat_id, row.title]));
   }
 
   async prune(cutoff: number, limit: number): Promise<{ asks: number; chats: number }> {
-    const asks = Number(this.statements.pruneAsks!.run({ cutoff, limit }).changes);
-    const chats = Number(this.statements.pruneChats!.run({ cutoff, limit }).changes);
+    const asks = Number(this.database.statements.pruneAsks.run({ cutoff, limit }).changes);
+    const chats = Number(this.database.statements.pruneChats.run({ cutoff, limit }).changes);
     // A chat nobody embedded for as long has no widget to order: a later one starts a new note.
-    this.statements.pruneEmbeds!.run({ cutoff, limit });
+    this.database.statements.pruneEmbeds.run({ cutoff, limit });
     return { asks, chats };
   }
 
   async ownerLinkKid(): Promise<string | null> {
-    const row = this.statements.setting!.get(OWNER_LINK_KID) as { value: string } | undefined;
+    const row = this.database.statements.setting.get(OWNER_LINK_KID) as { value: string } | undefined;
     return row?.value ?? null;
   }
 
   async setOwnerLinkKid(kid: string): Promise<void> {
-    this.statements.setSetting!.run(OWNER_LINK_KID, kid);
+    this.database.statements.setSetting.run(OWNER_LINK_KID, kid);
   }
 
   /** Runs `work` as one transaction: many writes for the price of one commit (bulk loads, the retention soak). */
   inTransaction<T>(work: () => T): T {
-    this.db.exec("BEGIN");
     try {
-      const result = work();
-      this.db.exec("COMMIT");
-      return result;
+      return this.database.inTransaction(work);
     } catch (error) {
-      this.db.exec("ROLLBACK");
       // The rolled-back writes changed no row: what is pending is what the file says again.
       this.pendingIds = this.readPendingIds();
       throw error;
@@ -299,16 +263,16 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
   }
 
   async close(): Promise<void> {
-    if (this.checkpointTimer) this.clock?.clearTimer(this.checkpointTimer);
+    if (this.checkpointTimer) this.clock.clearTimer(this.checkpointTimer);
     this.checkpointTimer = null;
-    this.db.close();
+    this.database.close();
   }
 
   private scheduleCheckpoint(): void {
-    this.checkpointTimer = this.clock!.setTimer(() => {
+    this.checkpointTimer = this.clock.setTimer(() => {
       try {
         // PASSIVE: copies what it can without waiting for anyone; the rest goes at the next one.
-        this.db.exec("PRAGMA wal_checkpoint(PASSIVE)");
+        this.database.exec("PRAGMA wal_checkpoint(PASSIVE)");
       } catch (error) {
         this.rows.log(`checkpointing the database failed: ${error instanceof Error ? error.message : String(error)}`);
       }

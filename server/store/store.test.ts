@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { ManualClock } from "../../test/support/manual-clock.ts";
 import { storeBackends } from "../../test/support/store-backends.ts";
 import { question } from "../../test/support/stored-asks.ts";
 
@@ -194,6 +195,13 @@ describe.each(storeBackends())("AskStore on $name", (backend) => {
     // A view after pruning writes the owner back: its asks are alice's again.
     await store.chatViewed("old", "alice", 7_000);
     expect(await store.chatOwner("old")).toBe("alice");
+  });
+
+  it("a chat's owner is recorded at the store's clock's time, which retention then goes by", async () => {
+    const store = await backend.open({ clock: new ManualClock(500) });
+    await store.recordChatOwner("early", "alice");
+    expect(await store.prune(1_000, 10)).toEqual({ asks: 0, chats: 1 });
+    expect(await store.chatOwner("early")).toBeNull();
   });
 
   it("titles: a recorded chat keeps the last title given; a chat nobody owns gets none; retention removes it with its chat", async () => {

@@ -4,6 +4,7 @@ import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll } from "vitest";
+import type { Clock } from "../../lib/clock.ts";
 import { RedisAskStore } from "../../server/store/redis.ts";
 import { SqliteAskStore } from "../../server/store/sqlite.ts";
 import { startRedis, type TestRedis } from "./redis-server.ts";
@@ -20,7 +21,7 @@ export type StoreUnderTest = SqliteAskStore | RedisAskStore;
 
 export type StoreBackend = {
   name: "sqlite" | "redis";
-  open(options?: { log?: (line: string) => void }): Promise<StoreUnderTest>;
+  open(options?: { log?: (line: string) => void; clock?: Clock }): Promise<StoreUnderTest>;
   /** Another instance's view of the store last opened (Redis only; SQLite is one process now). */
   shared?(): Promise<StoreUnderTest>;
   /** Writes a row the way a hand edit or another version might have left it. */
@@ -91,10 +92,10 @@ export function storeBackends(): StoreBackend[] {
       async open(options = {}) {
         const prefix = resources.prefix();
         last = { prefix };
-        return resources.closeAfter(new RedisAskStore(resources.client(), { prefix, log: options.log }));
+        return resources.closeAfter(new RedisAskStore(resources.client(), { prefix, ...options }));
       },
       async shared() {
-        return resources.closeAfter(new RedisAskStore(resources.client(), { prefix: last.prefix }));
+        return resources.closeAfter(new RedisAskStore(resources.client(), { prefix: last.prefix! }));
       },
       async writeRaw(id, status, chatId, body) {
         const p = last.prefix!;

@@ -10,7 +10,7 @@ import { createApplication, type Application } from "../../server/app.ts";
 import type { Presence, ReplyClaim } from "../../server/broker/ports.ts";
 import { parseConfig, type Config } from "../../server/config.ts";
 import { gatewayFromConfig } from "../../server/gateway/gateway.ts";
-import { openStore } from "../../server/store/open.ts";
+import { openBackend } from "../../server/store/backend.ts";
 import { mintTabToken, secretKey } from "../../server/tabs/auth.ts";
 import { mintOwnerLink } from "../../server/tabs/owner-links.ts";
 import { TEST_REPLY } from "./replies.ts";
@@ -53,7 +53,11 @@ export function testConfig(gatewayUrl: string, gatewayToken: string, dataDir: st
   });
 }
 
-/** The application as production wires it (SQLite under DATA_DIR, or Redis with REDIS_URL; the configured Gateway), without the UI. */
+/**
+ * The application as production wires it (SQLite under DATA_DIR, or Redis with REDIS_URL; the
+ * configured Gateway), without the UI. `presence` stands in for a one-process backend's own (the
+ * benchmark counts the tabs of a MemoryPresence it holds).
+ */
 export async function startApplication(
   config: Config,
   authSecret: string,
@@ -61,15 +65,13 @@ export async function startApplication(
   parts: { clock?: Clock; presence?: Presence; pushAgent?: Agent } = {},
 ): Promise<Application> {
   const clock = parts.clock ?? systemClock();
-  const { store, redis } = await openStore(config, authSecret, log, clock);
+  const backend = await openBackend(config, authSecret, { log, clock });
   return createApplication({
     config,
     authSecret,
     clock,
     log,
-    presence: parts.presence,
-    store,
-    ...(redis ? { redis, redisKeyPrefix: config.REDIS_KEY_PREFIX } : {}),
+    backend: parts.presence ? { ...backend, presence: parts.presence } : backend,
     gateway: gatewayFromConfig(config, { clock, log }),
     pushAgent: parts.pushAgent,
   });
