@@ -8,7 +8,7 @@ import { newestWhoMaySee } from "../../lib/policy.ts";
 import { questionAsk } from "../../test/support/ask-fixtures.ts";
 import type { Presence, ReplyClaim, Tab } from "./ports.ts";
 import { MemoryPresence } from "./presence.ts";
-import { HEARTBEAT_TTL_MS, RedisPresence } from "./redis-presence.ts";
+import { CARD_PROTOCOL_VERSION, HEARTBEAT_TTL_MS, RedisPresence } from "./redis-presence.ts";
 
 /** The presence contract, in memory and in a real Redis; then what only shared presence has to do. */
 
@@ -33,8 +33,8 @@ function connect(): Redis {
 }
 
 /** One instance's presence on the shared Redis (its own connection, as another process would have). */
-async function instance(prefix: string, clock = systemClock()): Promise<RedisPresence> {
-  const presence = new RedisPresence({ redis: connect(), instanceId: randomUUID(), clock, prefix, log: () => {} });
+async function instance(prefix: string, clock = systemClock(), instanceId: string = randomUUID()): Promise<RedisPresence> {
+  const presence = new RedisPresence({ redis: connect(), instanceId, clock, prefix, log: () => {} });
   presences.push(presence);
   await presence.start();
   return presence;
@@ -189,6 +189,28 @@ describe("Presence shared in Redis (several instances)", () => {
     expect(await b.viewingSince("on-a")).toBe(clock.now());
     await a.stop();
     expect(ids(await b.viewers("c1"))).toEqual(["on-b"]);
+  });
+
+  it("an instance joins only beside live instances of its card protocol, and says which one it is not", async () => {
+    const prefix = `p-${randomUUID()}:`;
+    const first = await instance(prefix, systemClock(), "first");
+    await instance(prefix, systemClock(), "second");
+    // A live instance of a release whose card messages this one cannot read, as its own join records it.
+    const redis = connect();
+    await redis.hset(`${prefix}card-protocols`, "newer-release-instance", String(CARD_PROTOCOL_VERSION + 1));
+    await redis.set(`${prefix}instance:newer-release-instance`, "1", "PX", 60_000);
+    const third = new RedisPresence({ redis: connect(), instanceId: randomUUID(), clock: systemClock(), prefix, log: () => {} });
+    presences.push(third);
+    await expect(third.start()).rejects.toThrow(
+      `instance newer-re of this deployment speaks card protocol ${CARD_PROTOCOL_VERSION + 1}, this release ${CARD_PROTOCOL_VERSION}: instances of the two releases cannot pass cards to each other's tabs; stop the other release's instances, then start this one`,
+    );
+    // Refused before it joined: no heartbeat, no record, no tab of it is ever chosen.
+    expect(await redis.hkeys(`${prefix}card-protocols`)).toHaveLength(3);
+    // Once that instance is gone (its heartbeat lapsed or it stopped), the record is forgotten and the join goes through.
+    await redis.del(`${prefix}instance:newer-release-instance`);
+    await first.stop();
+    await instance(prefix, systemClock(), "fourth");
+    expect((await redis.hkeys(`${prefix}card-protocols`)).sort()).toEqual(["fourth", "second"]);
   });
 
   it("a dead instance's tabs stop counting by themselves once its heartbeat lapses: no cleanup by anyone", async () => {

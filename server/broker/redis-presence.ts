@@ -28,6 +28,13 @@ import type { CardEvents, Placement, Presence, Tab } from "./ports.ts";
  * own connections, could arrive the other way round), and a card crosses Redis once.
  */
 
+/**
+ * The card channel's version: raised only by a change of the card messages or of the keys above that an
+ * instance of the previous release cannot follow. Each instance records it (`card-protocols`, instance →
+ * version) and joins only a deployment whose live instances speak it, so instances of two releases that
+ * cannot pass cards never share one Redis. (Those of releases before the record speak version 1.)
+ */
+export const CARD_PROTOCOL_VERSION = 1;
 export const HEARTBEAT_EVERY_MS = 3_000;
 export const HEARTBEAT_TTL_MS = 10_000;
 /**
@@ -169,7 +176,22 @@ for _, tab in ipairs(redis.call('SMEMBERS', p .. 'instance-tabs:' .. instance)) 
   redis.call('DEL', key)
 end
 redis.call('DEL', p .. 'instance-tabs:' .. instance, p .. 'instance:' .. instance)
+redis.call('HDEL', p .. 'card-protocols', instance)
 return 0
+`;
+
+/** Joins if every live instance speaks this one's card protocol (and forgets the dead); else names one that does not. */
+const JOIN = `
+local p, instance, version = ARGV[1], ARGV[2], ARGV[3]
+local key = p .. 'card-protocols'
+local known = redis.call('HGETALL', key)
+for i = 1, #known, 2 do
+  if redis.call('EXISTS', p .. 'instance:' .. known[i]) == 0 then redis.call('HDEL', key, known[i])
+  elseif known[i] ~= instance and known[i + 1] ~= version then return {known[i], known[i + 1]} end
+end
+redis.call('HSET', key, instance, version)
+redis.call('SET', p .. 'instance:' .. instance, ARGV[4], 'PX', ARGV[5])
+return {}
 `;
 
 /** A tab as VIEWERS and PLACE give it: id, user, owner ('1'), chat claim, reply msg and mts ('' for none). */
@@ -185,6 +207,7 @@ const SCRIPTS = {
   },
   forget: { lua: FORGET, reply: z.string().nullable() },
   depart: { lua: DEPART, reply: Done },
+  join: { lua: JOIN, reply: z.union([z.tuple([]), z.tuple([z.string(), z.string()])]) },
 };
 
 export type RedisPresenceOptions = {
@@ -221,8 +244,15 @@ export class RedisPresence extends Emitter<CardEvents> implements Presence {
     this.run = redisScripts(this.redis, this.prefix, SCRIPTS);
   }
 
-  /** Announces this instance and keeps it alive until `stop`. */
+  /** Announces this instance and keeps it alive until `stop`; refuses a deployment of another card protocol. */
   async start(): Promise<void> {
+    const [other, theirs] = await this.run("join", this.instanceId, CARD_PROTOCOL_VERSION, this.clock.now(), HEARTBEAT_TTL_MS);
+    if (other !== undefined) {
+      throw new Error(
+        `instance ${other.slice(0, 8)} of this deployment speaks card protocol ${theirs}, this release ${CARD_PROTOCOL_VERSION}: ` +
+          "instances of the two releases cannot pass cards to each other's tabs; stop the other release's instances, then start this one",
+      );
+    }
     this.running = true;
     await this.cards.subscribe(`${this.prefix}cards:${this.instanceId}`);
     await this.beat();
