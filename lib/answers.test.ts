@@ -1,6 +1,10 @@
 import { describe, expect, it } from "vitest";
-import type { ApprovalAsk, QuestionAsk, SecretAsk } from "./ask.ts";
+import { feedSnapshots } from "../test/support/prompt-feeds.ts";
+import { PROMPTS, questionsOf, type PromptKind } from "../test/support/text-prompts.ts";
+import type { ApprovalAsk, Ask, QuestionAsk, SecretAsk } from "./ask.ts";
 import { SECRET_MASKED_ENTRY_MESSAGE, SECRET_MASKED_ENTRY_SUMMARY, mapAnswer } from "./answers.ts";
+import type { TabAnswer } from "./protocol.ts";
+import { askFromTextPrompt } from "./sources/text-prompt.ts";
 
 const base = { chatId: "c1", sessionKey: "agent:dev:openwebui:c1", agentId: "dev", runId: null, createdAt: 0, expiresAt: null, status: "pending" as const, resolution: null };
 
@@ -89,5 +93,58 @@ describe("mapAnswer", () => {
     expect(typed).toMatchObject({ ok: false, code: "INVALID" });
     expect(JSON.stringify(typed)).not.toContain("sk-live-1234");
     expect(mapAnswer(secret, { type: "cancel" })).toEqual({ ok: true, reply: null, chatMessage: SECRET_MASKED_ENTRY_MESSAGE, status: "cancelled", summary: SECRET_MASKED_ENTRY_SUMMARY });
+  });
+});
+
+/** The card a reply ending in a `kind` prompt becomes, as the chat watcher makes it. */
+function promptCard(kind: PromptKind): Ask {
+  const { prompt } = feedSnapshots([PROMPTS[kind]]);
+  if (prompt === null) throw new Error(`no prompt in ${kind}`);
+  return askFromTextPrompt(prompt, { id: `prompt:${kind}`, sessionKey: "agent:dev:openwebui:c1", runId: "run-1", agentId: "dev", chatId: "c1", replyId: null, continues: "run", now: 0, timeoutMs: 240_000 });
+}
+
+/** What the agent's session is sent as its next message for this answer. */
+const sent = (kind: PromptKind, answer: TabAnswer) => {
+  const mapped = mapAnswer(promptCard(kind), answer);
+  return mapped.ok && mapped.reply?.type === "message" ? mapped.reply.text : mapped;
+};
+
+describe("mapAnswer: a text prompt's card continues the run with the answer as the session's next message", () => {
+  it("a typed option number on a choice card sends the option's label", () => {
+    expect(mapAnswer(promptCard("choice"), { type: "text", text: "2" })).toEqual({ ok: true, reply: { type: "message", text: "SQLite" }, status: "answered", summary: "SQLite" });
+  });
+
+  it("a picked option, or its name in any case, sends the label; anything else goes as typed", () => {
+    const [q] = questionsOf(promptCard("choice"));
+    expect(sent("choice", { type: "questions", answers: { [q!.id]: ["Postgres"] } })).toBe("Postgres");
+    expect(sent("choice", { type: "text", text: "sqlite" })).toBe("SQLite");
+    expect(sent("choice", { type: "text", text: "DuckDB, please" })).toBe("DuckDB, please");
+  });
+
+  it("multi-select: `1, 3` typed into the card sends the labels in option order; `1 and 3` goes as typed", () => {
+    expect(mapAnswer(promptCard("multiSelect"), { type: "text", text: "1, 3" })).toMatchObject({ reply: { type: "message", text: "Cheese, Mushrooms" }, status: "answered", summary: "Cheese, Mushrooms" });
+    expect(sent("multiSelect", { type: "text", text: "mushrooms 1 3" })).toBe("Cheese, Mushrooms");
+    expect(sent("multiSelect", { type: "text", text: "1 and 3" })).toBe("1 and 3");
+  });
+
+  it("confirm: picking Yes sends `Yes`", () => {
+    const card = promptCard("confirm");
+    expect(mapAnswer(card, { type: "questions", answers: { [questionsOf(card)[0]!.id]: ["Yes"] } })).toEqual({ ok: true, reply: { type: "message", text: "Yes" }, status: "answered", summary: "Yes" });
+  });
+
+  it("text: the typed answer is sent as it is", () => {
+    expect(sent("text", { type: "text", text: "Nova" })).toBe("Nova");
+  });
+
+  it("an empty answer is no answer: refused (the broker then sends nothing and the card stays)", () => {
+    expect(mapAnswer(promptCard("text"), { type: "text", text: "   " })).toMatchObject({ ok: false, code: "INVALID" });
+  });
+
+  it("form: one message carries every question's answer", () => {
+    const card = promptCard("form");
+    const [db, toppings] = questionsOf(card);
+    const message = sent("form", { type: "questions", answers: { [db!.id]: ["SQLite"], [toppings!.id]: ["Cheese", "Olives"] } });
+    expect(message).toContain("SQLite");
+    expect(message).toContain("Cheese, Olives");
   });
 });

@@ -7,7 +7,7 @@ import { SignJWT } from "jose";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Ask, QuestionAsk } from "../../lib/ask.ts";
 import { ManualClock } from "../../test/support/manual-clock.ts";
-import { question } from "../../test/support/stored-asks.ts";
+import { question } from "../../test/support/ask-fixtures.ts";
 import { AskBroker } from "../broker/broker.ts";
 import type { AskChannel, AskChannelEvents } from "../broker/ports.ts";
 import { MemoryPresence } from "../broker/presence.ts";

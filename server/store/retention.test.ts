@@ -6,7 +6,7 @@ import { ManualClock } from "../../test/support/manual-clock.ts";
 import { storeBackends, type StoreUnderTest } from "../../test/support/store-backends.ts";
 import { Retention } from "./retention.ts";
 import { SqliteAskStore } from "./sqlite.ts";
-import { question } from "../../test/support/stored-asks.ts";
+import { question } from "../../test/support/ask-fixtures.ts";
 
 const DAY = 86_400_000;
 

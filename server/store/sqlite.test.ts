@@ -5,7 +5,7 @@ import { DatabaseSync } from "node:sqlite";
 import { afterEach, describe, expect, it } from "vitest";
 import { CHECKPOINT_EVERY_MS, SqliteAskStore } from "./sqlite.ts";
 import { ManualClock } from "../../test/support/manual-clock.ts";
-import { question } from "../../test/support/stored-asks.ts";
+import { question } from "../../test/support/ask-fixtures.ts";
 
 const dirs: string[] = [];
 const stores: SqliteAskStore[] = [];

@@ -19,7 +19,7 @@ import { randomUUID } from "node:crypto";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
 import type { ApprovalAsk, ApprovalScope, Ask } from "../../lib/ask.ts";
 import { TEST_AGENT, newChat, sessionKeyOf, startOnGateway, stopOnGateway, useTabs } from "../support/asks.ts";
 import { commandHeadline } from "../../lib/command-risk.ts";
@@ -104,15 +104,16 @@ async function toolResultsByRequest(tag: string): Promise<string[][]> {
 }
 
 /** Waits until a model request carries a tool result that contains `text`; returns that result. */
-async function modelIsTold(tag: string, text: string): Promise<string> {
-  const deadline = Date.now() + WAIT_MS;
-  for (;;) {
-    const results = (await toolResultsByRequest(tag)).flat();
-    const found = results.find((result) => result.includes(text));
-    if (found !== undefined) return found;
-    if (Date.now() > deadline) throw new Error(`the model was never given a tool result containing ${JSON.stringify(text)}; got ${JSON.stringify(results)}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+function modelIsTold(tag: string, text: string): Promise<string> {
+  return vi.waitFor(
+    async () => {
+      const results = (await toolResultsByRequest(tag)).flat();
+      const found = results.find((result) => result.includes(text));
+      if (found === undefined) throw new Error(`the model was never given a tool result containing ${JSON.stringify(text)}; got ${JSON.stringify(results)}`);
+      return found;
+    },
+    { timeout: WAIT_MS, interval: 200 },
+  );
 }
 
 describe("plugin approvals from a real plugin's before_tool_call, in live runs", () => {

@@ -4,7 +4,7 @@ import { request as httpRequest } from "node:http";
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { io } from "socket.io-client";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
 import type { Ask } from "../../lib/ask.ts";
 import { TEST_AGENT, newChat, requestApproval, requestQuestion, sessionKeyOf as chatKey, startOnGateway, stopOnGateway, useTabs } from "../support/asks.ts";
 import type { OperatorConnection } from "../support/gateway-client.ts";
@@ -71,14 +71,6 @@ async function rawEngineSocket(url: string): Promise<{ socket: WebSocket; frames
     socket.addEventListener("error", () => reject(new Error("raw engine.io socket failed to open")));
   });
   return { socket, frames, closed };
-}
-
-async function waitUntil(check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 describe("authorization", () => {
@@ -181,7 +173,7 @@ describe("resource limits", () => {
   it("8. a connection that leaves its authenticated namespace is not kept without one", async () => {
     const raw = await rawEngineSocket(server.url);
     raw.socket.send(`40${JSON.stringify({ token: await server.token("owner") })}`);
-    await waitUntil(() => raw.frames.some((frame) => frame.startsWith("40{")), "the CONNECT ack");
+    await expect.poll(() => raw.frames.some((frame) => frame.startsWith("40{")), { message: "the CONNECT ack", timeout: 20_000, interval: 20 }).toBe(true);
     raw.socket.send("41");
     await Promise.race([raw.closed, new Promise((_, reject) => setTimeout(() => reject(new Error("still open 20 s after leaving the namespace")), 20_000))]);
   });
@@ -193,9 +185,9 @@ describe("resource limits", () => {
     void raw.closed.then(() => (closed = true));
     for (let i = 0; i < 10 && !closed; i++) {
       raw.socket.send(`40${JSON.stringify({ token: `forged-${i}` })}`);
-      await waitUntil(() => connectErrors() > i || closed, `CONNECT_ERROR ${i + 1}`);
+      await expect.poll(() => connectErrors() > i || closed, { message: `CONNECT_ERROR ${i + 1}`, timeout: 20_000, interval: 20 }).toBe(true);
     }
-    await waitUntil(() => closed, "the connection to close after repeated failed CONNECTs", 5_000);
+    await expect.poll(() => closed, { message: "the connection to close after repeated failed CONNECTs", timeout: 5_000, interval: 20 }).toBe(true);
     expect(connectErrors()).toBe(3);
   });
 
@@ -209,13 +201,15 @@ describe("resource limits", () => {
       expect(await connect(target.url, token, { "x-forwarded-for": "203.0.113.9" })).toMatchObject({ ok: false });
       // A closed tab frees its slot (the server hears of the close a moment later).
       admitted.pop()!.close();
-      let again = await connect(target.url, token);
-      for (let attempt = 0; attempt < 50 && !again.ok; attempt++) {
-        await new Promise((resolve) => setTimeout(resolve, 100));
-        again = await connect(target.url, token);
-      }
-      expect(again.ok).toBe(true);
-      if (again.ok) again.close();
+      const again = await vi.waitFor(
+        async () => {
+          const attempt = await connect(target.url, token);
+          if (!attempt.ok) throw new Error(`a freed slot is still refused: ${attempt.message}`);
+          return attempt;
+        },
+        { timeout: 5_000, interval: 100 },
+      );
+      again.close();
       for (const opened of admitted) opened.close();
     });
     await withServer({ MAX_CONNECTIONS_PER_ADDRESS: "2", TRUSTED_PROXIES: "127.0.0.1" }, async (target) => {

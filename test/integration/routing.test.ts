@@ -2,7 +2,7 @@
 // Gateway methods and events end to end (one describe per row, named after it), the rules under the
 // table (two tabs answering at once, tombstones; several instances: instances.test.ts), §9 chat ownership over the wire and
 // §10 restart reconciliation. The rules themselves, every case and every expiry, are checked on the
-// broker with an injected clock (server/broker/broker.test.ts). The real OpenClaw Gateway carries the
+// broker with an injected clock (server/broker/broker-*.test.ts). The real OpenClaw Gateway carries the
 // contract; the in-repo fake Gateway is used where a test must count what reaches the Gateway or
 // script a replay.
 import { randomUUID } from "node:crypto";

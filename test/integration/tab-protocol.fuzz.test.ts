@@ -6,7 +6,7 @@
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { ErrorCode } from "../../lib/protocol.ts";
 import type { Ask } from "../../lib/ask.ts";
 import { newChat, requestQuestion, sessionKeyOf as chatKey, startOnGateway, stopOnGateway } from "../support/asks.ts";
@@ -26,11 +26,7 @@ let pendingAsk = "";
 
 async function askAgain(): Promise<void> {
   const { id } = await requestQuestion(requester, chatKey(aliceChat));
-  const deadline = Date.now() + 10_000;
-  while (server.broker.getPending(id)?.status !== "pending") {
-    if (Date.now() > deadline) throw new Error(`ask ${id} never reached the server`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  await vi.waitFor(() => expect(server.broker.getPending(id)?.status, `ask ${id} on the server`).toBe("pending"), { timeout: 10_000, interval: 20 });
   pendingAsk = id;
 }
 

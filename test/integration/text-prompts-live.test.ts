@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
 import type { Ask } from "../../lib/ask.ts";
 import { TEST_AGENT, newChat, sessionKeyOf as keyOf, startOnGateway, stopOnGateway, useTabs } from "../support/asks.ts";
 import type { OperatorConnection } from "../support/gateway-client.ts";
@@ -62,14 +62,15 @@ function userWords(request: RecordedRequest): string[] {
   return (request.body.messages ?? []).filter((m) => m.role === "user" && !isInternalContext(m)).map(messageText);
 }
 
-async function pollStub<T>(read: () => Promise<T | undefined>, what: string): Promise<T> {
-  const deadline = Date.now() + WAIT_MS;
-  for (;;) {
-    const value = await read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+function pollStub<T>(read: () => Promise<T | undefined>, what: string): Promise<T> {
+  return vi.waitFor(
+    async () => {
+      const value = await read();
+      if (value === undefined) throw new Error(`timed out waiting for ${what}`);
+      return value;
+    },
+    { timeout: WAIT_MS, interval: 200 },
+  );
 }
 
 beforeAll(async () => {

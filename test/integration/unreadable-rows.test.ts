@@ -7,7 +7,7 @@ import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { SqliteAskStore } from "../../server/store/sqlite.ts";
-import { question } from "../support/stored-asks.ts";
+import { question } from "../support/ask-fixtures.ts";
 import { newChat, useTabs } from "../support/asks.ts";
 import { startTestServer, waitConnected, type TestServer } from "../support/tabs.ts";
 

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
 import { mintTabToken, secretKey } from "../../server/tabs/auth.ts";
 import { TEST_AGENT, gatewayOperator, newChat, requestQuestion, sessionKeyOf, waitAnswer } from "../support/asks.ts";
 import type { OperatorConnection } from "../support/gateway-client.ts";
@@ -83,11 +83,12 @@ beforeAll(async () => {
   await Promise.all([startInstance(), startInstance(), startInstance()]);
   // Each is connected to the Gateway (and Redis) once /healthz says ok.
   for (const instance of instances) {
-    const deadline = Date.now() + 30_000;
-    while (!(await healthy(instance))) {
-      if (Date.now() > deadline) throw new Error(`instance never became healthy: ${instance.output.join("\n")}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await vi.waitFor(
+      async () => {
+        if (!(await healthy(instance))) throw new Error(`instance never became healthy: ${instance.output.join("\n")}`);
+      },
+      { timeout: 30_000, interval: 100 },
+    );
   }
 }, 120_000);
 

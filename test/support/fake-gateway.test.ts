@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { GatewayClient, GatewayClientRequestError } from "@openclaw/gateway-client";
 import {
   ChatEventSchema,
@@ -52,11 +52,12 @@ type TestClient = {
 const clients: GatewayClient[] = [];
 
 async function waitUntil(check: () => boolean, timeoutMs = 5_000, label = "condition"): Promise<void> {
-  const started = Date.now();
-  while (!check()) {
-    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${label}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  await vi.waitFor(
+    () => {
+      if (!check()) throw new Error(`timed out waiting for ${label}`);
+    },
+    { timeout: timeoutMs, interval: 10 },
+  );
 }
 
 function makeClient(gw: FakeGateway, overrides: { token?: string; scopes?: string[]; caps?: string[] } = {}): TestClient {
@@ -68,18 +69,15 @@ function makeClient(gw: FakeGateway, overrides: { token?: string; scopes?: strin
     closes: [],
     connectErrors: [],
     paused: [],
-    async nextEvent(name, fromIndex = 0, timeoutMs = 5_000) {
-      let found: EventFrame | undefined;
-      await waitUntil(
+    nextEvent: (name, fromIndex = 0, timeoutMs = 5_000) =>
+      vi.waitFor(
         () => {
-          found = t.events.slice(fromIndex).find((e) => e.event === name);
-          return found !== undefined;
+          const found = t.events.slice(fromIndex).find((e) => e.event === name);
+          if (!found) throw new Error(`timed out waiting for event ${name}`);
+          return found;
         },
-        timeoutMs,
-        `event ${name}`,
-      );
-      return found as EventFrame;
-    },
+        { timeout: timeoutMs, interval: 10 },
+      ),
     waitFor: (check, timeoutMs) => waitUntil(check, timeoutMs),
   };
   t.client = new GatewayClient({

@@ -3,6 +3,7 @@ import type { Agent } from "node:https";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { io } from "socket.io-client";
+import { vi } from "vitest";
 import type { Ask } from "../../lib/ask.ts";
 import { systemClock, type Clock } from "../../lib/clock.ts";
 import type { AskClose, ClientEvent, ClientEvents, GatewayStatus, WidgetSuperseded } from "../../lib/protocol.ts";
@@ -102,11 +103,12 @@ export async function startTestServer(options: { gatewayUrl: string; gatewayToke
 
 /** Waits until `target` is connected to its Gateway; throws with the server's log after `timeoutMs`. */
 export async function waitConnected(target: TestServer, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!target.gateway.status.connected) {
-    if (Date.now() > deadline) throw new Error(`server never connected to the Gateway: ${target.logs.join("\n")}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await vi.waitFor(
+    () => {
+      if (!target.gateway.status.connected) throw new Error(`server never connected to the Gateway: ${target.logs.join("\n")}`);
+    },
+    { timeout: timeoutMs, interval: 50 },
+  );
 }
 
 export type Tab = {
@@ -157,15 +159,15 @@ export async function openTab(url: string, token: string): Promise<Tab> {
       if (!ack.ok) throw new Error(`asks:list failed: ${ack.error.code} ${ack.error.message}`);
       return ack.asks;
     },
-    async waitFor(read, what, timeoutMs = 30_000) {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const value = await read();
-        if (value !== undefined) return value;
-        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-    },
+    waitFor: (read, what, timeoutMs = 30_000) =>
+      vi.waitFor(
+        async () => {
+          const value = await read();
+          if (value === undefined) throw new Error(`timed out waiting for ${what}`);
+          return value;
+        },
+        { timeout: timeoutMs, interval: 20 },
+      ),
     waitForShow: (predicate = () => true) => tab.waitFor(() => tab.shown.find(predicate), "ask:show"),
     waitForClose: (askId) => tab.waitFor(() => tab.closed.find((close) => close.askId === askId), `ask:close ${askId}`),
     close: () => socket.close(),
