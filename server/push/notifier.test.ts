@@ -17,7 +17,8 @@ import { actionTokenKey, mintActionToken, verifyActionToken } from "./action-tok
 import { MemoryPushAnnouncements } from "./announcements.ts";
 import { MAX_FAILURES_IN_A_ROW, PushNotifier } from "./notifier.ts";
 import { askPush, outcomePush, type PushPayload } from "./payload.ts";
-import { openPushStore, type PushStore } from "./push-store.ts";
+import type { PushStore } from "./push-store.ts";
+import { SqlitePushStore } from "./sqlite-push-store.ts";
 import { subscriptionKey } from "./subscription-signature.ts";
 
 const DASHBOARD = "https://asks.example.test/";
@@ -48,7 +49,7 @@ const it = test
   .extend("world", (): World => ({ shown: new Set(), titles: new Map(), revokedKids: new Set(), titleAsked: [], minted: [], logs: [], shownCheck: Promise.resolve(), titleFailure: null }))
   .extend("store", ({ world }, { onCleanup }) => {
     const dataDir = mkdtempSync(path.join(tmpdir(), "notifier-test-"));
-    const store = openPushStore({ redis: null, redisKeyPrefix: "", dataDir, signingKey: subscriptionKey("b".repeat(32)), log: (line) => world.logs.push(line) });
+    const store = new SqlitePushStore(path.join(dataDir, "push.sqlite"), { signingKey: subscriptionKey("b".repeat(32)), log: (line) => world.logs.push(line) });
     onCleanup(() => {
       store.close();
       rmSync(dataDir, { recursive: true, force: true });

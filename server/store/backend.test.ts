@@ -5,7 +5,7 @@ import { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { systemClock } from "../../lib/clock.ts";
 import { startRedis, type TestRedis } from "../../test/support/redis-server.ts";
-import { question } from "../../test/support/stored-asks.ts";
+import { question } from "../../test/support/ask-fixtures.ts";
 import { MemoryPresence } from "../broker/presence.ts";
 import { RedisPresence } from "../broker/redis-presence.ts";
 import { parseConfig } from "../config.ts";
