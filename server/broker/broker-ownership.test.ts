@@ -67,6 +67,18 @@ describe("AskBroker (DESIGN §6 on the broker, injected clock)", () => {
       expect((await broker.list(tab("alice-dash", "alice"), "all")).map((ask) => ask.id)).toEqual(["q1"]);
     });
 
+    it("`all` lists every pending ask however old, beside the store's newest of the rest (the dashboard lists once)", async ({ store, broker, clock }) => {
+      await broker.receive(question("oldest", "c1"));
+      for (let i = 0; i < 250; i++) {
+        clock.advance(1_000);
+        await store.put(question(`done-${i}`, "c1", { status: "answered", resolution: { by: "owner", at: clock.now(), summary: "SQLite", tabId: null } }));
+      }
+      const listed = await broker.list(tab("dash"), "all");
+      expect(listed.filter((ask) => ask.id === "oldest")).toMatchObject([{ status: "pending" }]);
+      expect(listed.filter((ask) => ask.status === "answered")).toHaveLength(200);
+      expect(listed.at(1)?.id).toBe("done-249");
+    });
+
     it("a chat whose owner is not known yet is shown to owners only", async ({ broker }) => {
       await broker.receive(question("q1", "c1"));
       expect((await broker.list(tab("bob-tab", "bob"), undefined))).toEqual([]);

@@ -270,9 +270,7 @@ export class AskBroker extends Emitter<BrokerEvents> {
 
   /** The finished asks whose card was last shown in this reply, that this token's user may see: the reply's summaries. */
   async replySummaries(viewer: Pick<Tab, "userId" | "isOwner">, chatId: string, replyId: string): Promise<Ask[]> {
-    const asks = await this.options.store.finishedInReply(chatId, replyId);
-    const visible = await Promise.all(asks.map((ask) => this.access.visibleTo({ ...viewer, chatClaim: chatId }, ask)));
-    return asks.filter((_, index) => visible[index]);
+    return this.access.visibleOf({ ...viewer, chatClaim: chatId }, await this.options.store.finishedInReply(chatId, replyId));
   }
 
   /**
@@ -309,16 +307,9 @@ export class AskBroker extends Emitter<BrokerEvents> {
     return this.access.visibleTo(tab, ask);
   }
 
-  /** The asks this tab may see: pending ones from memory, any other status from the store. */
-  async list(tab: Tab, status: AskStatus | "all" | undefined): Promise<Ask[]> {
-    if (status === undefined || status === "pending") {
-      const asks = this.asks.all();
-      const visible = await Promise.all(asks.map((ask) => this.access.visibleTo(tab, ask)));
-      return asks.filter((_, index) => visible[index]);
-    }
-    const scope = await this.access.historyScope(tab);
-    if (scope === null) return [];
-    return (await this.options.store.list({ status: status === "all" ? undefined : status, ...scope })).map((ask) => this.asks.listed(ask.id) ?? ask);
+  /** The asks this tab may see (chat-access.ts): pending ones, however old; others from the store; or both. */
+  list(tab: Tab, status: AskStatus | "all" | undefined): Promise<Ask[]> {
+    return this.access.list(tab, status ?? "pending", this.asks.all());
   }
 
   /** A tab's answer (answering.ts): its ack goes to `acknowledge` as soon as the source took it. */

@@ -1,4 +1,4 @@
-import type { Ask } from "../../lib/ask.ts";
+import type { Ask, AskStatus } from "../../lib/ask.ts";
 import type { Clock } from "../../lib/clock.ts";
 import { canSee } from "../../lib/policy.ts";
 import { fail, type Ack } from "../../lib/protocol.ts";
@@ -87,8 +87,30 @@ export class ChatAccess {
     return canSee(ask, tab.userId, tab.isOwner, ask.chatId ? await this.owner(ask.chatId) : null);
   }
 
+  /** Those of `asks` this tab may see, in their order. */
+  async visibleOf<T extends Pick<Ask, "chatId">>(tab: Pick<Tab, "userId" | "isOwner" | "chatClaim">, asks: readonly T[]): Promise<T[]> {
+    const visible = await Promise.all(asks.map((ask) => this.visibleTo(tab, ask)));
+    return asks.filter((_, index) => visible[index]);
+  }
+
+  /**
+   * The asks this tab may see: the pending ones `tracked` (however old), any other status from the
+   * store (its newest, each as tracked if it is); `all` is both.
+   */
+  async list(tab: Tab, status: AskStatus | "all", tracked: readonly Ask[]): Promise<Ask[]> {
+    const pending = await this.visibleOf(tab, tracked);
+    if (status === "pending") return pending;
+    const scope = await this.historyScope(tab);
+    if (scope === null) return [];
+    const live = new Map(tracked.map((ask) => [ask.id, ask]));
+    const stored = (await this.store.list({ status: status === "all" ? undefined : status, ...scope })).map((ask) => live.get(ask.id) ?? ask);
+    if (status !== "all") return stored;
+    const listed = new Set(stored.map((ask) => ask.id));
+    return [...pending.filter((ask) => !listed.has(ask.id)), ...stored];
+  }
+
   /** An embed token sees its chat's history only when its user owns that chat (owners own all). */
-  async historyScope(tab: Tab): Promise<HistoryScope> {
+  private async historyScope(tab: Tab): Promise<HistoryScope> {
     if (tab.chatClaim === null) return tab.isOwner ? {} : { ownedBy: tab.userId };
     if (!tab.isOwner && (await this.owner(tab.chatClaim)) !== tab.userId) return null;
     return { chatId: tab.chatClaim };
