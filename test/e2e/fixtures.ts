@@ -8,11 +8,11 @@ import path from "node:path";
 import type { Browser, Frame, Page } from "playwright-core";
 import { afterAll, beforeAll, inject } from "vitest";
 import { PROJECT_ROOT, startAppServer, type AppServer } from "../support/app-server.ts";
-import { TEST_AGENT, gatewayOperator, requestQuestion, sessionKeyOf, silence, type QuestionSpec } from "../support/asks.ts";
+import { TEST_AGENT, gatewayOperator, requestQuestion, sessionKeyOf, silence, type QuestionSpec } from "../support/on-gateway.ts";
 import { launchBrowser } from "../support/browser.ts";
 import type { OperatorConnection, Payload } from "../support/gateway-client.ts";
 
-export { waitAnswer, type QuestionSpec } from "../support/asks.ts";
+export { waitAnswer, type QuestionSpec } from "../support/on-gateway.ts";
 
 export const SCREENSHOT_DIR = path.join(PROJECT_ROOT, "test-results", "screenshots");
 export const AXE_PATH = path.join(PROJECT_ROOT, "node_modules", "axe-core", "axe.min.js");

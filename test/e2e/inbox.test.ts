@@ -9,7 +9,7 @@
 import type { Locator, Page } from "playwright-core";
 import { describe, expect, inject, it } from "vitest";
 import { openPage } from "../support/browser.ts";
-import { TEST_AGENT, requestQuestion, sessionKeyOf, silence, waitAnswer } from "../support/asks.ts";
+import { TEST_AGENT, requestQuestion, sessionKeyOf, silence, waitAnswer } from "../support/on-gateway.ts";
 import type { OperatorConnection, Payload } from "../support/gateway-client.ts";
 import { UI_TIMEOUT, seriousViolations, uniqueChat, useE2e } from "./fixtures.ts";
 

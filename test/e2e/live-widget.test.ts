@@ -6,7 +6,7 @@
 import type { Browser, Frame, Page, WebSocket } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startAppServer, type AppServer } from "../support/app-server.ts";
-import { TEST_AGENT, gatewayOperator, sessionKeyOf } from "../support/asks.ts";
+import { TEST_AGENT, gatewayOperator, sessionKeyOf } from "../support/on-gateway.ts";
 import { launchBrowser, openPage } from "../support/browser.ts";
 import type { OperatorConnection } from "../support/gateway-client.ts";
 import { appendReply, chatOfReplies, openChat, startOpenWebuiHost, type OpenWebuiHost } from "../support/openwebui-host/index.ts";

@@ -21,7 +21,7 @@ import { jwtVerify } from "jose";
 import type { Browser, BrowserContext, Frame, Page, WebSocket } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { PROJECT_ROOT, startAppServer, type AppServer } from "../support/app-server.ts";
-import { TEST_AGENT, gatewayOperator } from "../support/asks.ts";
+import { TEST_AGENT, gatewayOperator } from "../support/on-gateway.ts";
 import { launchBrowser } from "../support/browser.ts";
 import type { OperatorConnection } from "../support/gateway-client.ts";
 import { gatewayHttpUrl } from "../support/openai-http.ts";

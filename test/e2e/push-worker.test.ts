@@ -10,7 +10,7 @@
 import { beforeAll, afterAll, describe, expect, inject, it } from "vitest";
 import type { Worker } from "playwright-core";
 import { openPage } from "../support/browser.ts";
-import { TEST_AGENT, sessionKeyOf, silence } from "../support/asks.ts";
+import { TEST_AGENT, sessionKeyOf, silence } from "../support/on-gateway.ts";
 import type { Payload } from "../support/gateway-client.ts";
 import { browserKeys, decryptPush, startPushService, type BrowserKeys, type PushServiceStandIn } from "../support/push-service.ts";
 import { startRedis, type TestRedis } from "../support/redis-server.ts";

@@ -10,7 +10,7 @@ import { openPage, launchBrowser } from "../support/browser.ts";
 import { connectOperator, type OperatorConnection } from "../support/gateway-client.ts";
 import { chatOfReplies, openChat, startOpenWebuiHost, type OpenWebuiHost } from "../support/openwebui-host/index.ts";
 import { stubScript } from "../support/stub-model.ts";
-import { TEST_AGENT } from "../support/asks.ts";
+import { TEST_AGENT } from "../support/on-gateway.ts";
 import { startHarness } from "../setup/global-gateway.ts";
 import { SCREENSHOT_DIR, UI_TIMEOUT, createQuestion, requestApproval, screenshotPath, sessionKeyFor, startHostPage, uniqueChat, waitAnswer, type HostPage } from "./fixtures.ts";
 

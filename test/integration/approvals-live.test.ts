@@ -21,7 +21,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
 import type { ApprovalAsk, ApprovalScope, Ask } from "../../lib/ask.ts";
-import { TEST_AGENT, newChat, sessionKeyOf, startOnGateway, stopOnGateway, useTabs } from "../support/asks.ts";
+import { TEST_AGENT, newChat, sessionKeyOf, startOnGateway, stopOnGateway, useTabs } from "../support/on-gateway.ts";
 import { commandHeadline } from "../../lib/command-risk.ts";
 import type { OperatorConnection } from "../support/gateway-client.ts";
 import { fetchStubRequests, messageText, stubScript, type StubTool } from "../support/stub-model.ts";

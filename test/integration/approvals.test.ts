@@ -4,7 +4,7 @@
 // dashboard only; sessions of another agent never touched.
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { TEST_AGENT, newChat, requestApproval, sessionKeyOf as chatKey, startOnGateway, stopOnGateway, useTabs, type PendingApproval } from "../support/asks.ts";
+import { TEST_AGENT, newChat, requestApproval, sessionKeyOf as chatKey, startOnGateway, stopOnGateway, useTabs, type PendingApproval } from "../support/on-gateway.ts";
 import type { OperatorConnection, Payload } from "../support/gateway-client.ts";
 import { stubScript } from "../support/stub-model.ts";
 import type { TestServer } from "../support/tabs.ts";

@@ -6,7 +6,7 @@ import { DatabaseSync } from "node:sqlite";
 import { io } from "socket.io-client";
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
 import type { Ask } from "../../lib/ask.ts";
-import { TEST_AGENT, newChat, requestApproval, requestQuestion, sessionKeyOf as chatKey, startOnGateway, stopOnGateway, useTabs } from "../support/asks.ts";
+import { TEST_AGENT, newChat, requestApproval, requestQuestion, sessionKeyOf as chatKey, startOnGateway, stopOnGateway, useTabs } from "../support/on-gateway.ts";
 import type { OperatorConnection } from "../support/gateway-client.ts";
 import { openTab, startTestServer, waitConnected, type Tab, type TestServer } from "../support/tabs.ts";
 

@@ -4,7 +4,7 @@
 // server's injected clock and is cleared on disconnect and on stop.
 import { afterEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../support/manual-clock.ts";
-import { newChat, sessionKeyOf, startOnFakeGateway, stopOnFakeGateway, useTabs } from "../support/asks.ts";
+import { newChat, sessionKeyOf, startOnFakeGateway, stopOnFakeGateway, useTabs } from "../support/on-gateway.ts";
 import type { FakeGateway } from "../support/fake-gateway.ts";
 import { waitConnected, type TestServer } from "../support/tabs.ts";
 

@@ -9,7 +9,7 @@ import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { decodeJwt, decodeProtectedHeader } from "jose";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { newChat, useTabs } from "../support/asks.ts";
+import { newChat, useTabs } from "../support/on-gateway.ts";
 import { PROJECT_ROOT } from "../support/app-server.ts";
 import type { Payload } from "../support/gateway-client.ts";
 import { TEST_AUTH_SECRET, startTestServer, waitConnected, watchesAsOwner, type TestServer } from "../support/tabs.ts";

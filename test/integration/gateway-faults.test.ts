@@ -7,7 +7,7 @@ import { randomUUID } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Ask } from "../../lib/ask.ts";
 import { ManualClock } from "../support/manual-clock.ts";
-import { TEST_AGENT, newChat, sessionKeyOf as chatKey, startOnFakeGateway, stopOnFakeGateway, useTabs } from "../support/asks.ts";
+import { TEST_AGENT, newChat, sessionKeyOf as chatKey, startOnFakeGateway, stopOnFakeGateway, useTabs } from "../support/on-gateway.ts";
 import type { FakeGateway } from "../support/fake-gateway.ts";
 import { waitConnected, type Tab, type TestServer } from "../support/tabs.ts";
 

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { Ask } from "../../lib/ask.ts";
 import type { AskPush, OutcomePush } from "../../server/push/payload.ts";
 import { PROJECT_ROOT } from "../support/app-server.ts";
-import { TEST_AGENT, gatewayOperator, newChat, requestApproval, sessionKeyOf, useTabs } from "../support/asks.ts";
+import { TEST_AGENT, gatewayOperator, newChat, requestApproval, sessionKeyOf, useTabs } from "../support/on-gateway.ts";
 import type { OperatorConnection, Payload } from "../support/gateway-client.ts";
 import { browserKeys, decryptPush, startPushService, type PushServiceStandIn } from "../support/push-service.ts";
 import { startRedis, type TestRedis } from "../support/redis-server.ts";

@@ -8,7 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vi
 import type { Ask } from "../../lib/ask.ts";
 import type { AnswerAck } from "../../lib/protocol.ts";
 import { REDIS_DOWN } from "../../server/status.ts";
-import { TEST_AGENT, gatewayOperator, newChat, requestApproval, requestQuestion, sessionKeyOf, useTabs, waitAnswer } from "../support/asks.ts";
+import { TEST_AGENT, gatewayOperator, newChat, requestApproval, requestQuestion, sessionKeyOf, useTabs, waitAnswer } from "../support/on-gateway.ts";
 import { startFakeGateway, type FakeGateway } from "../support/fake-gateway.ts";
 import type { OperatorConnection } from "../support/gateway-client.ts";
 import { startRedis, type TestRedis } from "../support/redis-server.ts";

@@ -12,7 +12,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vi
 import { SECRET_MASKED_ENTRY_MESSAGE } from "../../lib/answers.ts";
 import type { ReplyClaim } from "../../server/broker/ports.ts";
 import { FILTER_SIGNATURE_HEADER, filterKey, signFilterRequest } from "../../server/http/filter-route.ts";
-import { TEST_AGENT, newChat, startOnGateway, stopOnGateway, useTabs } from "../support/asks.ts";
+import { TEST_AGENT, newChat, startOnGateway, stopOnGateway, useTabs } from "../support/on-gateway.ts";
 import type { OperatorConnection } from "../support/gateway-client.ts";
 import { streamChatCompletion, type ChatCompletionStream, type ChatMessage } from "../support/openai-http.ts";
 import { fetchStubRequests, messageText, stubScript, type StubTool } from "../support/stub-model.ts";

@@ -7,7 +7,7 @@
 import { spawn } from "node:child_process";
 import { SignJWT, decodeJwt, decodeProtectedHeader } from "jose";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { TEST_AGENT, newChat, useTabs } from "../support/asks.ts";
+import { TEST_AGENT, newChat, useTabs } from "../support/on-gateway.ts";
 import { PROJECT_ROOT } from "../support/app-server.ts";
 import { TEST_AUTH_SECRET, openTab, startTestServer, waitConnected, type TestServer } from "../support/tabs.ts";
 

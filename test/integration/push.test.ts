@@ -10,7 +10,7 @@
 // the stand-in runs on 127.0.0.1) allows it.
 import { Agent } from "node:https";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { newChat, requestApproval, sessionKeyOf, startOnGateway, stopOnGateway, useTabs } from "../support/asks.ts";
+import { newChat, requestApproval, sessionKeyOf, startOnGateway, stopOnGateway, useTabs } from "../support/on-gateway.ts";
 import type { OperatorConnection, Payload } from "../support/gateway-client.ts";
 import { browserKeys, decryptPush, startPushService, type BrowserKeys, type PushServiceStandIn, type ReceivedPush } from "../support/push-service.ts";
 import { TEST_AUTH_SECRET, startTestServer, type TestServer } from "../support/tabs.ts";

@@ -3,7 +3,7 @@
 // asks and their chats stay. Pruning runs on the server's injected clock.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ManualClock } from "../support/manual-clock.ts";
-import { newChat, sessionKeyOf, startOnFakeGateway, stopOnFakeGateway, useTabs } from "../support/asks.ts";
+import { newChat, sessionKeyOf, startOnFakeGateway, stopOnFakeGateway, useTabs } from "../support/on-gateway.ts";
 import type { FakeGateway } from "../support/fake-gateway.ts";
 import type { TestServer } from "../support/tabs.ts";
 

@@ -8,7 +8,7 @@
 import { spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LINK_CHECK_EVERY_MS } from "../../server/tabs/link-check.ts";
-import { TEST_AGENT, startOnFakeGateway, stopOnFakeGateway, useTabs } from "../support/asks.ts";
+import { TEST_AGENT, startOnFakeGateway, stopOnFakeGateway, useTabs } from "../support/on-gateway.ts";
 import { PROJECT_ROOT } from "../support/app-server.ts";
 import { startFakeGateway, type FakeGateway } from "../support/fake-gateway.ts";
 import type { Payload } from "../support/gateway-client.ts";

@@ -22,7 +22,7 @@ import {
   stopOnGateway,
   useTabs,
   waitAnswer,
-} from "../support/asks.ts";
+} from "../support/on-gateway.ts";
 import type { OperatorConnection, Payload } from "../support/gateway-client.ts";
 import { FakeGatewayError, type FakeGateway } from "../support/fake-gateway.ts";
 import { TEST_OWNER, openTab, waitConnected, type Tab, type TestServer } from "../support/tabs.ts";

@@ -9,7 +9,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { Ask } from "../../lib/ask.ts";
 import { SECRET_CANCELLED_SUMMARY, SECRET_ENTERED_SUMMARY } from "../../lib/outcomes.ts";
-import { newChat, sessionKeyOf as chatKey, startOnGateway, stopOnGateway, useTabs } from "../support/asks.ts";
+import { newChat, sessionKeyOf as chatKey, startOnGateway, stopOnGateway, useTabs } from "../support/on-gateway.ts";
 import type { OperatorConnection, Payload } from "../support/gateway-client.ts";
 import { fetchStubRequests, messageText, stubScript, type StubScript } from "../support/stub-model.ts";
 import type { Tab, TestServer } from "../support/tabs.ts";

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { io } from "socket.io-client";
-import { TEST_AGENT, newChat as chat, requestQuestion, sessionKeyOf, startOnGateway, stopOnGateway, useTabs } from "../support/asks.ts";
+import { TEST_AGENT, newChat as chat, requestQuestion, sessionKeyOf, startOnGateway, stopOnGateway, useTabs } from "../support/on-gateway.ts";
 import type { OperatorConnection } from "../support/gateway-client.ts";
 import { TAB_PROTOCOL_VERSION } from "../../lib/protocol-version.ts";
 import { TEST_OWNER, waitConnected, type TestServer } from "../support/tabs.ts";

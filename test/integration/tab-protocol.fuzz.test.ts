@@ -9,7 +9,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { ErrorCode } from "../../lib/protocol.ts";
 import type { Ask } from "../../lib/ask.ts";
-import { newChat, requestQuestion, sessionKeyOf as chatKey, startOnGateway, stopOnGateway } from "../support/asks.ts";
+import { newChat, requestQuestion, sessionKeyOf as chatKey, startOnGateway, stopOnGateway } from "../support/on-gateway.ts";
 import type { OperatorConnection } from "../support/gateway-client.ts";
 import { openTab, type Tab, type TestServer } from "../support/tabs.ts";
 

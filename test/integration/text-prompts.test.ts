@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest
 import type { Ask } from "../../lib/ask.ts";
 import { SECRET_CANCELLED_SUMMARY, SECRET_ENTERED_SUMMARY } from "../../lib/outcomes.ts";
 import { ManualClock } from "../support/manual-clock.ts";
-import { TEST_AGENT, newChat, sessionKeyOf as keyOf, startOnFakeGateway, stopOnFakeGateway } from "../support/asks.ts";
+import { TEST_AGENT, newChat, sessionKeyOf as keyOf, startOnFakeGateway, stopOnFakeGateway } from "../support/on-gateway.ts";
 import type { FakeGateway } from "../support/fake-gateway.ts";
 import { openTab, type Tab, type TestServer } from "../support/tabs.ts";
 import { PROMPTS, TRIGGER, chatFrames, cumulative, expectCard, type Mode, type PromptKind } from "../support/text-prompts.ts";

@@ -8,7 +8,7 @@ import { DatabaseSync } from "node:sqlite";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { SqliteAskStore } from "../../server/store/sqlite.ts";
 import { question } from "../support/ask-fixtures.ts";
-import { newChat, useTabs } from "../support/asks.ts";
+import { newChat, useTabs } from "../support/on-gateway.ts";
 import { startTestServer, waitConnected, type TestServer } from "../support/tabs.ts";
 
 const { openOn } = useTabs();

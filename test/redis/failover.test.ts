@@ -8,7 +8,7 @@ import path from "node:path";
 import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
 import { mintTabToken, secretKey } from "../../server/tabs/auth.ts";
-import { TEST_AGENT, gatewayOperator, newChat, requestQuestion, sessionKeyOf, waitAnswer } from "../support/asks.ts";
+import { TEST_AGENT, gatewayOperator, newChat, requestQuestion, sessionKeyOf, waitAnswer } from "../support/on-gateway.ts";
 import type { OperatorConnection } from "../support/gateway-client.ts";
 import { startRedis, type TestRedis } from "../support/redis-server.ts";
 import { TEST_AUTH_SECRET, TEST_OWNER, openTab, type Tab } from "../support/tabs.ts";
