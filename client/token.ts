@@ -1,5 +1,5 @@
 /**
- * The signed token arrives once as `?token=` and is then dropped from the address bar (DESIGN §11).
+ * The signed token arrives once as `?token=` and is then dropped from the address bar (docs/ARCHITECTURE.md#user-interface).
  *
  * It is kept in memory, plus in the history entry's state so a reload of the same tab still works:
  * Open WebUI's sandboxed iframe has no storage of its own (opaque origin), and history state is

@@ -6,7 +6,7 @@ import { useCallback, useEffect, useState } from "react";
  * turns it on here: the browser subscribes with the server's VAPID key and the subscription is stored
  * with the owner (`POST /push/subscriptions`, the owner's token as Bearer). The server pushes to it only
  * while the link it was stored with works, so each visit stores it again with this visit's link. Needs a
- * secure context: localhost, or HTTPS (README, "Notifications").
+ * secure context: localhost, or HTTPS (docs/DASHBOARD.md#reaching-the-dashboard-from-a-phone).
  */
 
 export type PushOptIn = {

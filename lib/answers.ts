@@ -13,7 +13,7 @@ import { resolveChoiceAnswer } from "./prompts/index.ts";
 import type { ErrorCode, TabAnswer } from "./protocol.ts";
 
 /**
- * Maps a tab's answer to the reply the ask's source is given (DESIGN §5), or refuses it with the
+ * Maps a tab's answer to the reply the ask's source is given (docs/ARCHITECTURE.md#sources-and-answers), or refuses it with the
  * reason. Pure, and in domain terms: the Gateway adapter turns a reply into its method call. A secret
  * value only ever lives in the returned reply.
  */

@@ -1,7 +1,7 @@
 import { z } from "zod";
 
 /**
- * The Ask: one model for everything a person is asked (DESIGN §4).
+ * The Ask: one model for everything a person is asked (docs/ARCHITECTURE.md#the-ask).
  * These schemas are the single source of the types used by the server, the store and the browser.
  */
 

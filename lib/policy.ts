@@ -2,7 +2,7 @@ import type { Ask } from "./ask.ts";
 import { parseSessionKey } from "./session-key.ts";
 
 /**
- * Who may be asked at all (DESIGN §6, §9). Pure: the broker carries out the verdict.
+ * Who may be asked at all (docs/ARCHITECTURE.md#routing; docs/SECURITY.md#chat-ownership). Pure: the broker carries out the verdict.
  */
 export type Admission =
   | { action: "ask" }

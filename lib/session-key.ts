@@ -1,6 +1,6 @@
 /**
  * Session keys look like `agent:<agentId>:<rest>`; markers inside <rest> tell a channel thread or a
- * sub-agent apart (DESIGN §2). Agents are matched by the parsed key, never by exact string.
+ * sub-agent apart (docs/ARCHITECTURE.md#the-openclaw-gateway). Agents are matched by the parsed key, never by exact string.
  */
 export type ParsedSessionKey = {
   agentId: string;
@@ -86,7 +86,7 @@ export class ChatKeyPattern {
 }
 
 /**
- * How an answer to a text prompt reaches the agent (DESIGN §2, §5). A run started over the Gateway's
+ * How an answer to a text prompt reaches the agent (docs/ARCHITECTURE.md#how-open-webuis-chats-reach-openclaw, #sources-and-answers). A run started over the Gateway's
  * OpenAI-compatible endpoint (its id is `chatcmpl_…`; its session `openai:…` or `openai-user:…`) has
  * an HTTP client waiting for it, Open WebUI, which never reads a session's later runs: the answer
  * must become the person's next message in that chat (`chat`). Every other run (the Pipe's) continues

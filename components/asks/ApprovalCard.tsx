@@ -37,7 +37,7 @@ function previewOf(detail: string): string {
 }
 
 /**
- * The approval card (DESIGN §11): title, what it would do (the declared scope), description, detail (the
+ * The approval card (docs/ARCHITECTURE.md#user-interface): title, what it would do (the declared scope), description, detail (the
  * Gateway's first 600 characters, expandable), tool and plugin or the command, severity (critical framed
  * in red), one button per allowed decision in the ask's order (Deny first, Recommended), and a live
  * countdown to expiry. Number keys pick a decision (focus it; Enter makes it), Esc cancels, which denies.

@@ -13,7 +13,7 @@ type Props = {
   defaultOpen?: boolean;
 };
 
-/** The collapsible "❓ Ask User" record of a finished ask (DESIGN §7, §11). */
+/** The collapsible "❓ Ask User" record of a finished ask (docs/ARCHITECTURE.md#text-prompts, #user-interface). */
 export function AskSummary({ question, summary, status, at, defaultOpen = false }: Props) {
   const dir = textDirection(question, summary);
   const prefix = summaryPrefix(status, summary);

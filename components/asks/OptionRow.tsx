@@ -9,7 +9,7 @@ type Props = {
   option: AskOption;
   /**
    * `radio` / `checkbox`: a picked-by-clicking choice (ask_user); `toggle`: a pressed button that adds
-   * or removes the option's number in a typed multi-select answer (text prompts, DESIGN §7).
+   * or removes the option's number in a typed multi-select answer (text prompts, docs/ARCHITECTURE.md#text-prompts).
    */
   control: "radio" | "checkbox" | "toggle";
   /** The radio group's name (radio and checkbox only). */
@@ -26,7 +26,7 @@ const rowState = (picked: boolean) =>
 
 /**
  * One option of a question, whatever the control: its accessible name begins with the option's label
- * (then "Recommended" when it is), and its description describes it (DESIGN §11).
+ * (then "Recommended" when it is), and its description describes it (docs/ARCHITECTURE.md#user-interface).
  */
 export function OptionRow({ baseId, index, option, control, name, picked, recommended, busy, onPick }: Props) {
   const labelId = `${baseId}-opt-${index}`;

@@ -25,7 +25,7 @@ type Props = {
 };
 
 /**
- * The question card (DESIGN §11): header, question, one row per option (the first Recommended), an
+ * The question card (docs/ARCHITECTURE.md#user-interface): header, question, one row per option (the first Recommended), an
  * Other field when a typed answer is accepted, Skip / Cancel; 1-3 questions step with a stepper that
  * keeps each draft. Keys: 1-9 pick, arrows move, Enter submits (or goes to the next question), Esc cancels.
  */

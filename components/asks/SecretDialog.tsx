@@ -37,7 +37,7 @@ const NO_AUTOFILL = {
 const FOCUSABLE = 'button:not([disabled]), input:not([disabled]), [href], select:not([disabled]), textarea:not([disabled]), [tabindex]:not([tabindex="-1"])';
 
 /**
- * The masked secret dialog (DESIGN §4, §11). The value lives only in the password field's DOM property
+ * The masked secret dialog (docs/SECURITY.md#secrets-are-never-kept; docs/ARCHITECTURE.md#user-interface). The value lives only in the password field's DOM property
  * until Submit: the field is uncontrolled (React would mirror a controlled value into the `value`
  * attribute), it is emptied before the answer is even sent, and nothing here logs or stores it.
  * There is no <form>, so no browser password manager offers to save it.

@@ -17,7 +17,7 @@ const HINTS: Partial<Record<QuestionMode, string>> = {
   "typed-multi": "Numbers or names, separated by commas or spaces.",
 };
 
-/** The typed answer: "Other" beside options, "Your answer" when there are none (DESIGN §11). */
+/** The typed answer: "Other" beside options, "Your answer" when there are none (docs/ARCHITECTURE.md#user-interface). */
 export function TypedAnswerField({ baseId, question, mode, draft, busy, onChange }: Props) {
   const id = `${baseId}-typed`;
   const hintId = `${baseId}-typed-hint`;

@@ -9,7 +9,7 @@ import type { TabAnswer } from "../../lib/protocol.ts";
  * - `choice`: one row per option (radios, or checkboxes for multi-select), plus an Other field when the
  *   question accepts a typed answer;
  * - `typed-multi`: a text prompt's multi-select: the options listed by number, answered by typing
- *   (`1, 3`, names, or both); the server maps what was typed (DESIGN §7);
+ *   (`1, 3`, names, or both); the server maps what was typed (docs/ARCHITECTURE.md#text-prompts);
  * - `confirm`: a text prompt's yes/no question: Yes / No buttons;
  * - `text`: no options: a typed answer.
  */

@@ -20,7 +20,7 @@ const VIEWS = ["pending", "history", "devices"] as const;
 type View = (typeof VIEWS)[number];
 
 /**
- * The owners' dashboard (DESIGN §11): the inbox of every pending ask across chats, most urgent first;
+ * The owners' dashboard (docs/ARCHITECTURE.md#user-interface): the inbox of every pending ask across chats, most urgent first;
  * the history of finished asks with its filters; the devices signed in; the Gateway's status; and
  * opt-in notifications for asks that arrive while the tab is hidden. One feed (use-ask-feed.ts)
  * serves the inbox and the history.

@@ -36,7 +36,7 @@ function withMember(set: ReadonlySet<string>, id: string, member: boolean): Set<
 }
 
 /**
- * The inbox (DESIGN §11): every pending ask across chats as compact rows that open in place to the
+ * The inbox (docs/ARCHITECTURE.md#user-interface): every pending ask across chats as compact rows that open in place to the
  * cards the widget shows, with keyboard triage (use-inbox-keys.ts) and bulk deny/cancel. A number key
  * on a row opens it and hands the number to its card (`pick`).
  */

@@ -5,7 +5,7 @@ import { askTitle, kindLabel } from "../../lib/wording.ts";
 const PREF_KEY = "openclaw-asks:notify";
 
 /**
- * Opt-in desktop notifications (DESIGN §11): only after the person turns them on, only while the tab
+ * Opt-in desktop notifications (docs/DASHBOARD.md#notifications): only after the person turns them on, only while the tab
  * is hidden. The preference is kept in localStorage when the page has storage.
  */
 export function useDesktopNotifications() {

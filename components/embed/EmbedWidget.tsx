@@ -16,7 +16,7 @@ import { StatusPill, describeStatus } from "../common/ConnectionStatus.tsx";
 import { useFrameHeight } from "./use-frame-height.ts";
 
 /**
- * The widget Open WebUI embeds in a sandboxed iframe for one chat (DESIGN §2, §6, §8): it views the
+ * The widget Open WebUI embeds in a sandboxed iframe for one chat (docs/ARCHITECTURE.md#live-and-idle-widgets, #routing; docs/PROTOCOL.md#tab-protocol-v1): it views the
  * chat, shows the asks the server routes to this tab, keeps a ❓ Ask User record of each one that
  * finishes here, and reports its height to the host page.
  */
@@ -158,7 +158,7 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
       };
       socket.on("connect", view);
       socket.on("disconnect", () => setViewing(false));
-      // Only one widget of a chat is live (DESIGN §2): a newer reply's took over, so this one keeps its
+      // Only one widget of a chat is live (docs/ARCHITECTURE.md#live-and-idle-widgets): a newer reply's took over, so this one keeps its
       // summaries and lets its socket go. It never views the chat again.
       socket.on("widget:superseded", () => {
         superseded.current = true;
@@ -168,7 +168,7 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
         summariesLoaded = true;
         void loadSummaries().finally(() => socket.disconnect());
       });
-      // The tab the user is in wins (DESIGN §6): coming back to the front views the chat again.
+      // The tab the user is in wins (docs/ARCHITECTURE.md#routing): coming back to the front views the chat again.
       // Cards it still holds are not shown again, so this view reconciles nothing.
       const onVisible = () => {
         if (document.visibilityState === "visible" && socket.connected && !superseded.current) viewAgain(socket);
@@ -233,7 +233,7 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
   const secret = state.pending.find((ask) => ask.kind === "secret");
   const others = state.pending.filter((ask) => ask.kind !== "secret");
   const problem = state.superseded ? null : (connectionProblem ?? viewError);
-  // No empty gap under the reply (DESIGN §2): with nothing to show the widget is 0 px tall, and the
+  // No empty gap under the reply (docs/ARCHITECTURE.md#live-and-idle-widgets): with nothing to show the widget is 0 px tall, and the
   // connection's state matters only to a card waiting for an answer.
   const showStatus = problem !== null || (state.pending.length > 0 && status.tone !== "ok");
   const empty = state.history.length === 0 && state.pending.length === 0 && !toast && !state.moved && !showStatus;

@@ -7,7 +7,7 @@ const PART_SEPARATOR = /[,،]/u;
 const OPTION_NUMBER = /^[1-9]\d*$/u;
 
 /**
- * What the agent receives for an answer typed into a choice card (DESIGN §7). The result is trimmed
+ * What the agent receives for an answer typed into a choice card (docs/ARCHITECTURE.md#text-prompts). The result is trimmed
  * of surrounding whitespace; an empty (or all-whitespace) answer gives "" (no answer).
  *
  * Single choice: exactly an option's number or label (any case, whitespace-insensitive) becomes

@@ -8,7 +8,7 @@ import type { PromptSpec } from "./types.ts";
 const MAX_HEADER_LENGTH = 80;
 
 /**
- * What kind of card a text prompt becomes (DESIGN §7; the first rule that matches wins):
+ * What kind of card a text prompt becomes (docs/ARCHITECTURE.md#text-prompts; the first rule that matches wins):
  * 1. a JSON body `{"questions": [...]}` with 1-3 valid questions → `form`;
  * 2. it mentions a credential, with no yes/no marker, no confirm question and fewer than two
  *    numbered options → `secret`;

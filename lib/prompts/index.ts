@@ -1,6 +1,6 @@
 /**
  * Text prompts: an agent writes a line starting `OpenClaw needs input:` (or `Codex needs input:`)
- * and the person gets a card instead of a wall of text (DESIGN §7). Pure: no I/O, no clock.
+ * and the person gets a card instead of a wall of text (docs/ARCHITECTURE.md#text-prompts). Pure: no I/O, no clock.
  *
  * - `PromptScanner` finds the prompt in a streaming assistant reply and says what is safe to show.
  * - `classifyPrompt` decides what card it becomes.

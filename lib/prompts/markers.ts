@@ -1,5 +1,5 @@
 /**
- * The words and markers that decide a prompt's kind (DESIGN §7, rules 2-4), in English, Hebrew and
+ * The words and markers that decide a prompt's kind (docs/ARCHITECTURE.md#text-prompts, rules 2-4), in English, Hebrew and
  * Arabic. Latin text matches case-insensitively; Hebrew and Arabic have no case.
  *
  * "Whole word" means not glued to a letter or digit on either side. `_` and `-` separate words,

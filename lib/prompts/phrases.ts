@@ -1,5 +1,5 @@
 /**
- * The phrases that open a text prompt (DESIGN §7). Matched case-sensitively: at the start of a
+ * The phrases that open a text prompt (docs/ARCHITECTURE.md#text-prompts). Matched case-sensitively: at the start of a
  * line (after at most 3 spaces) they open a prompt; anywhere inside a prompt they end it.
  */
 export const TRIGGER_PHRASES = ["OpenClaw needs input:", "Codex needs input:"] as const;

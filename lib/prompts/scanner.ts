@@ -67,7 +67,7 @@ function lineStartAt(text: string, at: number): number {
 
 /**
  * Finds the text prompt in one assistant reply while it streams, and tells what of the reply is
- * safe to show (DESIGN §7).
+ * safe to show (docs/ARCHITECTURE.md#text-prompts).
  *
  * Visible text: everything before the trigger line, released as soon as it cannot be part of a
  * trigger (held back is only the start of a line that could still spell `   OpenClaw needs

@@ -3,7 +3,7 @@
  * and the old text when a snapshot replaces it. Reads are rare and mostly near the end.
  *
  * A reply may stream in one character at a time, and feeding it that way must cost only a small
- * factor more than one single-chunk pass (DESIGN §10b). Keeping each small delta as a string (an
+ * factor more than one single-chunk pass (docs/BENCHMARK.md#targets). Keeping each small delta as a string (an
  * array slot per delta, or `+=`) or turning blocks of them back into strings as they fill up costs
  * more than the scan itself, so short deltas are copied as UTF-16 code units into fixed-size
  * blocks that are decoded only when read. Long deltas are kept as the strings they are.

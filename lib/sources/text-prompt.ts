@@ -3,7 +3,7 @@ import { CONFIRM_OPTIONS, classifyPrompt, promptFallbackText, type PromptSpec } 
 
 /**
  * A text prompt (`OpenClaw needs input:` in assistant text) becomes an Ask: a card for text, yes/no,
- * numbered choices and JSON forms, the masked dialog for a credential (DESIGN §7).
+ * numbered choices and JSON forms, the masked dialog for a credential (docs/ARCHITECTURE.md#text-prompts).
  */
 
 export type TextPromptOrigin = {

@@ -1,4 +1,4 @@
-// DESIGN §6 row by row on the broker alone (test/support/broker-harness.ts): an answer reaches the
+// The routing rules (docs/ARCHITECTURE.md#routing) row by row on the broker alone (test/support/broker-harness.ts): an answer reaches the
 // source once: Cancel, answered elsewhere, two tabs or instances at once, the early ack.
 import { describe, expect } from "vitest";
 import type { Ask } from "../../lib/ask.ts";
@@ -11,7 +11,7 @@ import { AskBroker } from "./broker.ts";
 import { AskAlreadyEnded } from "./ports.ts";
 import { MemoryPresence } from "./presence.ts";
 
-describe("AskBroker (DESIGN §6 on the broker, injected clock)", () => {
+describe("AskBroker (the routing rules on the broker, injected clock)", () => {
   describe("§6 Cancel", () => {
     it("question: the source is told cancel, the card closes with cancelled", async ({ channel, broker, tabs }) => {
       const t1 = tab("t1");

@@ -1,11 +1,11 @@
-// DESIGN §6 row by row on the broker alone (test/support/broker-harness.ts): an ask ends at its
+// The routing rules (docs/ARCHITECTURE.md#routing) row by row on the broker alone (test/support/broker-harness.ts): an ask ends at its
 // expiry, and no timer outlives it.
 import { describe, expect } from "vitest";
 import { CANCELLED_ELSEWHERE } from "../../lib/outcomes.ts";
 import { approval, question, textPrompt } from "../../test/support/ask-fixtures.ts";
 import { brokerTest as it, settled, tab } from "../../test/support/broker-harness.ts";
 
-describe("AskBroker (DESIGN §6 on the broker, injected clock)", () => {
+describe("AskBroker (the routing rules on the broker, injected clock)", () => {
   describe("§6 timeout", () => {
     it("ends at expiresAt: the card closes with expired, an answer then gets EXPIRED, no timer is left", async ({ clock, broker, tabs }) => {
       const t1 = tab("t1");

@@ -1,4 +1,4 @@
-// DESIGN §6 row by row on the broker alone (test/support/broker-harness.ts): the card moves with the
+// The routing rules (docs/ARCHITECTURE.md#routing) row by row on the broker alone (test/support/broker-harness.ts): the card moves with the
 // chat's newest viewer: a newer tab, a switch or a close, and any order of these.
 import fc from "fast-check";
 import { describe, expect } from "vitest";
@@ -30,7 +30,7 @@ class LeavesSeen extends MemoryPresence {
   }
 }
 
-describe("AskBroker (DESIGN §6 on the broker, injected clock)", () => {
+describe("AskBroker (the routing rules on the broker, injected clock)", () => {
   describe("§6 newer tab opens the chat (reload, phone)", () => {
     it("moves there once; the old tab gets ask:close handed-off once; viewing again changes nothing", async ({ broker, tabs }) => {
       await broker.view(tab("older"), "c1");
@@ -130,8 +130,8 @@ describe("AskBroker (DESIGN §6 on the broker, injected clock)", () => {
     );
     await fc.assert(
       fc.asyncProperty(fc.array(step, { maxLength: 25 }), fc.boolean(), async (steps, concurrently) => {
-        // A tab that switches chats or leaves drops the cards it had there, with no ask:close (DESIGN
-        // §8): coming back later, it holds only what it is shown again. Without this, an ask that ended
+        // A tab that switches chats or leaves drops the cards it had there, with no ask:close
+        // (docs/PROTOCOL.md#server--client): coming back later, it holds only what it is shown again. Without this, an ask that ended
         // while the tab was away looked still held by it on its return. It drops what reached it until
         // the server took its step (a card shown to it just before crossed its leave on the way).
         const presence = new LeavesSeen();

@@ -1,5 +1,5 @@
-// DESIGN §6 row by row on the broker alone (test/support/broker-harness.ts): one live widget per chat,
-// the latest reply's (DESIGN §2), and the replies of the Gateway's /v1 endpoint.
+// The routing rules (docs/ARCHITECTURE.md#routing) row by row on the broker alone (test/support/broker-harness.ts): one live widget per chat,
+// the latest reply's (docs/ARCHITECTURE.md#live-and-idle-widgets), and the replies of the Gateway's /v1 endpoint.
 import fc from "fast-check";
 import { describe, expect } from "vitest";
 import { T0, approval, question, secret, textPrompt } from "../../test/support/ask-fixtures.ts";
@@ -9,7 +9,7 @@ import { AskBroker } from "./broker.ts";
 import type { Tab } from "./ports.ts";
 import { MemoryPresence } from "./presence.ts";
 
-describe("AskBroker (DESIGN §6 on the broker, injected clock)", () => {
+describe("AskBroker (the routing rules on the broker, injected clock)", () => {
   describe("§2 one live widget per chat: the latest reply's", () => {
     it("an older reply's widget viewing after the latest one (reload, scroll up) is superseded and never takes the card", async ({ presence, broker, tabs }) => {
       await broker.view(widget("w12", "c1", "a12", 12), "c1");

@@ -1,11 +1,11 @@
-// DESIGN §6 row by row on the broker alone (test/support/broker-harness.ts): who may view a chat, see
-// its asks and answer them (DESIGN §9).
+// The routing rules (docs/ARCHITECTURE.md#routing) row by row on the broker alone (test/support/broker-harness.ts): who may view a chat, see
+// its asks and answer them (docs/SECURITY.md#chat-ownership).
 import { describe, expect } from "vitest";
 import type { Ask } from "../../lib/ask.ts";
 import { question } from "../../test/support/ask-fixtures.ts";
 import { brokerTest as it, tab } from "../../test/support/broker-harness.ts";
 
-describe("AskBroker (DESIGN §6 on the broker, injected clock)", () => {
+describe("AskBroker (the routing rules on the broker, injected clock)", () => {
   describe("§9 chat ownership", () => {
     it("a non-owner cannot view another user's chat, see its asks or answer them", async ({ broker, tabs }) => {
       expect(await broker.view(tab("alice-tab", "alice", "c1"), "c1")).toEqual({ ok: true });

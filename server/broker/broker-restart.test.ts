@@ -1,4 +1,4 @@
-// DESIGN §6 row by row on the broker alone (test/support/broker-harness.ts): what outlives an ask's
+// The routing rules (docs/ARCHITECTURE.md#routing) row by row on the broker alone (test/support/broker-harness.ts): what outlives an ask's
 // end and the broker: tombstones, a restart, shutdown.
 import { describe, expect } from "vitest";
 import { CANCELLED_ELSEWHERE, answeredElsewhere, type Ending } from "../../lib/outcomes.ts";
@@ -7,7 +7,7 @@ import { brokerTest as it, Tabs, settled, tab } from "../../test/support/broker-
 import { AskBroker } from "./broker.ts";
 import { MemoryPresence } from "./presence.ts";
 
-describe("AskBroker (DESIGN §6 on the broker, injected clock)", () => {
+describe("AskBroker (the routing rules on the broker, injected clock)", () => {
   describe("§6 terminal states are tombstones", () => {
     it("a replay of an answered, expired or refused ask never revives it", async ({ clock, broker, tabs }) => {
       const t1 = tab("t1");

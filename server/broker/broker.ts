@@ -14,8 +14,8 @@ import { TrackedAsks } from "./tracked-asks.ts";
 import { inTurn, type Queue } from "./turns.ts";
 
 /**
- * The AskBroker: the one state machine every ask goes through (DESIGN §3, §6). policy → store →
- * presence → timers. Asks come in from an AskChannel as domain events and replies go out through it;
+ * The AskBroker: the one state machine every ask goes through (docs/ARCHITECTURE.md#how-an-ask-flows,
+ * #routing). policy → store → presence → timers. Asks come in from an AskChannel as domain events and replies go out through it;
  * what tabs should see goes out as events the transports subscribe to. So it is tested without sockets
  * or a Gateway. Each tracked ask is one entry of `asks` with its phase (tracked-asks.ts); who may see a
  * chat is `access` (chat-access.ts), which widget of a chat is live is `widgets` (live-widget.ts), where
@@ -252,8 +252,9 @@ export class AskBroker extends Emitter<BrokerEvents> {
   }
 
   /**
-   * A newer reply means the user wrote again: a text prompt shown in an earlier reply ends as DESIGN §6
-   * says for a message sent instead of an answer (it stays in its reply as text) rather than moving on.
+   * A newer reply means the user wrote again: a text prompt shown in an earlier reply ends as the routing
+   * rules say for a message sent instead of an answer (it stays in its reply as text) rather than moving
+   * on (docs/ARCHITECTURE.md#routing).
    */
   private async endTextPromptsBefore(chatId: string, replyId: string): Promise<void> {
     const stale = this.asks.ofChat(chatId).filter(({ ask, phase }) => ask.source === "text-prompt" && ask.replyId !== undefined && ask.replyId !== replyId && phase !== "answering");

@@ -6,7 +6,7 @@ import type { AskStore } from "../store/store.ts";
 import type { Tab } from "./ports.ts";
 
 /**
- * Who a chat belongs to, and so who may view it and see its asks (DESIGN §9): the recorded owner of a
+ * Who a chat belongs to, and so who may view it and see its asks (docs/SECURITY.md#chat-ownership): the recorded owner of a
  * chat is its first proven user and never changes, so a known one is remembered; owners see everything.
  */
 

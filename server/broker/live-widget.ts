@@ -3,7 +3,7 @@ import type { AskStore } from "../store/store.ts";
 import type { Presence, ReplyClaim, Tab } from "./ports.ts";
 
 /**
- * The live-widget rule (DESIGN §2, §6, §8) for tokens with a chat claim: only the widget of the chat's
+ * The live-widget rule (docs/ARCHITECTURE.md#live-and-idle-widgets, #routing; docs/PROTOCOL.md#tab-protocol-v1) for tokens with a chat claim: only the widget of the chat's
  * newest reply takes cards. An older reply's widget (or one of the first filter, with no reply) is told
  * it is superseded and views nothing; a newer one supersedes the widgets of older replies that view the
  * chat. Widgets of the same reply (two browser tabs) follow the v1 rule: the newest `chat:view` wins.

@@ -18,7 +18,7 @@ export type Tab = {
   chatClaim: string | null;
   /**
    * An embed token's reply: the widget of that assistant message. Null for every other token, and for
-   * embed tokens of the first filter, which carry none: such a widget is never live (DESIGN §8).
+   * embed tokens of the first filter, which carry none: such a widget is never live (docs/PROTOCOL.md#one-live-widget-per-chat).
    */
   reply: ReplyClaim | null;
 };
@@ -85,7 +85,7 @@ export interface Presence extends Subscribable<CardEvents> {
   view(tab: Tab, chatId: string): Promise<string | null>;
   /**
    * The tab views no chat any more; returns the chat it viewed, or null. A tab that leaves drops its
-   * cards (DESIGN §8: it knows), so they are nobody's until placed again; a superseded widget keeps
+   * cards (it knows: docs/PROTOCOL.md#server--client), so they are nobody's until placed again; a superseded widget keeps
    * them (`keepCards`) until they move or end.
    */
   leave(tabId: string, options?: { keepCards?: boolean }): Promise<string | null>;

@@ -16,7 +16,7 @@ export class MemoryPresence extends Emitter<CardEvents> implements Presence {
   private readonly viewing = new Map<string, Tab[]>();
   private readonly tabChat = new Map<string, string>();
   private readonly shown = new Map<string, string>();
-  /** Each tab's asks: a tab that leaves its chat drops their cards (DESIGN §8), so they are placed again. */
+  /** Each tab's asks: a tab that leaves its chat drops their cards (docs/PROTOCOL.md#server--client), so they are placed again. */
   private readonly held = new Map<string, Set<string>>();
   /** The latest ended asks, never placed again (an older replay is named by the store). */
   private readonly ended = new Set<string>();

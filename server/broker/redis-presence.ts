@@ -17,7 +17,7 @@ import type { CardEvents, Placement, Presence, Tab } from "./ports.ts";
  * Keys under the prefix: `tab:<id>` hash (chat, user, owner, claim, msg and mts of its reply, instance,
  * since), `viewers:<chat>`
  * sorted set of tab ids in view order, `seq` (that order), `shown` hash ask → tab and `held:<tab>` (its
- * asks: a tab that leaves its chat drops their cards, DESIGN §8, so they are placed again), `ended:<ask>`
+ * asks: a tab that leaves its chat drops their cards (docs/PROTOCOL.md#server--client), so they are placed again), `ended:<ask>`
  * (an ended ask, for a day: never placed again), `instance:<id>`
  * (the heartbeat) and `instance-tabs:<id>` (its tabs, removed on a clean stop).
  *
@@ -43,7 +43,7 @@ export const HEARTBEAT_TTL_MS = 10_000;
  */
 const REMEMBERED_MS = 86_400_000;
 
-/** A tab that leaves a chat drops its cards there (DESIGN §8): they are nobody's, to be placed again. */
+/** A tab that leaves a chat drops its cards there (docs/PROTOCOL.md#server--client): they are nobody's, to be placed again. */
 const RELEASE = `
 local function release(p, tab)
   for _, ask in ipairs(redis.call('SMEMBERS', p .. 'held:' .. tab)) do

@@ -8,7 +8,7 @@ const plugin: ApprovalAsk = { ...base, id: "plugin:1", kind: "approval", source:
 const exec: ApprovalAsk = { ...plugin, id: "e1", source: "gateway.exec-approval" };
 const prompt: Ask = { ...question, id: "prompt:abc", source: "text-prompt" };
 
-describe("domain replies as Gateway calls (DESIGN §5)", () => {
+describe("domain replies as Gateway calls (docs/ARCHITECTURE.md#sources-and-answers)", () => {
   it("answers and cancels a question with question.resolve", () => {
     expect(replyCall(question, { type: "answers", answers: { db: ["SQLite"] } })).toEqual({ method: "question.resolve", params: { id: "q1", answers: { answers: { db: ["SQLite"] } } } });
     expect(replyCall(question, { type: "cancel" })).toEqual({ method: "question.resolve", params: { id: "q1", cancel: true } });

@@ -2,7 +2,7 @@ import type { Ask } from "../../lib/ask.ts";
 import type { AskReply } from "../../lib/answers.ts";
 
 /**
- * Domain operations as Gateway method calls (DESIGN §5): a reply to an ask, a refusal by policy, a
+ * Domain operations as Gateway method calls (docs/ARCHITECTURE.md#sources-and-answers): a reply to an ask, a refusal by policy, a
  * notice to a session. The only place that knows the resolve methods and their parameter shapes.
  */
 

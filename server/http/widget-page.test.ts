@@ -1,4 +1,4 @@
-// The idle widget page (DESIGN §2): which requests it answers (every reply's widget but the chat's
+// The idle widget page (docs/ARCHITECTURE.md#live-and-idle-widgets): which requests it answers (every reply's widget but the chat's
 // latest, tokens of the first filter, expired tokens) and what it holds, on the real broker and an
 // in-memory store; the Next.js app is the `false` answer.
 import { createServer, type Server } from "node:http";

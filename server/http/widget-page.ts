@@ -6,7 +6,7 @@ import { AuthError, TokenExpired, verifyTabToken, type TabIdentity } from "../ta
 import { newNonce, securityHeaders } from "./headers.ts";
 
 /**
- * The widget page of a reply that is not its chat's live one (DESIGN §2): Open WebUI mounts a widget
+ * The widget page of a reply that is not its chat's live one (docs/ARCHITECTURE.md#live-and-idle-widgets): Open WebUI mounts a widget
  * for every reply that has one, so all but the latest reply's get this page instead of the app. It is
  * served here, before Next.js: the ❓ Ask User summaries of the asks that finished in that reply,
  * rendered on the server, and one inline script (with the response's CSP nonce) that reports the
@@ -70,7 +70,7 @@ export function createWidgetPageRoute(options: WidgetPageOptions): (request: Inc
     try {
       const identity = await verifyTabToken(token, options.key, rules);
       if (identity.chat !== chatId) return null;
-      // A token of the first filter names no reply: its widget is never live (DESIGN §8).
+      // A token of the first filter names no reply: its widget is never live (docs/PROTOCOL.md#one-live-widget-per-chat).
       return { live: identity.reply !== null && (await options.broker.isLiveReply(chatId, identity.reply)), identity };
     } catch (error) {
       if (!(error instanceof TokenExpired)) {

@@ -60,7 +60,7 @@ const it = brokerTest
     return watcher;
   });
 
-describe("ChatWatcher: a reply that ends with a prompt becomes a text-prompt ask (DESIGN §7)", () => {
+describe("ChatWatcher: a reply that ends with a prompt becomes a text-prompt ask (docs/ARCHITECTURE.md#text-prompts)", () => {
   it("on the session's chat, with the run, the agent and a timeout; the same reply again is the same ask", async ({ clock, broker, runs, tabs }) => {
     await broker.view(tab("t1"), "c1");
     clock.advance(5_000);

@@ -11,7 +11,7 @@ import type { AskBroker } from "../broker/broker.ts";
 import type { Subscribable } from "../events.ts";
 
 /**
- * Watches assistant text of the agent's sessions for `OpenClaw needs input:` prompts (DESIGN §7):
+ * Watches assistant text of the agent's sessions for `OpenClaw needs input:` prompts (docs/ARCHITECTURE.md#text-prompts):
  * one PromptScanner per run, fed cumulative snapshots (or deltas when a frame has none); when the
  * run's reply ends with a prompt, it becomes a text-prompt Ask on the session's chat.
  */

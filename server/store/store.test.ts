@@ -122,7 +122,7 @@ describe.each(storeBackends())("AskStore on $name", (backend) => {
     expect(await store.ownerLinkKid()).toBe("k2");
   });
 
-  describe("the live widget's notes (DESIGN §2)", () => {
+  describe("the live widget's notes (docs/ARCHITECTURE.md#live-and-idle-widgets)", () => {
     it("keeps the newest embed (reply and mint time) per chat, whatever order the embeds are seen in", async () => {
       const store = await backend.open();
       expect(await store.noteEmbed("c1", { msg: "a2", mts: 2_000 }, 10)).toEqual({ msg: "a2", mts: 2_000 });

@@ -33,7 +33,7 @@ export interface AskStore {
 
   /**
    * Notes an embed of the chat, for reply `msg` minted at `mts` (epoch ms), and returns the newest one
-   * seen for the chat, this one included: the live widget's reply (DESIGN §2). Atomic, even across
+   * seen for the chat, this one included: the live widget's reply (docs/ARCHITECTURE.md#live-and-idle-widgets). Atomic, even across
    * instances.
    */
   noteEmbed(chatId: string, embed: ReplyClaim, at: number): Promise<ReplyClaim>;

@@ -10,7 +10,7 @@ import type { ReplyClaim } from "../broker/ports.ts";
  * The limit is judged from `exp` and the clock, because older Open WebUI tokens carry no `iat`.
  */
 /**
- * `reply`: an embed token's assistant message and mint time; only the newest reply's widget of a chat is live (DESIGN §2, §8).
+ * `reply`: an embed token's assistant message and mint time; only the newest reply's widget of a chat is live (docs/ARCHITECTURE.md#live-and-idle-widgets; docs/PROTOCOL.md#tab-protocol-v1).
  * `kid`: the key id of an owner or device link (checked current), whose sockets its revocation closes.
  * `expiresAt`: its `exp`, in epoch ms (a push subscription made with the token lasts until then).
  */

@@ -1,4 +1,4 @@
-// `npm run bench`: the DESIGN §10b figures (issue 6), each a ratio measured side by side in this run
+// `npm run bench`: the figures of docs/BENCHMARK.md#targets (issue 6), each a ratio measured side by side in this run
 // or a size, printed as a table and written to bench/results.json. Exits non-zero when a figure
 // misses its target or a step could not complete.
 //
@@ -37,7 +37,7 @@ const TARGETS = {
   /** Over the baseline (the framework JS every page of the same build loads), gzipped. */
   widgetOverBaselineKB: 35,
   dashboardOverBaselineKB: 60,
-  /** The idle widget (an older reply's page), everything it loads, gzipped (DESIGN §10b). */
+  /** The idle widget (an older reply's page), everything it loads, gzipped (docs/BENCHMARK.md#targets). */
   widgetIdleKB: 10,
 };
 

@@ -2,7 +2,7 @@ import { PromptScanner } from "../../lib/prompts/index.ts";
 import { ratio, round } from "./stats.ts";
 
 /**
- * The prompt scanner (DESIGN §10b), on a realistic 1 MB assistant reply:
+ * The prompt scanner (docs/BENCHMARK.md#targets), on a realistic 1 MB assistant reply:
  * - linearity: the cost per character, fed one character per `push` (the most calls a reply can
  *   take), is the same for a 250 kB reply as for the 1 MB one (both end with their prompt). A
  *   sample feeds 1 MB either way, the short reply four times over, so both sizes are timed over the

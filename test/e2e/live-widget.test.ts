@@ -1,4 +1,4 @@
-// One live widget per chat page (DESIGN §2, §6), in the host page that mounts embeds as Open WebUI
+// One live widget per chat page (docs/ARCHITECTURE.md#live-and-idle-widgets, #routing), in the host page that mounts embeds as Open WebUI
 // does (test/support/openwebui-host, EMBEDS.md): a widget per reply, the last 8 messages mounted and 8
 // more on scroll up, the user writing again, a second browser, a tab coming back to the front, and
 // replies saved by the first filter (tokens without `msg`). What a person sees is asserted: exactly

@@ -1,4 +1,4 @@
-// Plugin and exec approvals against the real OpenClaw Gateway (DESIGN §5, §6, §9; issue 4):
+// Plugin and exec approvals against the real OpenClaw Gateway (docs/ARCHITECTURE.md#sources-and-answers, #routing; docs/SECURITY.md#chat-ownership; issue 4):
 // request → card → decision → the requester gets exactly that decision; answered elsewhere; expiry
 // with a real 2-second `timeoutMs`; channel threads and guests denied at once; sub-agents on the
 // dashboard only; sessions of another agent never touched.

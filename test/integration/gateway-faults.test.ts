@@ -1,4 +1,4 @@
-// Gateway faults and timers, with the in-repo fake Gateway (DESIGN §2, §3, §6, §13; issue 4):
+// Gateway faults and timers, with the in-repo fake Gateway (docs/ARCHITECTURE.md#the-openclaw-gateway, #how-an-ask-flows, #routing, #house-style; issue 4):
 // disconnect mid-ask, reconnect + backfill with question.list / plugin.approval.list /
 // exec.approval.list, asks resolved while disconnected, seq gaps, malformed records, the run stopping,
 // and server-owned timers (from the Gateway's expiresAtMs, injected clock, none survives an ask's end

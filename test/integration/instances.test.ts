@@ -1,4 +1,4 @@
-// Several instances on one Redis (issue 12): every DESIGN §6 rule across instances, in-process
+// Several instances on one Redis (issue 12): every routing rule (docs/ARCHITECTURE.md#routing) across instances, in-process
 // instances sharing a real redis-server, against the real OpenClaw Gateway where it faces the Gateway
 // (every instance is connected to it as an operator client). The fake Gateway counts what reaches it
 // when two tabs on two instances answer at once, and stands in while Redis restarts mid-run.

@@ -1,4 +1,4 @@
-// DESIGN §6 "Who sees an ask, and when it ends" where it faces the Gateway and the sockets: each row's
+// The routing rules (docs/ARCHITECTURE.md#routing), "Who sees an ask, and when it ends", where it faces the Gateway and the sockets: each row's
 // Gateway methods and events end to end (one describe per row, named after it), the rules under the
 // table (two tabs answering at once, tombstones; several instances: instances.test.ts), §9 chat ownership over the wire and
 // §10 restart reconciliation. The rules themselves, every case and every expiry, are checked on the

@@ -1,5 +1,5 @@
 // Secret requests and ask_user questions from live agent runs on the real OpenClaw Gateway, driven by
-// the scripted stub model (DESIGN §4, §5, §6, §9; issue 4). Secret questions can only come from the
+// the scripted stub model (docs/ARCHITECTURE.md#the-ask, #sources-and-answers, #routing; docs/SECURITY.md#chat-ownership; issue 4). Secret questions can only come from the
 // `secrets` tool inside a run: the stub's reply calls it through the Gateway's `tool_call` router.
 // A secret value goes only to `question.resolve`; it must never appear in the SQLite files, the server
 // log, any frame sent to any tab, or any request to the model.

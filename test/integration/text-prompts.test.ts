@@ -11,7 +11,7 @@ import { openTab, type Tab, type TestServer } from "../support/tabs.ts";
 import { PROMPTS, TRIGGER, chatFrames, cumulative, expectCard, type Mode, type PromptKind } from "../support/text-prompts.ts";
 
 /**
- * Text prompts (DESIGN §5-§7, issue 3 part B) through the whole path, against the in-repo fake
+ * Text prompts (docs/ARCHITECTURE.md#sources-and-answers, #routing, #text-prompts, issue 3 part B) through the whole path, against the in-repo fake
  * Gateway: assistant text streamed as `chat` events (one character per delta, 7-character deltas,
  * cumulative snapshots with replays and a `replace`, deltaText-only frames, one final snapshot) →
  * chat watcher → broker → the tab viewing the chat → answer → `chat.send` back to the session. What

@@ -1,4 +1,4 @@
-// The broker alone, for the tests of DESIGN §6 "Who sees an ask, and when it ends" row by row
+// The broker alone, for the tests of the routing rules (docs/ARCHITECTURE.md#routing) row by row
 // (server/broker/broker-*.test.ts): an injected clock (expiry in no time), in-memory presence, an
 // in-memory SQLite store, and a scripted AskChannel in place of the Gateway (what faces the real
 // Gateway is tested in test/integration). Each row is a describe named after it, as in docs/RULES.md.
@@ -73,7 +73,7 @@ export class Tabs {
   }
   /**
    * The tab switched away from the chat or left it: it drops that chat's cards itself, as it gets no
-   * ask:close for them (DESIGN §8). `askId` is the chat it left, as for superseded.
+   * ask:close for them (docs/PROTOCOL.md#server--client). `askId` is the chat it left, as for superseded.
    */
   left(tabId: string, chatId: string): void {
     this.timeline.push({ tabId, event: "left", askId: chatId });

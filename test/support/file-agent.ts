@@ -1,6 +1,6 @@
 // Every test file that talks to the shared real Gateway (test/setup/global-gateway.ts) runs as its
 // own agent, so no file sees another file's asks: the product server touches only the sessions of
-// its AGENT_ID (DESIGN §6), and a file's asks are made on its agent's session keys. The Gateway
+// its AGENT_ID (docs/ARCHITECTURE.md#routing), and a file's asks are made on its agent's session keys. The Gateway
 // refuses runs (`chat.send`) for agents it has no configuration for, so the global setup
 // configures one agent per test file, named after the file.
 import { readdirSync } from "node:fs";

@@ -1,6 +1,6 @@
 /**
  * Test support for the prompt scanner (not used by the library): ways to feed a reply, and a
- * reference scanner that applies DESIGN §7 to the whole text at once, written for obviousness
+ * reference scanner that applies the text-prompt rules (docs/ARCHITECTURE.md#text-prompts) to the whole text at once, written for obviousness
  * rather than speed, to check the streaming scanner against.
  */
 import { TRIGGER_PHRASES, collapseWhitespace, questionBody } from "../../lib/prompts/phrases.ts";
@@ -99,7 +99,7 @@ export function phraseStarts(text: string, from: number): number[] {
   }
 }
 
-/** What DESIGN §7 says a whole reply shows and prompts, computed on the complete text. */
+/** What the text-prompt rules (docs/ARCHITECTURE.md#text-prompts) say a whole reply shows and prompts, computed on the complete text. */
 export function referenceScan(text: string): ScanResult & { triggerStart: number; shownAfter: string } {
   const triggerStart = referenceTriggerStart(text);
   if (triggerStart < 0) return { visible: text, prompt: null, triggerStart, shownAfter: "" };

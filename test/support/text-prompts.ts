@@ -1,4 +1,4 @@
-// Text prompts (DESIGN §7) for the tests of their whole path: the replies an agent writes, the `chat`
+// Text prompts (docs/ARCHITECTURE.md#text-prompts) for the tests of their whole path: the replies an agent writes, the `chat`
 // frames the Gateway streams a reply in (each way it does), and the card each prompt must become. The
 // chat watcher's unit test feeds the frames to the watcher; text-prompts.test.ts sends the same frames
 // from the fake Gateway to the real server.
@@ -78,7 +78,7 @@ export function chatFrames(sessionKey: string, runId: string, reply: string, mod
     text += last;
     frames.push({ ...run, state: "final", ...(text === "" ? {} : { message: cumulative(text) }), seq });
   };
-  // With `replace`, `deltaText` is the whole new reply so far, not a suffix (DESIGN §2).
+  // With `replace`, `deltaText` is the whole new reply so far, not a suffix (docs/ARCHITECTURE.md#the-openclaw-gateway).
   const bare = (deltaText: string, replace = false) => frames.push({ ...run, state: "delta", deltaText, ...(replace ? { replace: true } : {}), seq: ++seq });
   const bareFinal = () => frames.push({ ...run, state: "final", seq: ++seq });
   switch (mode) {
@@ -137,7 +137,7 @@ export function onlyQuestion(ask: Ask): AskQuestion {
   return questions[0]!;
 }
 
-/** The card a `kind` prompt of PROMPTS must become (DESIGN §7). */
+/** The card a `kind` prompt of PROMPTS must become (docs/ARCHITECTURE.md#text-prompts). */
 export function expectCard(kind: PromptKind, ask: Ask): void {
   switch (kind) {
     case "text": {
