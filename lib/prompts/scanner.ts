@@ -2,6 +2,7 @@ import { FINDER_START, findTriggerPhrases } from "./phrase-finder.ts";
 import { TRIGGER_PHRASES } from "./phrases.ts";
 import { separateRepeats } from "./repeats.ts";
 import { TextBuffer } from "./text-buffer.ts";
+import { commonPrefixLength, hasNewline, lineStartAt } from "./lines.ts";
 
 const NEWLINE = 0x0a;
 const TAB = 0x09;
@@ -46,23 +47,6 @@ const phraseByFirstChar = new Map<number, string>(TRIGGER_PHRASES.map((phrase) =
 
 function isTrailingWhitespace(code: number): boolean {
   return code === SPACE || code === TAB || code === CARRIAGE_RETURN;
-}
-
-function hasNewline(text: string): boolean {
-  // `includes` costs several times more than this on one-character strings, the hot case.
-  return text.length === 1 ? text.charCodeAt(0) === NEWLINE : text.includes("\n");
-}
-
-function commonPrefixLength(a: string, b: string): number {
-  const limit = Math.min(a.length, b.length);
-  let i = 0;
-  while (i < limit && a.charCodeAt(i) === b.charCodeAt(i)) i++;
-  return i;
-}
-
-/** The start of the line that holds position `at`. */
-function lineStartAt(text: string, at: number): number {
-  return at === 0 ? 0 : text.lastIndexOf("\n", at - 1) + 1;
 }
 
 /**

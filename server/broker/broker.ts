@@ -252,9 +252,8 @@ export class AskBroker extends Emitter<BrokerEvents> {
   }
 
   /**
-   * A newer reply means the user wrote again: a text prompt shown in an earlier reply ends as the routing
-   * rules say for a message sent instead of an answer (it stays in its reply as text) rather than moving
-   * on (docs/ARCHITECTURE.md#routing).
+   * A newer reply means the user wrote again: a text prompt shown in an earlier reply ends as for a message
+   * sent instead of an answer (docs/ARCHITECTURE.md#routing): it stays in its reply as text, not moving on.
    */
   private async endTextPromptsBefore(chatId: string, replyId: string): Promise<void> {
     const stale = this.asks.ofChat(chatId).filter(({ ask, phase }) => ask.source === "text-prompt" && ask.replyId !== undefined && ask.replyId !== replyId && phase !== "answering");
