@@ -5,6 +5,7 @@ import { z } from "zod";
 import { loadOrCreateAuthSecret } from "./auth-secret.ts";
 import { parseConfig } from "./config.ts";
 import { ConnectRefused, connectOpenWebui, frontMatterVersion } from "./openwebui/connect.ts";
+import { errorMessage } from "../lib/error-message.ts";
 
 /**
  * `npm run connect-openwebui -- --url <Open WebUI URL> --api-key <an admin's API key> [--asks-url <URL>]
@@ -73,7 +74,7 @@ if (import.meta.main) {
   main().then(
     (code) => process.exit(code),
     (error: unknown) => {
-      console.error(error instanceof ConnectRefused ? error.message : `✗ ${error instanceof Error ? error.message : String(error)}`);
+      console.error(error instanceof ConnectRefused ? error.message : `✗ ${errorMessage(error)}`);
       process.exit(1);
     },
   );

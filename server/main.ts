@@ -10,6 +10,7 @@ import { createPagesHandler } from "./http/pages.ts";
 import { openBackend } from "./store/backend.ts";
 import { secretKey } from "./tabs/auth.ts";
 import { describeOwnerLink, mintOwnerLink } from "./tabs/owner-links.ts";
+import { errorMessage } from "../lib/error-message.ts";
 
 /**
  * `npm start`: parse the environment, serve the Next.js app and the tab protocol on one port,
@@ -66,7 +67,7 @@ async function main(): Promise<void> {
 }
 
 function oneLine(error: unknown): string {
-  return (error instanceof Error ? error.message : String(error)).replace(/\s*\n\s*/g, " ");
+  return errorMessage(error).replace(/\s*\n\s*/g, " ");
 }
 
 try {

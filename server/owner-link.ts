@@ -7,6 +7,7 @@ import { describeOwnerLink, mintOwnerLink, revokeOwnerLinks } from "./tabs/owner
 import { renderUnicodeCompact } from "uqr";
 import { DeviceName } from "../lib/devices.ts";
 import { mintDeviceLink } from "./devices/device-links.ts";
+import { errorMessage } from "../lib/error-message.ts";
 
 /**
  * `npm run owner-link`: prints a new dashboard link for the first owner, valid OWNER_LINK_HOURS.
@@ -73,6 +74,6 @@ async function main(args: readonly string[]): Promise<void> {
 try {
   await main(process.argv.slice(2));
 } catch (error) {
-  console.error(`owner-link: ${(error instanceof Error ? error.message : String(error)).replace(/\s*\n\s*/g, " ")}`);
+  console.error(`owner-link: ${errorMessage(error).replace(/\s*\n\s*/g, " ")}`);
   process.exit(1);
 }

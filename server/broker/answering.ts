@@ -5,6 +5,7 @@ import { fail, type AnswerAck, type SecretOutcome, type TabAnswer } from "../../
 import { StoreUnavailable, type AskStore } from "../store/store.ts";
 import { AskAlreadyEnded, type AskChannel, type Outcome, type Tab } from "./ports.ts";
 import type { TrackedAsks } from "./tracked-asks.ts";
+import { errorMessage } from "../../lib/error-message.ts";
 
 /**
  * A tab's answer to an ask. Once it is decided (this instance holds the store's claim and the source
@@ -78,7 +79,7 @@ export async function answerAsk(context: AnsweringContext, { tab, askId, answer,
     }
     await undo();
     // Never echo the source's message for a secret: it could quote the value.
-    const detail = ask.kind === "secret" ? "the secret was not accepted" : error instanceof Error ? error.message : String(error);
+    const detail = ask.kind === "secret" ? "the secret was not accepted" : errorMessage(error);
     return fail("GATEWAY_ERROR", `The Gateway did not take the answer: ${detail}`);
   }
   const ack: AnswerAck = {

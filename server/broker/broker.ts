@@ -12,6 +12,7 @@ import type { Arrival, AskChannel, Outcome, Presence, ReplyClaim, SourceListing,
 import { Cards } from "./cards.ts";
 import { TrackedAsks } from "./tracked-asks.ts";
 import { inTurn, type Queue } from "./turns.ts";
+import { errorMessage } from "../../lib/error-message.ts";
 
 /**
  * The AskBroker: the one state machine every ask goes through (docs/ARCHITECTURE.md#how-an-ask-flows,
@@ -329,7 +330,7 @@ export class AskBroker extends Emitter<BrokerEvents> {
 
   /** The one boundary for work started by an event or a timer: a failure is logged, once. */
   private settle(work: Promise<unknown>, what: string): void {
-    work.catch((error: unknown) => this.options.log(`${what} failed: ${error instanceof Error ? error.message : String(error)}`));
+    work.catch((error: unknown) => this.options.log(`${what} failed: ${errorMessage(error)}`));
   }
 
   private async adopt(ask: Ask): Promise<void> {

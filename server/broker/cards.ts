@@ -8,6 +8,7 @@ import type { ChatAccess } from "./chat-access.ts";
 import type { AskChannel, Presence, Tab } from "./ports.ts";
 import type { TrackedAsks } from "./tracked-asks.ts";
 import { inTurn, type Queue } from "./turns.ts";
+import { errorMessage } from "../../lib/error-message.ts";
 
 /**
  * Where the tracked asks' cards go, and how asks end: each pending ask of a chat is placed on the
@@ -149,7 +150,7 @@ export class Cards {
     try {
       await this.options.source.refuse(ask);
     } catch (error) {
-      this.options.log(`could not refuse ask ${ask.id}: ${error instanceof Error ? error.message : String(error)}`);
+      this.options.log(`could not refuse ask ${ask.id}: ${errorMessage(error)}`);
     }
   }
 }

@@ -6,6 +6,7 @@ import { AskClose } from "../../lib/protocol.ts";
 import { Emitter } from "../events.ts";
 import { Done, Flag, flatRows, redisScripts } from "../store/redis-scripts.ts";
 import type { CardEvents, Placement, Presence, Tab } from "./ports.ts";
+import { errorMessage } from "../../lib/error-message.ts";
 
 /**
  * Presence shared by every instance, in Redis: which tab views which chat, since when and on which
@@ -319,14 +320,14 @@ export class RedisPresence extends Emitter<CardEvents> implements Presence {
       await this.redis.set(`${this.prefix}instance:${this.instanceId}`, String(this.clock.now()), "PX", HEARTBEAT_TTL_MS);
     } catch (error) {
       // Redis is away: the next beat tries again; until then this instance's tabs may lapse.
-      this.log(`presence heartbeat failed: ${error instanceof Error ? error.message : String(error)}`);
+      this.log(`presence heartbeat failed: ${errorMessage(error)}`);
     }
     if (this.running) this.heartbeat = this.clock.setTimer(() => this.tick(), HEARTBEAT_EVERY_MS);
   }
 
   private tick(): void {
     this.heartbeat = null;
-    this.beat().catch((error: unknown) => this.log(`presence heartbeat failed: ${error instanceof Error ? error.message : String(error)}`));
+    this.beat().catch((error: unknown) => this.log(`presence heartbeat failed: ${errorMessage(error)}`));
   }
 }
 

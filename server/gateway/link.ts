@@ -17,6 +17,7 @@ import {
   type ApprovalResolved,
   type Check,
 } from "./records.ts";
+import { errorMessage } from "../../lib/error-message.ts";
 
 /**
  * GatewayLink: the connection to the OpenClaw Gateway. The official client owns the connection
@@ -150,7 +151,7 @@ export class GatewayLink {
     } catch (error) {
       const details = (error as { details?: { reason?: unknown } }).details;
       const reason = typeof details?.reason === "string" ? details.reason : undefined;
-      throw new GatewayCallError(error instanceof Error ? error.message : String(error), reason);
+      throw new GatewayCallError(errorMessage(error), reason);
     }
   }
 
@@ -204,7 +205,7 @@ export class GatewayLink {
 
   /** Starts a backfill; its failures are logged and retried inside, so nothing escapes here. */
   private resync(): void {
-    this.backfill().catch((error: unknown) => this.options.log(`gateway backfill failed: ${error instanceof Error ? error.message : String(error)}`));
+    this.backfill().catch((error: unknown) => this.options.log(`gateway backfill failed: ${errorMessage(error)}`));
   }
 
   /**
@@ -245,7 +246,7 @@ export class GatewayLink {
       handler.backfilled(live);
       if (run === this.backfillRun) this.backfillRetryMs = FIRST_BACKFILL_RETRY_MS;
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
+      const message = errorMessage(error);
       // A newer backfill or a reconnect takes over; otherwise restored asks would stay hidden until one.
       if (run !== this.backfillRun || !this.current.connected || this.stopped) return log(`gateway backfill failed: ${message}`);
       const delay = this.backfillRetryMs;

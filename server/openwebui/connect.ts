@@ -2,6 +2,7 @@ import { io } from "socket.io-client";
 import { endpointState, enableEndpoint, openaiBaseUrl, type EndpointState } from "../gateway/openai-endpoint.ts";
 import { mintTabToken, secretKey } from "../tabs/auth.ts";
 import { OpenWebuiAdmin, OpenWebuiError, OpenWebuiUnreachable, type InstalledFunction, type OpenaiConfig } from "./admin-api.ts";
+import { errorMessage } from "../../lib/error-message.ts";
 
 /**
  * `npm run connect-openwebui`: connects an Open WebUI to this server and its Gateway through Open
@@ -153,7 +154,7 @@ export async function connectOpenWebui(options: ConnectOptions): Promise<boolean
     await enableEndpoint(options.gatewayUrl, options.gatewayToken).then(
       () => print("✓ the Gateway's /v1 endpoint turned on (gateway.http.endpoints.chatCompletions.enabled)"),
       (error: unknown) => {
-        throw new ConnectRefused(`✗ turn on the Gateway's /v1 endpoint: ${error instanceof Error ? error.message : String(error)}. Set gateway.http.endpoints.chatCompletions.enabled: true in the Gateway's config and run this again`);
+        throw new ConnectRefused(`✗ turn on the Gateway's /v1 endpoint: ${errorMessage(error)}. Set gateway.http.endpoints.chatCompletions.enabled: true in the Gateway's config and run this again`);
       },
     );
   } else {
@@ -194,7 +195,7 @@ function reason(error: unknown): string {
     if (error.status === 404) return `this Open WebUI has no such route (404): OpenClaw Asks needs Open WebUI 0.11 or later (${error.message})`;
     return error.message;
   }
-  return error instanceof Error ? error.message : String(error);
+  return errorMessage(error);
 }
 
 function endpointRefusal(state: EndpointState, base: string): string {

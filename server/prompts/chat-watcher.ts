@@ -9,6 +9,7 @@ import { textPromptContinuation, type ChatKeyPattern } from "../../lib/session-k
 import { askFromTextPrompt } from "../../lib/sources/text-prompt.ts";
 import type { AskBroker } from "../broker/broker.ts";
 import type { Subscribable } from "../events.ts";
+import { errorMessage } from "../../lib/error-message.ts";
 
 /**
  * Watches assistant text of the agent's sessions for `OpenClaw needs input:` prompts (docs/ARCHITECTURE.md#text-prompts):
@@ -117,7 +118,7 @@ export class ChatWatcher {
   }
 
   private settle(work: Promise<void>, what: string): void {
-    work.catch((error: unknown) => this.options.log(`${what} failed: ${error instanceof Error ? error.message : String(error)}`));
+    work.catch((error: unknown) => this.options.log(`${what} failed: ${errorMessage(error)}`));
   }
 
   private startRun(update: RunUpdate): RunState {

@@ -7,6 +7,7 @@ import type { ActionClaims } from "./action-tokens.ts";
 import type { PushAnnouncements } from "./announcements.ts";
 import { originOf, type PushStore, type StoredPushSubscription } from "./push-store.ts";
 import type { VapidKeys } from "./vapid.ts";
+import { errorMessage } from "../../lib/error-message.ts";
 
 /**
  * Sends Web Push notifications to the owners' subscriptions:
@@ -79,7 +80,7 @@ export class PushNotifier {
   /** Every send is caught here, logged, and counted in flight until it settles. */
   private track(work: Promise<void>): void {
     const tracked: Promise<void> = work
-      .catch((error: unknown) => this.options.log(`push failed: ${error instanceof Error ? error.message : String(error)}`))
+      .catch((error: unknown) => this.options.log(`push failed: ${errorMessage(error)}`))
       .finally(() => this.inFlight.delete(tracked));
     this.inFlight.add(tracked);
   }
@@ -169,7 +170,7 @@ export class PushNotifier {
       this.options.log(`push subscription gone (${error.statusCode}), removed: ${service}`);
       return;
     }
-    const why = error instanceof WebPushError ? `HTTP ${error.statusCode}` : error instanceof Error ? error.message : String(error);
+    const why = error instanceof WebPushError ? `HTTP ${error.statusCode}` : errorMessage(error);
     const failures = await this.options.store.countFailure(subscription.endpoint);
     if (failures < MAX_FAILURES_IN_A_ROW) {
       this.options.log(`push to ${service} failed (${failures} of ${MAX_FAILURES_IN_A_ROW} in a row): ${why}`);

@@ -20,6 +20,7 @@ import { RedisAskStore } from "./redis.ts";
 import { connectRedis } from "./redis-client.ts";
 import { SqliteAskStore } from "./sqlite.ts";
 import type { ServiceStore } from "./store.ts";
+import { errorMessage } from "../../lib/error-message.ts";
 
 /**
  * Where an instance keeps what it knows, chosen here and nowhere else (as Hocuspocus' extension-redis
@@ -130,7 +131,7 @@ async function redisBackend(url: string, config: BackendConfig, authSecret: stri
       await presence.start();
     },
     async close() {
-      if (joined) await presence.stop().catch((error: unknown) => log(`leaving presence failed: ${error instanceof Error ? error.message : String(error)}`));
+      if (joined) await presence.stop().catch((error: unknown) => log(`leaving presence failed: ${errorMessage(error)}`));
       push.close();
       devices.close();
       await store.close();

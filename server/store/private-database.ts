@@ -2,6 +2,7 @@ import { closeSync, existsSync, openSync } from "node:fs";
 import path from "node:path";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { PRIVATE_FILE_MODE, preparePrivateDir, restrictFiles } from "./data-dir.ts";
+import { errorMessage } from "../../lib/error-message.ts";
 
 /** What a store keeps in its file: its tables, and the statements it runs on them. */
 export type DatabaseLayout<Name extends string> = {
@@ -39,7 +40,7 @@ export class PrivateDatabase<Name extends string> {
       for (const [table, columns] of Object.entries(layout.added ?? {})) addMissingColumns(this.db, table, columns);
     } catch (error) {
       this.db.close();
-      throw new Error(`cannot use the database ${file}: ${error instanceof Error ? error.message : String(error)}`);
+      throw new Error(`cannot use the database ${file}: ${errorMessage(error)}`);
     }
     if (this.onDisk) restrictFiles(file, `${file}-wal`, `${file}-shm`);
     const prepared = Object.entries<string>(layout.statements).map(([name, sql]) => [name, this.db.prepare(sql)]);

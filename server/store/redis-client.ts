@@ -1,4 +1,5 @@
 import { Redis } from "ioredis";
+import { errorMessage } from "../../lib/error-message.ts";
 
 /**
  * The Redis connection of an instance. Commands are never queued while Redis is away: they fail at
@@ -27,7 +28,7 @@ export async function connectRedis(url: string, log: (message: string) => void):
     await redis.connect();
   } catch (error) {
     redis.disconnect();
-    throw new Error(`cannot reach Redis at ${redactUrl(url)}: ${error instanceof Error ? error.message : String(error)}`);
+    throw new Error(`cannot reach Redis at ${redactUrl(url)}: ${errorMessage(error)}`);
   }
   return redis;
 }

@@ -1,5 +1,6 @@
 import type { Clock, TimerHandle } from "../../lib/clock.ts";
 import type { RetentionStore } from "./store.ts";
+import { errorMessage } from "../../lib/error-message.ts";
 
 /**
  * Retention: answered (terminal) history older than HISTORY_DAYS is deleted, and so is the ownership
@@ -65,7 +66,7 @@ export class Retention {
       },
       (error: unknown) => {
         // A busy or failing store is tried again at the next run; the service goes on.
-        this.options.log(`retention: pruning failed: ${error instanceof Error ? error.message : String(error)}`);
+        this.options.log(`retention: pruning failed: ${errorMessage(error)}`);
       },
     );
   }

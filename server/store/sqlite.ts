@@ -4,6 +4,7 @@ import type { ReplyClaim } from "../broker/ports.ts";
 import { systemClock, type Clock, type TimerHandle } from "../../lib/clock.ts";
 import { SetAsideRows } from "./rows.ts";
 import type { AskStore, OwnerLinkKeyStore, RetentionStore } from "./store.ts";
+import { errorMessage } from "../../lib/error-message.ts";
 
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS asks (
@@ -274,7 +275,7 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
         // PASSIVE: copies what it can without waiting for anyone; the rest goes at the next one.
         this.database.exec("PRAGMA wal_checkpoint(PASSIVE)");
       } catch (error) {
-        this.rows.log(`checkpointing the database failed: ${error instanceof Error ? error.message : String(error)}`);
+        this.rows.log(`checkpointing the database failed: ${errorMessage(error)}`);
       }
       this.scheduleCheckpoint();
     }, CHECKPOINT_EVERY_MS);

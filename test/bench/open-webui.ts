@@ -25,6 +25,7 @@ import { freePort } from "../support/real-gateway.ts";
 import { stubScript } from "../support/stub-model.ts";
 import { startHarness } from "../setup/global-gateway.ts";
 import { summarize, type Summary } from "./stats.ts";
+import { errorMessage } from "../../lib/error-message.ts";
 
 const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const RESULTS_FILE = path.join(PROJECT_ROOT, "bench", "open-webui.json");
@@ -204,7 +205,7 @@ async function main(): Promise<number> {
       const sample = await oneAsk(index, by, page, app, operator, replies).catch(async (error: unknown) => {
         const shot = path.join(PROJECT_ROOT, "bench", "open-webui-failure.png");
         await page.screenshot({ path: shot }).catch(() => {});
-        throw new Error(`ask ${index} failed (screenshot: ${path.relative(PROJECT_ROOT, shot)}): ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+        throw new Error(`ask ${index} failed (screenshot: ${path.relative(PROJECT_ROOT, shot)}): ${errorMessage(error)}`, { cause: error });
       });
       if (index >= 2 * warmup) measured.push(sample);
       if ((index + 1) % 20 === 0) progress(`${index + 1} asks`);

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { TEST_AGENT, newChat, useTabs } from "../support/on-gateway.ts";
 import { PROJECT_ROOT } from "../support/app-server.ts";
 import { TEST_AUTH_SECRET, openTab, startTestServer, waitConnected, type TestServer } from "../support/tabs.ts";
+import { errorMessage } from "../../lib/error-message.ts";
 
 const { openOn, tabs } = useTabs();
 let server: TestServer;
@@ -42,7 +43,7 @@ async function connectError(token: string): Promise<string> {
     tab.close();
     return "connected";
   } catch (error) {
-    return error instanceof Error ? error.message : String(error);
+    return errorMessage(error);
   }
 }
 

@@ -10,6 +10,7 @@ import { homedir, tmpdir } from "node:os";
 import path from "node:path";
 import { z } from "zod";
 import { freePort } from "./real-gateway.ts";
+import { errorMessage } from "../../lib/error-message.ts";
 
 export const OPEN_WEBUI_VERSION = "0.11.0";
 /**
@@ -234,7 +235,7 @@ export async function startOpenWebui(options: StartOpenWebuiOptions): Promise<Op
     };
   } catch (error) {
     await stop();
-    throw new Error(`Open WebUI did not start: ${error instanceof Error ? error.message : String(error)}\n--- its output ---\n${output.slice(-4000)}`);
+    throw new Error(`Open WebUI did not start: ${errorMessage(error)}\n--- its output ---\n${output.slice(-4000)}`);
   }
 }
 

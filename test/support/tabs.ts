@@ -16,6 +16,7 @@ import { mintTabToken, secretKey } from "../../server/tabs/auth.ts";
 import { mintOwnerLink } from "../../server/tabs/owner-links.ts";
 import { TEST_REPLY } from "./replies.ts";
 import { emitWithAck, untyped, type TypedSocket } from "./typed-ack.ts";
+import { errorMessage } from "../../lib/error-message.ts";
 
 /**
  * The product server started in-process (no UI) on an ephemeral port, and real socket.io-client tabs
@@ -139,7 +140,7 @@ export async function watchesAsOwner(url: string, token: string, opened: Tab[]):
     const watch = await tab.send("asks:watch", {});
     return watch.ok ? "owner" : watch.error.code;
   } catch (error) {
-    return error instanceof Error ? error.message : String(error);
+    return errorMessage(error);
   }
 }
 

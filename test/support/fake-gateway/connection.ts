@@ -8,6 +8,7 @@ import { PROTOCOL_VERSION } from "@openclaw/gateway-protocol/version";
 import type { WebSocket } from "ws";
 import { FakeGatewayError, type FakeErrorShape, type FakeHandler, type FakeHandlerContext, type FakeRequestLogEntry } from "./types.ts";
 import { MAX_BUFFERED_BYTES, MAX_PAYLOAD, RequestError, clone, isRecord, type Conn, type FaultState, type Method, type Responder, type Settings, type Timers, type Wire } from "./wire.ts";
+import { errorMessage } from "../../../lib/error-message.ts";
 
 const ADVERTISED_EVENTS = [
   "connect.challenge",
@@ -38,7 +39,7 @@ export function createConnections(parts: { settings: Settings; timers: Timers; w
 
   function toErrorShape(error: unknown): FakeErrorShape {
     if (error instanceof RequestError || error instanceof FakeGatewayError) return clone(error.shape);
-    return { code: "UNAVAILABLE", message: error instanceof Error ? error.message : String(error) };
+    return { code: "UNAVAILABLE", message: errorMessage(error) };
   }
 
   function handleRequest(conn: Conn, id: string, method: string, params: unknown): void {

@@ -10,6 +10,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Page } from "playwright-core";
 import { z } from "zod";
+import { errorMessage } from "../../../lib/error-message.ts";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const CHAT_HTML = readFileSync(path.join(HERE, "chat.html"));
@@ -115,7 +116,7 @@ export async function startOpenWebuiHost(): Promise<OpenWebuiHost> {
   const server: Server = createServer((request, response) => {
     handle(request, response).catch((error: unknown) => {
       if (!response.headersSent) response.writeHead(400, { "content-type": "text/plain" });
-      response.end(error instanceof Error ? error.message : String(error));
+      response.end(errorMessage(error));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
