@@ -11,15 +11,15 @@ import { ServiceStatus } from "./status.ts";
 import type { Backend } from "./store/backend.ts";
 import { Retention } from "./store/retention.ts";
 import type { ServiceStore } from "./store/store.ts";
-import { secretKey, verifyTabToken } from "./tabs/auth.ts";
+import { secretKey, verifyTabToken } from "./auth/tokens.ts";
 import { createTabServer } from "./tabs/io.ts";
-import { startLinkCheck } from "./tabs/link-check.ts";
+import { startLinkCheck } from "./auth/link-check.ts";
 import { createFilterRoute, filterKey } from "./http/filter-route.ts";
 import { createWidgetPageRoute } from "./http/widget-page.ts";
-import { isCurrentOwnerLinkKid } from "./tabs/owner-links.ts";
+import { isCurrentOwnerLinkKid } from "./auth/owner-links.ts";
 import { createPush } from "./push/index.ts";
-import { createDeviceRoutes } from "./devices/routes.ts";
-import type { OwnerRequest } from "./http/owner-request.ts";
+import { createDeviceRoutes } from "./auth/device-routes.ts";
+import type { OwnerRequest } from "./auth/owner-request.ts";
 
 /**
  * The wiring, in one place and in one direction (socket.io CRUD example style): the Gateway adapter

@@ -5,11 +5,11 @@ import { Decision } from "../../lib/ask.ts";
 import type { PushSubscriptionList } from "../../lib/devices.ts";
 import type { Tab } from "../broker/ports.ts";
 import type { AnswerAck, ErrorCode, TabAnswer } from "../../lib/protocol.ts";
-import { ActionTokenError, verifyActionToken, type ActionClaims } from "./action-tokens.ts";
+import { ActionTokenError, verifyActionToken, type ActionClaims } from "../auth/action-tokens.ts";
 import { refusedPushHost } from "./endpoint-host.ts";
 import { originOf, type PushStore } from "./push-store.ts";
 import { fail, parseBody, serveJson, type Reply } from "../http/json-routes.ts";
-import type { OwnerRequest } from "../http/owner-request.ts";
+import type { OwnerRequest } from "../auth/owner-request.ts";
 
 /**
  * The push endpoints (docs/PROTOCOL.md, "Push"):

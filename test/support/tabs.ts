@@ -11,8 +11,8 @@ import type { Presence, ReplyClaim } from "../../server/broker/ports.ts";
 import { parseConfig, type Config } from "../../server/config.ts";
 import { gatewayFromConfig } from "../../server/gateway/gateway.ts";
 import { openBackend } from "../../server/store/backend.ts";
-import { mintTabToken, secretKey } from "../../server/tabs/auth.ts";
-import { mintOwnerLink } from "../../server/tabs/owner-links.ts";
+import { mintTabToken, secretKey } from "../../server/auth/tokens.ts";
+import { mintOwnerLink } from "../../server/auth/owner-links.ts";
 import { TEST_REPLY } from "./replies.ts";
 import { emitWithAck, untyped, type TypedSocket } from "./typed-ack.ts";
 

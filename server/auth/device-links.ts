@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { DeviceMinter } from "../../lib/devices.ts";
-import { mintTabToken } from "../tabs/auth.ts";
+import { mintTabToken } from "./tokens.ts";
 import type { DeviceStore } from "./device-store.ts";
 
 /**

@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import path from "node:path";
 import { SignJWT, decodeJwt, jwtVerify } from "jose";
 import { describe, expect, it } from "vitest";
-import { mintTabToken, secretKey, verifyTabToken } from "./auth.ts";
+import { mintTabToken, secretKey, verifyTabToken } from "./tokens.ts";
 
 const SECRET = "s".repeat(40);
 const key = secretKey(SECRET);

@@ -1,7 +1,7 @@
 import { decodeJwt } from "jose";
 import { describe, expect, it } from "vitest";
 import { storeBackends } from "../../test/support/store-backends.ts";
-import { mintTabToken, secretKey, verifyTabToken } from "./auth.ts";
+import { mintTabToken, secretKey, verifyTabToken } from "./tokens.ts";
 import { isCurrentOwnerLinkKid, mintOwnerLink, revokeOwnerLinks } from "./owner-links.ts";
 
 const key = secretKey("owner-links-test-secret-owner-links-test-secret");

@@ -4,7 +4,7 @@ import { DeviceName, type DeviceList } from "../../lib/devices.ts";
 import { mintDeviceLink } from "./device-links.ts";
 import type { DeviceStore } from "./device-store.ts";
 import { fail, parseBody, serveJson, type Reply } from "../http/json-routes.ts";
-import type { OwnerRequest } from "../http/owner-request.ts";
+import type { OwnerRequest } from "./owner-request.ts";
 
 /**
  * The device endpoints (docs/PROTOCOL.md, "Devices"), each for an owner's dashboard token as
