@@ -5,6 +5,7 @@ import { mintDeviceLink } from "./device-links.ts";
 import type { DeviceStore } from "./device-store.ts";
 import { fail, parseBody, serveJson, type Reply } from "../http/json-routes.ts";
 import type { OwnerRequest } from "./owner-request.ts";
+import type { Revocations } from "./revocations.ts";
 
 /**
  * The device endpoints (docs/PROTOCOL.md, "Devices"), each for an owner's dashboard token as
@@ -30,8 +31,8 @@ export type DeviceRoutesOptions = {
   ownerOf(request: IncomingMessage): Promise<OwnerRequest | null>;
   /** Whether a key id is the owner links' current one (not a device's, not revoked). */
   isOwnerLinkKid(kid: string): Promise<boolean>;
-  /** A device was revoked: what else belongs to it goes too. */
-  onRevoke(kid: string): Promise<void>;
+  /** Revokes a device, and with it what else belongs to its link. */
+  revocations: Revocations;
   log: (message: string) => void;
 };
 
@@ -81,8 +82,7 @@ export function createDeviceRoutes(options: DeviceRoutesOptions) {
     const revoke = /^\/devices\/([A-Za-z0-9_-]{1,80})$/.exec(pathname);
     if (revoke && method === "DELETE") {
       if (!(await canManage(sender))) return refusal(sender, "revoke devices");
-      if (!(await options.store.revoke(revoke[1]!, owner, options.now()))) return fail(404, "NOT_FOUND", "no such device of yours");
-      await options.onRevoke(revoke[1]!);
+      if (!(await options.revocations.revokeDevice(revoke[1]!, owner))) return fail(404, "NOT_FOUND", "no such device of yours");
       return { status: 200, body: { ok: true } };
     }
     return fail(405, "INVALID", `${method} ${pathname} is not a device endpoint`);
