@@ -35,6 +35,6 @@ export async function mintDeviceLink(options: {
   const ttlSeconds = Math.floor((days * DAY_MS) / 1000);
   const expiresAt = options.now + ttlSeconds * 1000;
   await options.store.add({ kid, owner: options.owner, name: options.name, createdAt: options.now, expiresAt, mintedBy: options.mintedBy });
-  const token = await mintTabToken(options.key, { userId: options.owner, ttlSeconds, kid });
+  const token = await mintTabToken(options.key, { userId: options.owner, ttlSeconds, kid, now: options.now });
   return { url: `${options.baseUrl.replace(/\/$/, "")}/?device=1&token=${token}`, kid, name: options.name, expiresAt };
 }
