@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { DeviceMinter } from "../../lib/devices.ts";
+import type { DeviceLink, DeviceMinter } from "../../lib/devices.ts";
 import { mintTabToken } from "./tokens.ts";
 import type { DeviceStore } from "./device-store.ts";
 
@@ -14,8 +14,6 @@ import type { DeviceStore } from "./device-store.ts";
 export const DEVICE_LINK_MAX_DAYS = 30;
 
 const DAY_MS = 24 * 3600 * 1000;
-
-export type DeviceLink = { url: string; kid: string; name: string; expiresAt: number };
 
 /** Key ids of device links start with this, owner links' never do. */
 export const DEVICE_KID_PREFIX = "device-";

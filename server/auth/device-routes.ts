@@ -1,10 +1,11 @@
 import type { IncomingMessage } from "node:http";
 import { z } from "zod";
-import { DeviceName, type DeviceList } from "../../lib/devices.ts";
+import { DeviceName, type DeviceLink, type DeviceList } from "../../lib/devices.ts";
+import { fail, type Ack } from "../../lib/protocol.ts";
+import { jsonApi, route } from "../http/json-api.ts";
 import { mintDeviceLink } from "./device-links.ts";
 import type { DeviceStore } from "./device-store.ts";
-import { fail, parseBody, serveJson, type Reply } from "../http/json-routes.ts";
-import type { OwnerRequest } from "./owner-request.ts";
+import { isOwnerLink, type OwnerRequest } from "./owner-request.ts";
 import type { Revocations } from "./revocations.ts";
 
 /**
@@ -36,60 +37,71 @@ export type DeviceRoutesOptions = {
   log: (message: string) => void;
 };
 
-export function createDeviceRoutes(options: DeviceRoutesOptions) {
-  /** Whether the request's link may mint and revoke devices: a current owner link. */
-  const canManage = async ({ link }: OwnerRequest) => link.kid !== null && (await options.isOwnerLinkKid(link.kid));
-
-  /** Why it may not `what`: which kind of link it is, and what to use instead. */
-  function refusal({ link }: OwnerRequest, what: string): Reply {
+/** Why a token that is not an owner link may not `what`: which kind of link it is, and what to use instead. */
+function refusal(what: string) {
+  return ({ link }: OwnerRequest) => {
     const which = link.kid === null ? "a token without a key id (such as an Open WebUI session token) cannot be revoked, so it" : "a device link";
-    return fail(403, "FORBIDDEN", `${which} cannot ${what}: open the dashboard with an owner link (npm run owner-link)`);
-  }
+    return `${which} cannot ${what}: open the dashboard with an owner link (npm run owner-link)`;
+  };
+}
 
-  async function route(request: IncomingMessage, pathname: string): Promise<Reply> {
-    const sender = await options.ownerOf(request);
-    if (!sender) return fail(403, "FORBIDDEN", "an owner's dashboard token is needed (Authorization: Bearer)");
-    const { owner } = sender;
-    const method = request.method ?? "GET";
-    if (pathname === "/devices" && method === "GET") {
+export function createDeviceRoutes(options: DeviceRoutesOptions) {
+  const list = route({
+    method: "GET",
+    path: "/devices",
+    access: "owner",
+    async handle({ sender: { owner, link } }): Promise<DeviceList> {
       const devices = (await options.store.list(owner, options.now())).map(({ kid, name, createdAt, expiresAt, mintedBy }) => ({ kid, name, createdAt, expiresAt, mintedBy }));
-      const body: DeviceList = { ok: true, devices, canManage: await canManage(sender) };
-      return { status: 200, body };
-    }
-    if (pathname === "/devices" && method === "POST") {
-      if (!(await canManage(sender))) return refusal(sender, "mint device links");
-      const parsed = await parseBody(request, NewDeviceBody, BODY_LIMIT);
-      if (!parsed.ok) return parsed.reply;
-      const mintingKid = sender.link.kid!;
+      return { ok: true, devices, canManage: await isOwnerLink(link, options.isOwnerLinkKid) };
+    },
+  });
+
+  const mint = route({
+    method: "POST",
+    path: "/devices",
+    access: { link: "owner-link", refusal: refusal("mint device links") },
+    body: NewDeviceBody,
+    created: true,
+    async handle({ sender: { owner, link: minting }, body }): Promise<Ack<DeviceLink>> {
       const link = await mintDeviceLink({
         store: options.store,
         key: options.key,
         owner,
-        name: parsed.value.name,
-        mintedBy: { kind: "owner-link", kid: mintingKid },
+        name: body.name,
+        mintedBy: { kind: "owner-link", kid: minting.kid },
         maxTokenDays: options.maxTokenDays,
         baseUrl: options.baseUrl(),
         now: options.now(),
       });
       // The owner links may have been revoked (npm run owner-link -- --revoke) while this one was
-      // stored, after that command revoked what they had minted: then this device goes as well.
-      if (!(await options.isOwnerLinkKid(mintingKid))) {
+      // stored, after that command revoked what they had minted: then this device goes as well. It
+      // was never handed out, so nothing else of its link is there to end.
+      if (!(await options.isOwnerLinkKid(minting.kid))) {
         await options.store.revoke(link.kid, owner, options.now());
-        return fail(403, "FORBIDDEN", "this owner link was revoked: mint a new one with npm run owner-link");
+        return fail("FORBIDDEN", "this owner link was revoked: mint a new one with npm run owner-link");
       }
-      return { status: 201, body: { ok: true, ...link } };
-    }
-    const revoke = /^\/devices\/([A-Za-z0-9_-]{1,80})$/.exec(pathname);
-    if (revoke && method === "DELETE") {
-      if (!(await canManage(sender))) return refusal(sender, "revoke devices");
-      if (!(await options.revocations.revokeDevice(revoke[1]!, owner))) return fail(404, "NOT_FOUND", "no such device of yours");
-      return { status: 200, body: { ok: true } };
-    }
-    return fail(405, "INVALID", `${method} ${pathname} is not a device endpoint`);
-  }
+      return { ok: true, ...link };
+    },
+  });
 
-  return {
-    handles: (request: IncomingMessage) => /^\/devices(\/|$)/.test(new URL(request.url ?? "/", "http://x").pathname),
-    handle: serveJson("device endpoint", route, options.log),
-  };
+  const revoke = route({
+    method: "DELETE",
+    path: /^\/devices\/([A-Za-z0-9_-]{1,80})$/,
+    access: { link: "owner-link", refusal: refusal("revoke devices") },
+    async handle({ sender: { owner }, param: kid }) {
+      if (!(await options.revocations.revokeDevice(kid, owner))) return fail("NOT_FOUND", "no such device of yours");
+      return { ok: true };
+    },
+  });
+
+  return jsonApi({
+    name: "device endpoint",
+    paths: /^\/devices(\/|$)/,
+    routes: [list, mint, revoke],
+    bodyLimit: BODY_LIMIT,
+    ownersOnly: true,
+    ownerOf: options.ownerOf,
+    isOwnerLinkKid: options.isOwnerLinkKid,
+    log: options.log,
+  });
 }

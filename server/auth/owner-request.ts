@@ -7,6 +7,11 @@ export type TokenLink = { kid: string | null; expiresAt: number };
 /** Who sent an owner-only HTTP request: the owner, and the link whose token it carried. */
 export type OwnerRequest = { owner: string; link: TokenLink };
 
+/** Whether the link is an owner link (its key id the owner links' current one): only that mints, revokes and removes. */
+export async function isOwnerLink(link: TokenLink, isOwnerLinkKid: (kid: string) => Promise<boolean>): Promise<boolean> {
+  return link.kid !== null && (await isOwnerLinkKid(link.kid));
+}
+
 export type OwnerRequestOptions = {
   key: Uint8Array;
   owners: ReadonlySet<string>;
