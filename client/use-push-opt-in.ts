@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useState } from "react";
+import type { PushKey } from "../lib/devices.ts";
 
 /**
  * The dashboard's service worker and Web Push opt-in. The worker (public/sw.js) is registered on every
@@ -22,9 +23,10 @@ function base64UrlBytes(text: string): Uint8Array<ArrayBuffer> {
   return Uint8Array.from(atob(base64), (char) => char.charCodeAt(0));
 }
 
-async function call(path: string, init: RequestInit): Promise<{ ok: boolean; message: string; body: Record<string, unknown> }> {
+/** `T`: the endpoint's reply (lib/devices.ts); read as partial, the body comes over the network. */
+async function call<T extends object = object>(path: string, init: RequestInit): Promise<{ ok: boolean; message: string; body: Partial<T> }> {
   const response = await fetch(path, init);
-  const body = (await response.json().catch(() => ({}))) as { ok?: boolean; error?: { message?: string } } & Record<string, unknown>;
+  const body = (await response.json().catch(() => ({}))) as { ok?: boolean; error?: { message?: string } } & Partial<T>;
   return { ok: response.ok && body.ok === true, message: body.error?.message ?? `HTTP ${response.status}`, body };
 }
 
@@ -86,7 +88,7 @@ export function usePushOptIn(token: string | null): PushOptIn {
         setError("Notifications are blocked for this site; allow them in the browser's site settings.");
         return;
       }
-      const key = await call("/push/key", { method: "GET" });
+      const key = await call<PushKey>("/push/key", { method: "GET" });
       if (!key.ok || typeof key.body.publicKey !== "string") throw new Error(key.message);
       const subscription = await registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: base64UrlBytes(key.body.publicKey) });
       const saved = await call("/push/subscriptions", { method: "POST", headers: auth, body: JSON.stringify(subscription.toJSON()) });

@@ -1,9 +1,10 @@
 import { z } from "zod";
 
 /**
- * What the dashboard's Devices tab reads and sends (docs/PROTOCOL.md, "Devices" and "Push"): device
- * links, who minted each, and the owner's push subscriptions. The pages import the types only (zod
- * stays out of the browser bundles); the server parses with the schemas.
+ * What the dashboard's Devices tab and push opt-in read and send (docs/PROTOCOL.md, "Devices" and
+ * "Push"): device links, who minted each, the owner's push subscriptions, and each endpoint's reply
+ * (an error is an `AckError`, lib/protocol.ts). The pages import the types only (zod stays out of the
+ * browser bundles); the server parses with the schemas.
  */
 
 /**
@@ -57,6 +58,21 @@ export type DeviceSummary = z.infer<typeof DeviceSummary>;
  */
 export const DeviceList = z.object({ ok: z.literal(true), devices: z.array(DeviceSummary), canManage: z.boolean() });
 export type DeviceList = z.infer<typeof DeviceList>;
+
+/**
+ * `POST /devices`: the new device link (`<base>/?device=1&token=<token>`, shown as a QR code), its key
+ * id, its name as stored and its expiry.
+ */
+export const DeviceLink = z.object({ url: z.string(), kid: z.string(), name: z.string(), expiresAt: z.number() });
+export type DeviceLink = z.infer<typeof DeviceLink>;
+
+/** `GET /push/key`: the VAPID public key (base64url) a browser subscribes with. */
+export const PushKey = z.object({ ok: z.literal(true), publicKey: z.string() });
+export type PushKey = z.infer<typeof PushKey>;
+
+/** `DELETE /push/subscriptions`: whether the owner had that subscription to remove. */
+export const PushUnsubscribed = z.object({ ok: z.literal(true), removed: z.boolean() });
+export type PushUnsubscribed = z.infer<typeof PushUnsubscribed>;
 
 /**
  * One of `GET /push/subscriptions`: named by a digest of its endpoint (whose path is a capability),

@@ -11,23 +11,21 @@ import { ServiceStatus } from "./status.ts";
 import type { Backend } from "./store/backend.ts";
 import { Retention } from "./store/retention.ts";
 import type { ServiceStore } from "./store/store.ts";
-import { secretKey, verifyTabToken } from "./tabs/auth.ts";
 import { createTabServer } from "./tabs/io.ts";
-import { startLinkCheck } from "./tabs/link-check.ts";
+import { createAuth } from "./auth/index.ts";
+import { startLinkCheck } from "./auth/link-check.ts";
 import { createFilterRoute, filterKey } from "./http/filter-route.ts";
 import { createWidgetPageRoute } from "./http/widget-page.ts";
-import { isCurrentOwnerLinkKid } from "./tabs/owner-links.ts";
 import { createPush } from "./push/index.ts";
-import { createDeviceRoutes } from "./devices/routes.ts";
-import type { OwnerRequest } from "./http/owner-request.ts";
+import { createDeviceRoutes } from "./auth/device-routes.ts";
 
 /**
  * The wiring, in one place and in one direction (socket.io CRUD example style): the Gateway adapter
  * and the backend (every store, presence and the tabs' Socket.IO adapter, SQLite's or Redis's:
  * store/backend.ts) come in built; the broker listens to the Gateway; the chat watcher to the
  * Gateway's runs and the broker's endings; the tabs and the push notifier to the broker (and the tabs
- * to the Gateway's status). Nothing is set after construction. Tests start it in-process on port 0
- * without the UI.
+ * to the Gateway's status), and both to auth's revocations (auth/). Nothing is set after
+ * construction. Tests start it in-process on port 0 without the UI.
  */
 
 export type HttpHandler = (request: IncomingMessage, response: ServerResponse) => void;
@@ -60,10 +58,8 @@ export type Application = {
 export async function createApplication(options: ApplicationOptions): Promise<Application> {
   const { config, backend, gateway, clock, log } = options;
   const { store, presence, devices, instanceId } = backend;
-  const key = secretKey(options.authSecret);
-  const isOwnerLinkKid = isCurrentOwnerLinkKid(store);
-  // Owner links share one kid; each device link has its own, revoked alone.
-  const isKnownKid = async (kid: string) => (await devices.isActive(kid, clock.now())) || (await isOwnerLinkKid(kid));
+  const auth = createAuth({ authSecret: options.authSecret, store, devices, owners: config.owners, maxTokenDays: config.MAX_TOKEN_DAYS, clock });
+  const { key, ownerOf } = auth;
   let port = config.PORT;
   const status = new ServiceStatus(gateway, backend.link);
 
@@ -78,14 +74,6 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     log,
   });
 
-  /** The owner a request's `Authorization: Bearer` dashboard token names, and the link it is (key id, expiry), or null. */
-  async function ownerOf(request: IncomingMessage): Promise<OwnerRequest | null> {
-    const bearer = /^Bearer (\S+)$/.exec(request.headers.authorization ?? "")?.[1];
-    const identity = bearer ? await verifyTabToken(bearer, key, { maxTokenDays: config.MAX_TOKEN_DAYS, isKnownKid }).catch(() => null) : null;
-    if (!identity || identity.chat !== null || !config.owners.has(identity.userId)) return null;
-    return { owner: identity.userId, link: { kid: identity.kid, expiresAt: identity.expiresAt } };
-  }
-
   /** Anyone may learn ok or degraded; the details (Gateway status, set-aside rows) are for an owner's token. */
   async function health(request: IncomingMessage): Promise<Record<string, unknown>> {
     const setAsideRows = store.setAsideRows();
@@ -99,17 +87,12 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
   const deviceRoutes = createDeviceRoutes({
     store: devices,
     key,
-    // A revoked device's open sockets are closed, on every instance, and its push subscriptions go
-    // with it: its notifications carry action tokens.
-    onRevoke: (kid) => {
-      tabs.disconnectLink(kid);
-      return push.store.forgetDevice(kid);
-    },
+    revocations: auth.revocations,
     maxTokenDays: config.MAX_TOKEN_DAYS,
     baseUrl: () => config.PUBLIC_URL ?? `http://${config.HOST}:${port}`,
     now: () => clock.now(),
     ownerOf,
-    isOwnerLinkKid,
+    isOwnerLinkKid: auth.isOwnerLinkKid,
     log,
   });
 
@@ -121,8 +104,8 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     log,
     dashboardUrl: () => config.PUBLIC_URL ?? `http://${config.HOST}:${port}`,
     ownerOf,
-    isKnownKid,
-    isOwnerLinkKid,
+    isKnownKid: auth.isKnownKid,
+    isOwnerLinkKid: auth.isOwnerLinkKid,
     agent: options.pushAgent,
     backend: backend.push,
   });
@@ -180,13 +163,17 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     key,
     owners: config.owners,
     allowedOrigins: config.OPENWEBUI_ORIGINS,
-    isKnownKid,
+    isKnownKid: auth.isKnownKid,
     publicUrl: config.PUBLIC_URL,
     maxTokenDays: config.MAX_TOKEN_DAYS,
     maxConnectionsPerAddress: config.MAX_CONNECTIONS_PER_ADDRESS,
     trustedProxies: config.TRUSTED_PROXIES,
     log,
   });
+  // A revoked device's open sockets are closed, on every instance, and its push subscriptions go with
+  // it: its notifications carry action tokens.
+  auth.revocations.on("link:revoked", (kid) => tabs.disconnectLink(kid));
+  auth.revocations.on("link:revoked", (kid) => push.store.forgetDevice(kid));
   const retention = new Retention({ store, clock, historyDays: config.HISTORY_DAYS, log });
 
   await backend.start();

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
-import { loadOrCreateAuthSecret } from "./auth-secret.ts";
+import { loadOrCreateAuthSecret } from "./auth/secret.ts";
 import { parseConfig } from "./config.ts";
 import { ConnectRefused, connectOpenWebui, frontMatterVersion } from "./openwebui/connect.ts";
 import { errorMessage } from "../lib/error-message.ts";

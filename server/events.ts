@@ -5,16 +5,17 @@
 
 export type EventMap = Record<string, unknown[]>;
 
-export interface Subscribable<E extends EventMap> {
+/** `R`: what a listener returns; an emitter that waits for its listeners' work (`emitAndWait`) takes promises. */
+export interface Subscribable<E extends EventMap, R = void> {
   /** Returns the function that unsubscribes. */
-  on<K extends keyof E>(event: K, listener: (...args: E[K]) => void): () => void;
+  on<K extends keyof E>(event: K, listener: (...args: E[K]) => R): () => void;
 }
 
-export class Emitter<E extends EventMap> implements Subscribable<E> {
-  private readonly listeners: { [K in keyof E]?: Set<(...args: E[K]) => void> } = {};
+export class Emitter<E extends EventMap, R = void> implements Subscribable<E, R> {
+  private readonly listeners: { [K in keyof E]?: Set<(...args: E[K]) => R> } = {};
 
-  on<K extends keyof E>(event: K, listener: (...args: E[K]) => void): () => void {
-    const set: Set<(...args: E[K]) => void> = this.listeners[event] ?? new Set();
+  on<K extends keyof E>(event: K, listener: (...args: E[K]) => R): () => void {
+    const set: Set<(...args: E[K]) => R> = this.listeners[event] ?? new Set();
     this.listeners[event] = set;
     set.add(listener);
     return () => {
@@ -23,6 +24,16 @@ export class Emitter<E extends EventMap> implements Subscribable<E> {
   }
 
   protected emit<K extends keyof E>(event: K, ...args: E[K]): void {
-    for (const listener of [...(this.listeners[event] ?? [])]) listener(...args);
+    for (const listener of this.current(event)) listener(...args);
+  }
+
+  /** Emits, then waits for what every listener started: the first failure rejects. */
+  protected async emitAndWait<K extends keyof E>(event: K, ...args: E[K]): Promise<void> {
+    await Promise.all(this.current(event).map((listener) => listener(...args)));
+  }
+
+  /** A copy: a listener that unsubscribes while called does not skip the next one. */
+  private current<K extends keyof E>(event: K): ((...args: E[K]) => R)[] {
+    return [...(this.listeners[event] ?? [])];
   }
 }

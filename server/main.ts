@@ -3,13 +3,13 @@ import { fileURLToPath } from "node:url";
 import next from "next";
 import { systemClock } from "../lib/clock.ts";
 import { createApplication } from "./app.ts";
-import { loadOrCreateAuthSecret } from "./auth-secret.ts";
+import { loadOrCreateAuthSecret } from "./auth/secret.ts";
 import { parseConfig } from "./config.ts";
 import { gatewayFromConfig } from "./gateway/gateway.ts";
 import { createPagesHandler } from "./http/pages.ts";
 import { openBackend } from "./store/backend.ts";
-import { secretKey } from "./tabs/auth.ts";
-import { describeOwnerLink, mintOwnerLink } from "./tabs/owner-links.ts";
+import { secretKey } from "./auth/tokens.ts";
+import { describeOwnerLink, mintOwnerLink } from "./auth/owner-links.ts";
 import { errorMessage } from "../lib/error-message.ts";
 
 /**

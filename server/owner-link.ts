@@ -1,12 +1,12 @@
 import { systemClock } from "../lib/clock.ts";
-import { loadOrCreateAuthSecret } from "./auth-secret.ts";
+import { loadOrCreateAuthSecret } from "./auth/secret.ts";
 import { parseConfig } from "./config.ts";
 import { openBackend } from "./store/backend.ts";
-import { secretKey } from "./tabs/auth.ts";
-import { describeOwnerLink, mintOwnerLink, revokeOwnerLinks } from "./tabs/owner-links.ts";
+import { secretKey } from "./auth/tokens.ts";
+import { describeOwnerLink, mintOwnerLink, revokeOwnerLinks } from "./auth/owner-links.ts";
 import { renderUnicodeCompact } from "uqr";
 import { DeviceName } from "../lib/devices.ts";
-import { mintDeviceLink } from "./devices/device-links.ts";
+import { mintDeviceLink } from "./auth/device-links.ts";
 import { errorMessage } from "../lib/error-message.ts";
 
 /**

@@ -1,10 +1,8 @@
 import { useCallback, useEffect, useId, useState } from "react";
-import type { DeviceList, DeviceMinter, DeviceSummary, PushSubscriptionList, PushSubscriptionSummary } from "../../lib/devices.ts";
+import type { DeviceLink as Link, DeviceList, DeviceMinter, DeviceSummary, PushSubscriptionList, PushSubscriptionSummary } from "../../lib/devices.ts";
 import { cx, formatTime } from "../asks/format.ts";
 import { card, muted, primaryButton, secondaryButton, textInput } from "../asks/styles.ts";
 import { QrCode } from "./QrCode.tsx";
-
-type Link = { url: string; name: string; expiresAt: number };
 
 async function call<T>(path: string, token: string, init: RequestInit = {}): Promise<{ ok: true; body: T } | { ok: false; message: string }> {
   try {

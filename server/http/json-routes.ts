@@ -1,15 +1,33 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { z } from "zod";
+import type { ErrorCode } from "../../lib/protocol.ts";
 import { StoreUnavailable } from "../store/store.ts";
 
 /**
- * What the owner-facing JSON endpoints (`/push/*`, `/devices`) share (docs/PROTOCOL.md, "Push" and
- * "Devices"): answers `{ ok: true, ... }` or `{ ok: false, error: { code, message } }` with an HTTP
+ * What the JSON endpoints share, the owner's (`/push/*`, `/devices`: json-api.ts) and the Open WebUI
+ * filter's (docs/PROTOCOL.md, "Push", "Devices", "Open WebUI filter"): answers `{ ok: true, ... }` or `{ ok: false, error: { code, message } }` with an HTTP
  * status to match, bodies of bounded size validated with zod at the boundary, a 503 to try again while
  * the Redis several instances share is away, and a logged 500 when a route throws anything else.
  */
 
 export type Reply = { status: number; body: object };
+
+/**
+ * The HTTP status of each error code, the codes of the tab protocol's acks: every code has one, so an
+ * answer never reads as the client's fault by default. A route answers another only where the code
+ * alone says too little: 413 and 405 (`INVALID`: a body too large, no such endpoint), the filter's 401.
+ */
+export const HTTP_STATUS: Record<ErrorCode, number> = {
+  INVALID: 400,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  ALREADY_RESOLVED: 409,
+  EXPIRED: 410,
+  RATE_LIMITED: 429,
+  INTERNAL: 500,
+  GATEWAY_ERROR: 502,
+  UNAVAILABLE: 503,
+};
 
 export const fail = (status: number, code: string, message: string): Reply => ({ status, body: { ok: false, error: { code, message } } });
 
@@ -60,9 +78,9 @@ export function serveJson(what: string, route: (request: IncomingMessage, pathna
     route(request, pathname).then(
       (reply) => send(response, reply),
       (error: unknown) => {
-        if (error instanceof StoreUnavailable) return send(response, fail(503, "UNAVAILABLE", `${error.message}: nothing was done; try again in a moment`));
+        if (error instanceof StoreUnavailable) return send(response, fail(HTTP_STATUS.UNAVAILABLE, "UNAVAILABLE", `${error.message}: nothing was done; try again in a moment`));
         log(`${what} ${pathname} failed: ${error instanceof Error ? error.message : String(error)}`);
-        send(response, fail(500, "INTERNAL", "internal error"));
+        send(response, fail(HTTP_STATUS.INTERNAL, "INTERNAL", "internal error"));
       },
     );
   };

@@ -13,7 +13,7 @@ import type { AskChannel, AskChannelEvents } from "../broker/ports.ts";
 import { MemoryPresence } from "../broker/presence.ts";
 import { Emitter } from "../events.ts";
 import { SqliteAskStore } from "../store/sqlite.ts";
-import { mintTabToken, secretKey } from "../tabs/auth.ts";
+import { mintTabToken, secretKey } from "../auth/tokens.ts";
 import { createWidgetPageRoute } from "./widget-page.ts";
 
 // Tokens are minted on the system clock (jose), so the route's clock starts there.

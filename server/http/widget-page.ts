@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Ask } from "../../lib/ask.ts";
 import { askQuestionText, endingSummary, summaryPrefix } from "../../lib/wording.ts";
 import type { ReplyClaim, Tab } from "../broker/ports.ts";
-import { AuthError, TokenExpired, verifyTabToken, type TabIdentity } from "../tabs/auth.ts";
+import { AuthError, TokenExpired, verifyTabToken, type TabIdentity } from "../auth/tokens.ts";
 import { newNonce, securityHeaders } from "./headers.ts";
 
 /**

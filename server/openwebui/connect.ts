@@ -1,6 +1,6 @@
 import { io } from "socket.io-client";
 import { endpointState, enableEndpoint, openaiBaseUrl, type EndpointState } from "../gateway/openai-endpoint.ts";
-import { mintTabToken, secretKey } from "../tabs/auth.ts";
+import { mintTabToken, secretKey } from "../auth/tokens.ts";
 import { OpenWebuiAdmin, OpenWebuiError, OpenWebuiUnreachable, type InstalledFunction, type OpenaiConfig } from "./admin-api.ts";
 import { errorMessage } from "../../lib/error-message.ts";
 

@@ -13,7 +13,7 @@ import type { Ask } from "../../lib/ask.ts";
 import { T0, approval, question } from "../../test/support/ask-fixtures.ts";
 import { ManualClock } from "../../test/support/manual-clock.ts";
 import { browserKeys, decryptPush, startPushService, type BrowserKeys, type PushServiceStandIn, type ReceivedPush } from "../../test/support/push-service.ts";
-import { actionTokenKey, mintActionToken, verifyActionToken } from "./action-tokens.ts";
+import { actionTokenKey, mintActionToken, verifyActionToken } from "../auth/action-tokens.ts";
 import { MemoryPushAnnouncements } from "./announcements.ts";
 import { MAX_FAILURES_IN_A_ROW, PushNotifier } from "./notifier.ts";
 import { askPush, outcomePush, type PushPayload } from "./payload.ts";

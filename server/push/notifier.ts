@@ -3,7 +3,7 @@ import webpush, { WebPushError } from "web-push";
 import type { Ask, Decision } from "../../lib/ask.ts";
 import type { Clock } from "../../lib/clock.ts";
 import { PUSH_DECISIONS, askPush, outcomePush, type PushPayload } from "./payload.ts";
-import type { ActionClaims } from "./action-tokens.ts";
+import type { ActionClaims } from "../auth/action-tokens.ts";
 import type { PushAnnouncements } from "./announcements.ts";
 import { originOf, type PushStore, type StoredPushSubscription } from "./push-store.ts";
 import type { VapidKeys } from "./vapid.ts";

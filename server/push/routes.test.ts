@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AnswerAck } from "../../lib/protocol.ts";
-import { actionTokenKey, mintActionToken } from "./action-tokens.ts";
+import { actionTokenKey, mintActionToken } from "../auth/action-tokens.ts";
 import { SqlitePushStore } from "./sqlite-push-store.ts";
 import { createPushRoutes } from "./routes.ts";
 import { subscriptionKey } from "./subscription-signature.ts";

@@ -2,14 +2,14 @@ import { createHash } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import { z } from "zod";
 import { Decision } from "../../lib/ask.ts";
-import type { PushSubscriptionList } from "../../lib/devices.ts";
+import type { PushKey, PushSubscriptionList, PushUnsubscribed } from "../../lib/devices.ts";
 import type { Tab } from "../broker/ports.ts";
-import type { AnswerAck, ErrorCode, TabAnswer } from "../../lib/protocol.ts";
-import { ActionTokenError, verifyActionToken, type ActionClaims } from "./action-tokens.ts";
+import { fail, type AnswerAck, type TabAnswer } from "../../lib/protocol.ts";
+import { ActionTokenError, verifyActionToken, type ActionClaims } from "../auth/action-tokens.ts";
 import { refusedPushHost } from "./endpoint-host.ts";
 import { originOf, type PushStore } from "./push-store.ts";
-import { fail, parseBody, serveJson, type Reply } from "../http/json-routes.ts";
-import type { OwnerRequest } from "../http/owner-request.ts";
+import { jsonApi, route } from "../http/json-api.ts";
+import { isOwnerLink, type OwnerRequest } from "../auth/owner-request.ts";
 
 /**
  * The push endpoints (docs/PROTOCOL.md, "Push"):
@@ -23,7 +23,7 @@ import type { OwnerRequest } from "../http/owner-request.ts";
  * - `POST /push/actions`: a notification's button, sent by the service worker with the action token it
  *   got in the push. The token is checked (signature, expiry, bound to this ask and this decision),
  *   claimed once, and the decision goes through the broker like every answer (one winner).
- * Bodies are JSON, at most 8 KiB, validated with zod; a bad one changes nothing.
+ * Bodies are JSON, at most 8 KiB, validated with zod; a bad one changes nothing (http/json-api.ts).
  */
 
 const BODY_LIMIT = 8 * 1024;
@@ -71,96 +71,96 @@ export type PushRoutesOptions = {
   log: (message: string) => void;
 };
 
-/** The HTTP status of each ack code: every code has one, so an answer never reads as the client's fault by default. */
-const ACK_STATUS: Record<ErrorCode, number> = {
-  INVALID: 400,
-  FORBIDDEN: 403,
-  NOT_FOUND: 404,
-  ALREADY_RESOLVED: 409,
-  EXPIRED: 410,
-  RATE_LIMITED: 429,
-  INTERNAL: 500,
-  GATEWAY_ERROR: 502,
-  UNAVAILABLE: 503,
-};
-
 export function createPushRoutes(options: PushRoutesOptions) {
-  async function act(request: IncomingMessage): Promise<Reply> {
-    const parsed = await parseBody(request, ActionBody, BODY_LIMIT);
-    if (!parsed.ok) return parsed.reply;
-    const { askId, decision, token } = parsed.value;
-    let claims: ActionClaims;
-    try {
-      claims = await verifyActionToken(options.tokenKey, token, options.now());
-    } catch (error) {
-      if (error instanceof ActionTokenError) return fail(error.code === "EXPIRED" ? 410 : 403, error.code === "EXPIRED" ? "EXPIRED" : "FORBIDDEN", error.message);
-      throw error;
-    }
-    if (claims.askId !== askId || claims.decision !== decision) return fail(403, "FORBIDDEN", "this action token is for another ask or decision");
-    if (!options.owners.has(claims.owner)) return fail(403, "FORBIDDEN", "the owner this action was sent to is no longer an owner");
-    if (!(await options.isKnownKid(claims.kid))) return fail(403, "FORBIDDEN", "the link this notification was sent to was revoked");
-    if (!(await options.store.redeem(claims.jti, claims.expiresAt, options.now()))) return fail(409, "ALREADY_RESOLVED", "this action was already used");
-    const tab: Tab = { id: `push:${claims.jti.slice(0, 8)}`, userId: claims.owner, isOwner: true, chatClaim: null, reply: null };
-    const ack = await options.answer(tab, askId, { type: "decision", decision });
-    if (ack.ok) return { status: 200, body: ack };
-    if (ack.error.code !== "UNAVAILABLE") return { status: ACK_STATUS[ack.error.code], body: ack };
-    // Nothing was decided (Redis went away after the token was claimed): the token is good again, so
-    // the notification's button works once Redis is back.
-    await options.store.release(claims.jti).catch((error: unknown) => options.log(`push action token could not be released: ${error instanceof Error ? error.message : String(error)}`));
-    return fail(503, "UNAVAILABLE", "Nothing was decided: the server cannot reach the store its instances share (Redis). Try again in a moment.");
-  }
+  const key = route({
+    method: "GET",
+    path: "/push/key",
+    access: "anyone",
+    handle: async (): Promise<PushKey> => ({ ok: true, publicKey: options.publicKey }),
+  });
 
-  const SubscribeBody = subscribeBody(options.allowPrivateEndpoints);
+  const act = route({
+    method: "POST",
+    path: "/push/actions",
+    access: "anyone",
+    body: ActionBody,
+    async handle({ body: { askId, decision, token } }): Promise<AnswerAck> {
+      let claims: ActionClaims;
+      try {
+        claims = await verifyActionToken(options.tokenKey, token, options.now());
+      } catch (error) {
+        if (error instanceof ActionTokenError) return fail(error.code === "EXPIRED" ? "EXPIRED" : "FORBIDDEN", error.message);
+        throw error;
+      }
+      if (claims.askId !== askId || claims.decision !== decision) return fail("FORBIDDEN", "this action token is for another ask or decision");
+      if (!options.owners.has(claims.owner)) return fail("FORBIDDEN", "the owner this action was sent to is no longer an owner");
+      if (!(await options.isKnownKid(claims.kid))) return fail("FORBIDDEN", "the link this notification was sent to was revoked");
+      if (!(await options.store.redeem(claims.jti, claims.expiresAt, options.now()))) return fail("ALREADY_RESOLVED", "this action was already used");
+      const tab: Tab = { id: `push:${claims.jti.slice(0, 8)}`, userId: claims.owner, isOwner: true, chatClaim: null, reply: null };
+      const ack = await options.answer(tab, askId, { type: "decision", decision });
+      if (ack.ok || ack.error.code !== "UNAVAILABLE") return ack;
+      // Nothing was decided (Redis went away after the token was claimed): the token is good again, so
+      // the notification's button works once Redis is back.
+      await options.store.release(claims.jti).catch((error: unknown) => options.log(`push action token could not be released: ${error instanceof Error ? error.message : String(error)}`));
+      return fail("UNAVAILABLE", "Nothing was decided: the server cannot reach the store its instances share (Redis). Try again in a moment.");
+    },
+  });
 
-  async function subscribe(request: IncomingMessage, { owner, link }: OwnerRequest): Promise<Reply> {
-    if (link.kid === null) return fail(403, "FORBIDDEN", "a token without a key id (such as an Open WebUI session token) cannot be revoked, so it cannot subscribe to push: open the dashboard with an owner link or a device link");
-    const parsed = await parseBody(request, SubscribeBody, BODY_LIMIT);
-    if (!parsed.ok) return parsed.reply;
-    const { endpoint, keys } = parsed.value;
-    const evicted = await options.store.subscribe({ owner, link: { kid: link.kid, expiresAt: link.expiresAt }, endpoint, p256dh: keys.p256dh, auth: keys.auth }, options.now());
-    for (const oldest of evicted) options.log(`push subscription removed, its owner has more than the most kept: ${originOf(oldest)}`);
-    return { status: 201, body: { ok: true } };
-  }
+  const subscribe = route({
+    method: "POST",
+    path: "/push/subscriptions",
+    access: { link: "revocable", refusal: () => "a token without a key id (such as an Open WebUI session token) cannot be revoked, so it cannot subscribe to push: open the dashboard with an owner link or a device link" },
+    body: subscribeBody(options.allowPrivateEndpoints),
+    created: true,
+    async handle({ sender: { owner, link }, body: { endpoint, keys } }) {
+      const evicted = await options.store.subscribe({ owner, link: { kid: link.kid, expiresAt: link.expiresAt }, endpoint, p256dh: keys.p256dh, auth: keys.auth }, options.now());
+      for (const oldest of evicted) options.log(`push subscription removed, its owner has more than the most kept: ${originOf(oldest)}`);
+      return { ok: true };
+    },
+  });
 
-  async function list({ owner, link }: OwnerRequest): Promise<Reply> {
-    const subscriptions = (await options.store.subscriptions(new Set([owner]))).map(({ endpoint, link: made, createdAt, failures }) => ({
-      id: subscriptionId(endpoint),
-      service: originOf(endpoint),
-      linkKid: made.kid,
-      createdAt,
-      failures,
-    }));
-    const body: PushSubscriptionList = { ok: true, subscriptions, canManage: link.kid !== null && (await options.isOwnerLinkKid(link.kid)) };
-    return { status: 200, body };
-  }
+  const unsubscribe = route({
+    method: "DELETE",
+    path: "/push/subscriptions",
+    access: "owner",
+    body: UnsubscribeBody,
+    handle: async ({ sender, body }): Promise<PushUnsubscribed> => ({ ok: true, removed: await options.store.unsubscribe(body.endpoint, sender.owner) }),
+  });
 
-  async function remove(id: string, { owner, link }: OwnerRequest): Promise<Reply> {
-    if (link.kid === null || !(await options.isOwnerLinkKid(link.kid))) return fail(403, "FORBIDDEN", "only an owner link removes push subscriptions from the list (a browser turns its own off with DELETE /push/subscriptions): open the dashboard with an owner link (npm run owner-link)");
-    const subscription = (await options.store.subscriptions(new Set([owner]))).find((candidate) => subscriptionId(candidate.endpoint) === id);
-    if (!subscription || !(await options.store.unsubscribe(subscription.endpoint, owner))) return fail(404, "NOT_FOUND", "no such push subscription of yours");
-    return { status: 200, body: { ok: true } };
-  }
+  const list = route({
+    method: "GET",
+    path: "/push/subscriptions",
+    access: "owner",
+    async handle({ sender: { owner, link } }): Promise<PushSubscriptionList> {
+      const subscriptions = (await options.store.subscriptions(new Set([owner]))).map(({ endpoint, link: made, createdAt, failures }) => ({
+        id: subscriptionId(endpoint),
+        service: originOf(endpoint),
+        linkKid: made.kid,
+        createdAt,
+        failures,
+      }));
+      return { ok: true, subscriptions, canManage: await isOwnerLink(link, options.isOwnerLinkKid) };
+    },
+  });
 
-  async function route(request: IncomingMessage, pathname: string): Promise<Reply> {
-    const method = request.method ?? "GET";
-    if (pathname === "/push/key" && method === "GET") return { status: 200, body: { ok: true, publicKey: options.publicKey } };
-    if (pathname === "/push/actions" && method === "POST") return act(request);
-    const one = /^\/push\/subscriptions\/([A-Za-z0-9_-]{22})$/.exec(pathname);
-    if ((pathname === "/push/subscriptions" && ["GET", "POST", "DELETE"].includes(method)) || (one && method === "DELETE")) {
-      const sender = await options.ownerOf(request);
-      if (!sender) return fail(403, "FORBIDDEN", "an owner's dashboard token is needed (Authorization: Bearer)");
-      if (one) return remove(one[1]!, sender);
-      if (method === "GET") return list(sender);
-      if (method === "POST") return subscribe(request, sender);
-      const parsed = await parseBody(request, UnsubscribeBody, BODY_LIMIT);
-      if (!parsed.ok) return parsed.reply;
-      return { status: 200, body: { ok: true, removed: await options.store.unsubscribe(parsed.value.endpoint, sender.owner) } };
-    }
-    return fail(405, "INVALID", `${method} ${pathname} is not a push endpoint`);
-  }
+  const remove = route({
+    method: "DELETE",
+    path: /^\/push\/subscriptions\/([A-Za-z0-9_-]{22})$/,
+    access: { link: "owner-link", refusal: () => "only an owner link removes push subscriptions from the list (a browser turns its own off with DELETE /push/subscriptions): open the dashboard with an owner link (npm run owner-link)" },
+    async handle({ sender: { owner }, param: id }) {
+      const subscription = (await options.store.subscriptions(new Set([owner]))).find((candidate) => subscriptionId(candidate.endpoint) === id);
+      if (!subscription || !(await options.store.unsubscribe(subscription.endpoint, owner))) return fail("NOT_FOUND", "no such push subscription of yours");
+      return { ok: true };
+    },
+  });
 
-  return {
-    handles: (request: IncomingMessage) => new URL(request.url ?? "/", "http://x").pathname.startsWith("/push/"),
-    handle: serveJson("push endpoint", route, options.log),
-  };
+  return jsonApi({
+    name: "push endpoint",
+    paths: /^\/push\//,
+    routes: [key, act, subscribe, unsubscribe, list, remove],
+    bodyLimit: BODY_LIMIT,
+    ownerOf: options.ownerOf,
+    isOwnerLinkKid: options.isOwnerLinkKid,
+    log: options.log,
+  });
 }

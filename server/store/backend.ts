@@ -8,7 +8,7 @@ import type { Presence } from "../broker/ports.ts";
 import { MemoryPresence } from "../broker/presence.ts";
 import { RedisPresence } from "../broker/redis-presence.ts";
 import type { Config } from "../config.ts";
-import { RedisDeviceStore, SqliteDeviceStore, type DeviceStore } from "../devices/device-store.ts";
+import { RedisDeviceStore, SqliteDeviceStore, type DeviceStore } from "../auth/device-store.ts";
 import { MemoryPushAnnouncements, RedisPushAnnouncements, type PushAnnouncements } from "../push/announcements.ts";
 import type { PushStore } from "../push/push-store.ts";
 import { RedisPushStore } from "../push/redis-push-store.ts";

@@ -14,7 +14,7 @@ import {
 import type { AskBroker } from "../broker/broker.ts";
 import type { Subscribable } from "../events.ts";
 import { clientAddress, trustedProxies } from "./address.ts";
-import { AuthError, verifyTabToken } from "./auth.ts";
+import { AuthError, verifyTabToken } from "../auth/tokens.ts";
 import { WATCHERS_ROOM, createAskHandlers, createChatHandlers, type TabHandler, type TabSocket } from "./handlers.ts";
 
 /**
@@ -147,7 +147,7 @@ export function createTabServer(http: HttpServer, options: TabServerOptions): Ta
       socket.data.tab = { id: socket.id, userId: identity.userId, isOwner: options.owners.has(identity.userId), chatClaim: identity.chat, reply: identity.reply };
       // Joined as soon as the kid is found current, before the socket connects, so a revocation made
       // after this check finds the socket in the room (one racing it from another instance is caught
-      // by the periodic check of the links, tabs/link-check.ts).
+      // by the periodic check of the links, auth/link-check.ts).
       if (identity.kid !== null) {
         linkKids.add(identity.kid);
         await socket.join(linkRoom(identity.kid));

@@ -1,5 +1,5 @@
 import type { Socket } from "socket.io-client";
-import { mintTabToken, secretKey } from "../../server/tabs/auth.ts";
+import { mintTabToken, secretKey } from "../../server/auth/tokens.ts";
 import { TEST_REPLY } from "../support/replies.ts";
 import type { Counts, Heap, Target } from "./ipc.ts";
 import type { ServerProcess } from "./server-link.ts";

@@ -1,4 +1,4 @@
-import { mintTabToken, secretKey } from "../../server/tabs/auth.ts";
+import { mintTabToken, secretKey } from "../../server/auth/tokens.ts";
 import { TEST_REPLY } from "../support/replies.ts";
 import { connectOperator } from "../support/gateway-client.ts";
 import { startRealGateway } from "../support/real-gateway.ts";

@@ -8,7 +8,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ErrorCode } from "../../lib/protocol.ts";
 import { FILTER_SIGNATURE_HEADER, filterKey, signFilterRequest } from "../../server/http/filter-route.ts";
-import { secretKey } from "../../server/tabs/auth.ts";
+import { secretKey } from "../../server/auth/tokens.ts";
 import { newChat, startOnGateway, stopOnGateway } from "../support/on-gateway.ts";
 import type { OperatorConnection } from "../support/gateway-client.ts";
 import { TEST_AUTH_SECRET, openTab, type TestServer } from "../support/tabs.ts";

@@ -17,8 +17,8 @@ import { TEST_AUTH_SECRET, startTestServer, type TestServer } from "../support/t
 import type { AskPush, OutcomePush } from "../../server/push/payload.ts";
 import { MAX_FAILURES_IN_A_ROW } from "../../server/push/notifier.ts";
 import { MAX_SUBSCRIPTIONS_PER_OWNER } from "../../server/push/push-store.ts";
-import { mintTabToken, secretKey } from "../../server/tabs/auth.ts";
-import { revokeOwnerLinks } from "../../server/tabs/owner-links.ts";
+import { mintTabToken, secretKey } from "../../server/auth/tokens.ts";
+import { revokeOwnerLinks } from "../../server/auth/owner-links.ts";
 import { decodeJwt } from "jose";
 
 let requester: OperatorConnection;

@@ -7,7 +7,7 @@
 // closed while no clock moved was closed by the revocation itself, not by a check.
 import { spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LINK_CHECK_EVERY_MS } from "../../server/tabs/link-check.ts";
+import { LINK_CHECK_EVERY_MS } from "../../server/auth/link-check.ts";
 import { TEST_AGENT, startOnFakeGateway, stopOnFakeGateway, useTabs } from "../support/on-gateway.ts";
 import { PROJECT_ROOT } from "../support/app-server.ts";
 import { startFakeGateway, type FakeGateway } from "../support/fake-gateway.ts";

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
-import { mintTabToken, secretKey } from "../../server/tabs/auth.ts";
+import { mintTabToken, secretKey } from "../../server/auth/tokens.ts";
 import { TEST_AGENT, gatewayOperator, newChat, requestQuestion, sessionKeyOf, waitAnswer } from "../support/on-gateway.ts";
 import type { OperatorConnection } from "../support/gateway-client.ts";
 import { startRedis, type TestRedis } from "../support/redis-server.ts";

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { OwnerLinkKeyStore } from "../store/store.ts";
-import { mintTabToken } from "./auth.ts";
+import { mintTabToken } from "./tokens.ts";
 
 /**
  * Owner links: the dashboard URL printed at start and by `npm run owner-link`. Each carries the
@@ -8,7 +8,7 @@ import { mintTabToken } from "./auth.ts";
  * before stops working at once while embed tokens and Open WebUI session tokens (which carry no kid)
  * are unaffected. The id is read from the store at every check, so a revocation made by the
  * `owner-link` command while the server runs refuses the next connect, and the server's periodic
- * check of its sockets' links (tabs/link-check.ts) closes the sockets already open.
+ * check of its sockets' links (link-check.ts) closes the sockets already open.
  */
 
 export type OwnerLink = { url: string; owner: string; hours: number };

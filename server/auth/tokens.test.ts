@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import path from "node:path";
 import { SignJWT, decodeJwt, jwtVerify } from "jose";
 import { describe, expect, it } from "vitest";
-import { mintTabToken, secretKey, verifyTabToken } from "./auth.ts";
+import { mintTabToken, secretKey, verifyTabToken } from "./tokens.ts";
 
 const SECRET = "s".repeat(40);
 const key = secretKey(SECRET);
@@ -19,7 +19,7 @@ const expiryOf = (token: string) => decodeJwt(token).exp! * 1000;
 describe("tab tokens", () => {
   it("round-trips a token with a chat claim", async () => {
     const token = await mintTabToken(key, { userId: "u1", chat: "c1", ttlSeconds: 60 });
-    expect(await verifyTabToken(token, key, { maxTokenDays: 30 })).toEqual({ userId: "u1", chat: "c1", reply: null, kid: null, expiresAt: expiryOf(token) });
+    expect(await verifyTabToken(token, key, { maxTokenDays: 30, now: Date.now })).toEqual({ userId: "u1", chat: "c1", reply: null, kid: null, expiresAt: expiryOf(token) });
   });
 
   it("accepts an Open WebUI session token (user id in `id`, HS256 with the shared secret, exp from JWT_EXPIRES_IN)", async () => {
@@ -29,7 +29,7 @@ describe("tab tokens", () => {
 
   it("says why a token is refused", async () => {
     await expect(verifyTabToken(undefined, key, rules)).rejects.toThrow(/missing token/);
-    await expect(verifyTabToken(await mintTabToken(secretKey("x".repeat(40)), { userId: "u", ttlSeconds: 60 }), key, { maxTokenDays: 30 })).rejects.toThrow(/signature is invalid/);
+    await expect(verifyTabToken(await mintTabToken(secretKey("x".repeat(40)), { userId: "u", ttlSeconds: 60 }), key, { maxTokenDays: 30, now: Date.now })).rejects.toThrow(/signature is invalid/);
     await expect(verifyTabToken(await signed({ sub: "u", exp: seconds(NOW) - 10 }), key, rules)).rejects.toThrow(/expired/);
     await expect(verifyTabToken(await signed({ exp: seconds(NOW) + 60 }), key, rules)).rejects.toThrow(/no user id/);
   });
@@ -41,7 +41,7 @@ describe("tab tokens", () => {
     const token = execFileSync("python3", ["-c", script, path.resolve("integrations/open-webui"), SECRET], { encoding: "utf8" }).trim();
     const { payload } = await jwtVerify(token, key, { algorithms: ["HS256"] });
     // What the server orders the chat's replies by: the assistant message and the mint time in ms.
-    expect(await verifyTabToken(token, key, { maxTokenDays: 30 })).toEqual({ userId: "user-7", chat: "chat-9", reply: { msg: "assistant-3", mts: payload.mts }, kid: null, expiresAt: payload.exp! * 1000 });
+    expect(await verifyTabToken(token, key, { maxTokenDays: 30, now: Date.now })).toEqual({ userId: "user-7", chat: "chat-9", reply: { msg: "assistant-3", mts: payload.mts }, kid: null, expiresAt: payload.exp! * 1000 });
     expect(payload).toMatchObject({ sub: "user-7", chat: "chat-9", msg: "assistant-3" });
     expect(payload.exp! - payload.iat!).toBe(60);
     expect(payload.mts).toBeTypeOf("number");
@@ -54,7 +54,7 @@ describe("tab tokens", () => {
 describe("embed tokens of one reply (msg, mts)", () => {
   it("round-trips the reply claim; a token without one (the first filter's) has none", async () => {
     const token = await mintTabToken(key, { userId: "u1", chat: "c1", reply: { msg: "a12", mts: NOW }, ttlSeconds: 60 });
-    expect(await verifyTabToken(token, key, { maxTokenDays: 30 })).toEqual({ userId: "u1", chat: "c1", reply: { msg: "a12", mts: NOW }, kid: null, expiresAt: expiryOf(token) });
+    expect(await verifyTabToken(token, key, { maxTokenDays: 30, now: Date.now })).toEqual({ userId: "u1", chat: "c1", reply: { msg: "a12", mts: NOW }, kid: null, expiresAt: expiryOf(token) });
   });
 
   it("an expired token is refused, unless the caller only needs it validly signed (a reply's summaries)", async () => {

@@ -23,7 +23,8 @@ export class TokenExpired extends AuthError {}
 export type TokenRules = {
   /** The furthest `exp` may lie ahead of now. */
   maxTokenDays: number;
-  now?: () => number;
+  /** The time the token is judged at, epoch ms: the caller's clock. */
+  now: () => number;
   /** Owner links carry a key id (`kid`); one that is not current was revoked. Without this check no kid is accepted. */
   isKnownKid?: (kid: string) => Promise<boolean>;
   /**
@@ -39,7 +40,7 @@ export function secretKey(secret: string): Uint8Array {
 
 export async function verifyTabToken(token: unknown, key: Uint8Array, rules: TokenRules): Promise<TabIdentity> {
   if (typeof token !== "string" || token.length === 0) throw new AuthError("missing token: connect with auth: {token}");
-  const now = rules.now?.() ?? Date.now();
+  const now = rules.now();
   try {
     const { payload, protectedHeader } = await jwtVerify(token, key, {
       algorithms: ["HS256"],
@@ -76,11 +77,16 @@ function replyClaim(msg: unknown, mts: unknown, hasChat: boolean): ReplyClaim | 
   return { msg, mts };
 }
 
-export async function mintTabToken(key: Uint8Array, claims: { userId: string; chat?: string; reply?: ReplyClaim; ttlSeconds: number; kid?: string }): Promise<string> {
+/**
+ * `now`: the mint time, epoch ms, from the minter's clock (a device link's, whose expiry is stored with
+ * it); without it jose reads the wall clock, as for the tokens the tests and the commands mint.
+ */
+export async function mintTabToken(key: Uint8Array, claims: { userId: string; chat?: string; reply?: ReplyClaim; ttlSeconds: number; kid?: string; now?: number }): Promise<string> {
+  const issuedAt = claims.now === undefined ? undefined : Math.floor(claims.now / 1000);
   const jwt = new SignJWT(claims.chat ? { chat: claims.chat, ...(claims.reply ?? {}) } : {})
     .setProtectedHeader(claims.kid ? { alg: "HS256", kid: claims.kid } : { alg: "HS256" })
     .setSubject(claims.userId)
-    .setIssuedAt()
-    .setExpirationTime(`${claims.ttlSeconds}s`);
+    .setIssuedAt(issuedAt)
+    .setExpirationTime(issuedAt === undefined ? `${claims.ttlSeconds}s` : issuedAt + claims.ttlSeconds);
   return jwt.sign(key);
 }

@@ -1,7 +1,7 @@
 import { decodeJwt } from "jose";
 import { describe, expect, it } from "vitest";
 import { storeBackends } from "../../test/support/store-backends.ts";
-import { mintTabToken, secretKey, verifyTabToken } from "./auth.ts";
+import { mintTabToken, secretKey, verifyTabToken } from "./tokens.ts";
 import { isCurrentOwnerLinkKid, mintOwnerLink, revokeOwnerLinks } from "./owner-links.ts";
 
 const key = secretKey("owner-links-test-secret-owner-links-test-secret");
@@ -19,19 +19,19 @@ describe.each(storeBackends())("owner links on $name (before: none could be revo
     const { store, isKnownKid } = await setup();
     const first = await mintOwnerLink({ store, key, owner: "owner", hours: 24, baseUrl: "http://127.0.0.1:3000/" });
     expect(first.url).toMatch(/^http:\/\/127\.0\.0\.1:3000\/\?token=/);
-    expect(await verifyTabToken(tokenOf(first.url), key, { maxTokenDays: 30, isKnownKid })).toEqual({ userId: "owner", chat: null, reply: null, kid: await store.ownerLinkKid(), expiresAt: expiryOf(tokenOf(first.url)) });
+    expect(await verifyTabToken(tokenOf(first.url), key, { maxTokenDays: 30, now: Date.now, isKnownKid })).toEqual({ userId: "owner", chat: null, reply: null, kid: await store.ownerLinkKid(), expiresAt: expiryOf(tokenOf(first.url)) });
     await revokeOwnerLinks(store);
-    await expect(verifyTabToken(tokenOf(first.url), key, { maxTokenDays: 30, isKnownKid })).rejects.toThrow(/owner link was revoked/);
+    await expect(verifyTabToken(tokenOf(first.url), key, { maxTokenDays: 30, now: Date.now, isKnownKid })).rejects.toThrow(/owner link was revoked/);
     const second = await mintOwnerLink({ store, key, owner: "owner", hours: 24, baseUrl: "http://127.0.0.1:3000" });
-    expect(await verifyTabToken(tokenOf(second.url), key, { maxTokenDays: 30, isKnownKid })).toEqual({ userId: "owner", chat: null, reply: null, kid: await store.ownerLinkKid(), expiresAt: expiryOf(tokenOf(second.url)) });
+    expect(await verifyTabToken(tokenOf(second.url), key, { maxTokenDays: 30, now: Date.now, isKnownKid })).toEqual({ userId: "owner", chat: null, reply: null, kid: await store.ownerLinkKid(), expiresAt: expiryOf(tokenOf(second.url)) });
   });
 
   it("a token with a kid is refused where no kid check is given; tokens without a kid (embed, Open WebUI) are untouched by revocation", async () => {
     const { store, isKnownKid } = await setup();
     const link = await mintOwnerLink({ store, key, owner: "owner", hours: 1, baseUrl: "http://x" });
-    await expect(verifyTabToken(tokenOf(link.url), key, { maxTokenDays: 30 })).rejects.toThrow(/revoked/);
+    await expect(verifyTabToken(tokenOf(link.url), key, { maxTokenDays: 30, now: Date.now })).rejects.toThrow(/revoked/);
     const embed = await mintTabToken(key, { userId: "alice", chat: "chat-1", ttlSeconds: 60 });
     await revokeOwnerLinks(store);
-    expect(await verifyTabToken(embed, key, { maxTokenDays: 30, isKnownKid })).toEqual({ userId: "alice", chat: "chat-1", reply: null, kid: null, expiresAt: expiryOf(embed) });
+    expect(await verifyTabToken(embed, key, { maxTokenDays: 30, now: Date.now, isKnownKid })).toEqual({ userId: "alice", chat: "chat-1", reply: null, kid: null, expiresAt: expiryOf(embed) });
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { SignJWT } from "jose";
-import { mintTabToken } from "../tabs/auth.ts";
+import { mintTabToken } from "./tokens.ts";
 import { actionTokenKey, mintActionToken, verifyActionToken } from "./action-tokens.ts";
 
 const key = actionTokenKey("a".repeat(32));

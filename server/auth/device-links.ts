@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
-import type { DeviceMinter } from "../../lib/devices.ts";
-import { mintTabToken } from "../tabs/auth.ts";
+import type { DeviceLink, DeviceMinter } from "../../lib/devices.ts";
+import { mintTabToken } from "./tokens.ts";
 import type { DeviceStore } from "./device-store.ts";
 
 /**
@@ -14,8 +14,6 @@ import type { DeviceStore } from "./device-store.ts";
 export const DEVICE_LINK_MAX_DAYS = 30;
 
 const DAY_MS = 24 * 3600 * 1000;
-
-export type DeviceLink = { url: string; kid: string; name: string; expiresAt: number };
 
 /** Key ids of device links start with this, owner links' never do. */
 export const DEVICE_KID_PREFIX = "device-";
@@ -35,6 +33,6 @@ export async function mintDeviceLink(options: {
   const ttlSeconds = Math.floor((days * DAY_MS) / 1000);
   const expiresAt = options.now + ttlSeconds * 1000;
   await options.store.add({ kid, owner: options.owner, name: options.name, createdAt: options.now, expiresAt, mintedBy: options.mintedBy });
-  const token = await mintTabToken(options.key, { userId: options.owner, ttlSeconds, kid });
+  const token = await mintTabToken(options.key, { userId: options.owner, ttlSeconds, kid, now: options.now });
   return { url: `${options.baseUrl.replace(/\/$/, "")}/?device=1&token=${token}`, kid, name: options.name, expiresAt };
 }
