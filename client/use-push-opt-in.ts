@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useState } from "react";
 import type { PushKey } from "../lib/devices.ts";
+import { errorMessage } from "../lib/error-message.ts";
 
 /**
  * The dashboard's service worker and Web Push opt-in. The worker (public/sw.js) is registered on every
@@ -51,7 +52,7 @@ export function usePushOptIn(token: string | null): PushOptIn {
         setRegistration(registered);
         if ("pushManager" in registered) setEnabled((await registered.pushManager.getSubscription()) !== null);
       })
-      .catch((failure: unknown) => live && setError(`The app could not be installed here: ${failure instanceof Error ? failure.message : String(failure)}`));
+      .catch((failure: unknown) => live && setError(`The app could not be installed here: ${errorMessage(failure)}`));
     return () => {
       live = false;
     };
@@ -67,7 +68,7 @@ export function usePushOptIn(token: string | null): PushOptIn {
         const renewed = await call("/push/subscriptions", { method: "POST", headers: asOwner(token), body: JSON.stringify(current.toJSON()) });
         if (!renewed.ok) setError(`Push to this device could not be renewed: ${renewed.message}`);
       })
-      .catch((failure: unknown) => setError(`Push to this device could not be renewed: ${failure instanceof Error ? failure.message : String(failure)}`));
+      .catch((failure: unknown) => setError(`Push to this device could not be renewed: ${errorMessage(failure)}`));
   }, [registration, token]);
 
   const toggle = useCallback(async () => {
@@ -98,7 +99,7 @@ export function usePushOptIn(token: string | null): PushOptIn {
       }
       setEnabled(true);
     } catch (failure) {
-      setError(`Push could not be turned on: ${failure instanceof Error ? failure.message : String(failure)}`);
+      setError(`Push could not be turned on: ${errorMessage(failure)}`);
     } finally {
       setBusy(false);
     }

@@ -18,6 +18,7 @@ import { createFilterRoute, filterKey } from "./http/filter-route.ts";
 import { createWidgetPageRoute } from "./http/widget-page.ts";
 import { createPush } from "./push/index.ts";
 import { createDeviceRoutes } from "./auth/device-routes.ts";
+import { errorMessage } from "../lib/error-message.ts";
 
 /**
  * The wiring, in one place and in one direction (socket.io CRUD example style): the Gateway adapter
@@ -136,7 +137,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
       health(request).then(
         (body) => response.writeHead(200, { "content-type": "application/json", "cache-control": "no-store" }).end(JSON.stringify(body)),
         (error: unknown) => {
-          log(`healthz failed: ${error instanceof Error ? error.message : String(error)}`);
+          log(`healthz failed: ${errorMessage(error)}`);
           response.writeHead(500).end();
         },
       );
@@ -150,7 +151,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
       (served) => served || serveApp(request, response),
       (error: unknown) => {
         // The path only: the query holds the token.
-        log(`widget page ${request.url?.split("?")[0] ?? ""} failed: ${error instanceof Error ? error.message : String(error)}`);
+        log(`widget page ${request.url?.split("?")[0] ?? ""} failed: ${errorMessage(error)}`);
         if (!response.headersSent) response.writeHead(500, { "content-type": "text/plain; charset=utf-8" }).end("Internal Server Error");
         else response.destroy();
       },

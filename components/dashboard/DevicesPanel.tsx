@@ -3,6 +3,7 @@ import type { DeviceLink as Link, DeviceList, DeviceMinter, DeviceSummary, PushS
 import { cx, formatTime } from "../asks/format.ts";
 import { card, muted, primaryButton, secondaryButton, textInput } from "../asks/styles.ts";
 import { QrCode } from "./QrCode.tsx";
+import { errorMessage } from "../../lib/error-message.ts";
 
 async function call<T>(path: string, token: string, init: RequestInit = {}): Promise<{ ok: true; body: T } | { ok: false; message: string }> {
   try {
@@ -10,7 +11,7 @@ async function call<T>(path: string, token: string, init: RequestInit = {}): Pro
     const body = (await response.json()) as T & { ok?: boolean; error?: { message?: string } };
     return body.ok ? { ok: true, body } : { ok: false, message: body.error?.message ?? `HTTP ${response.status}` };
   } catch (error) {
-    return { ok: false, message: error instanceof Error ? error.message : String(error) };
+    return { ok: false, message: errorMessage(error) };
   }
 }
 

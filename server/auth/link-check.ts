@@ -1,4 +1,5 @@
 import type { Clock, TimerHandle } from "../../lib/clock.ts";
+import { errorMessage } from "../../lib/error-message.ts";
 
 /**
  * The sockets of a revoked link are closed. A device revoked on the dashboard has its sockets closed at
@@ -34,7 +35,7 @@ export function startLinkCheck({ check, clock, log }: LinkCheckOptions): { stop(
       (error: unknown) => {
         checking = false;
         // A store that is away is asked again at the next check; the sockets stay until then.
-        log(`checking the sockets' links failed: ${error instanceof Error ? error.message : String(error)}`);
+        log(`checking the sockets' links failed: ${errorMessage(error)}`);
       },
     );
   };

@@ -1,5 +1,6 @@
 import { SignJWT, errors, jwtVerify } from "jose";
 import type { ReplyClaim } from "../broker/ports.ts";
+import { errorMessage } from "../../lib/error-message.ts";
 
 /**
  * Tab authentication: an HS256 JWT signed with AUTH_SECRET. The user id is `sub`, or `id` so that an
@@ -62,7 +63,7 @@ export async function verifyTabToken(token: unknown, key: Uint8Array, rules: Tok
     if (error instanceof errors.JWTExpired) throw new TokenExpired("token expired");
     if (error instanceof errors.JWSSignatureVerificationFailed) throw new AuthError("token signature is invalid");
     if (error instanceof errors.JWTClaimValidationFailed && error.claim === "exp") throw new AuthError("token has no exp: every token must expire");
-    throw new AuthError(`token rejected: ${error instanceof Error ? error.message : String(error)}`);
+    throw new AuthError(`token rejected: ${errorMessage(error)}`);
   }
 }
 

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { z } from "zod";
 import type { ErrorCode } from "../../lib/protocol.ts";
 import { StoreUnavailable } from "../store/store.ts";
+import { errorMessage } from "../../lib/error-message.ts";
 
 /**
  * What the JSON endpoints share, the owner's (`/push/*`, `/devices`: json-api.ts) and the Open WebUI
@@ -79,7 +80,7 @@ export function serveJson(what: string, route: (request: IncomingMessage, pathna
       (reply) => send(response, reply),
       (error: unknown) => {
         if (error instanceof StoreUnavailable) return send(response, fail(HTTP_STATUS.UNAVAILABLE, "UNAVAILABLE", `${error.message}: nothing was done; try again in a moment`));
-        log(`${what} ${pathname} failed: ${error instanceof Error ? error.message : String(error)}`);
+        log(`${what} ${pathname} failed: ${errorMessage(error)}`);
         send(response, fail(HTTP_STATUS.INTERNAL, "INTERNAL", "internal error"));
       },
     );

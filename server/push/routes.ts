@@ -10,6 +10,7 @@ import { refusedPushHost } from "./endpoint-host.ts";
 import { originOf, type PushStore } from "./push-store.ts";
 import { jsonApi, route } from "../http/json-api.ts";
 import { isOwnerLink, type OwnerRequest } from "../auth/owner-request.ts";
+import { errorMessage } from "../../lib/error-message.ts";
 
 /**
  * The push endpoints (docs/PROTOCOL.md, "Push"):
@@ -101,7 +102,7 @@ export function createPushRoutes(options: PushRoutesOptions) {
       if (ack.ok || ack.error.code !== "UNAVAILABLE") return ack;
       // Nothing was decided (Redis went away after the token was claimed): the token is good again, so
       // the notification's button works once Redis is back.
-      await options.store.release(claims.jti).catch((error: unknown) => options.log(`push action token could not be released: ${error instanceof Error ? error.message : String(error)}`));
+      await options.store.release(claims.jti).catch((error: unknown) => options.log(`push action token could not be released: ${errorMessage(error)}`));
       return fail("UNAVAILABLE", "Nothing was decided: the server cannot reach the store its instances share (Redis). Try again in a moment.");
     },
   });

@@ -16,6 +16,7 @@ import type { Subscribable } from "../events.ts";
 import { clientAddress, trustedProxies } from "./address.ts";
 import { AuthError, verifyTabToken } from "../auth/tokens.ts";
 import { WATCHERS_ROOM, createAskHandlers, createChatHandlers, type TabHandler, type TabSocket } from "./handlers.ts";
+import { errorMessage } from "../../lib/error-message.ts";
 
 /**
  * The Socket.IO transport: authentication at the handshake, origin checks, connection limits,
@@ -157,7 +158,7 @@ export function createTabServer(http: HttpServer, options: TabServerOptions): Ta
     authenticate().then(
       () => next(),
       (error: unknown) => {
-        if (!(error instanceof AuthError)) log(`tab authentication failed: ${describe(error)}`);
+        if (!(error instanceof AuthError)) log(`tab authentication failed: ${errorMessage(error)}`);
         refuse(error instanceof AuthError || error instanceof IncompatibleProtocolError ? error : new Error("authentication failed"));
       },
     );
@@ -212,12 +213,12 @@ export function createTabServer(http: HttpServer, options: TabServerOptions): Ta
           try {
             response = await handler(socket, payload, respond);
           } catch (error) {
-            log(`${event} from ${socket.id} failed: ${describe(error)}`);
+            log(`${event} from ${socket.id} failed: ${errorMessage(error)}`);
             response = fail("INTERNAL", "the server could not handle this event; it has been logged");
           }
           respond(response);
         };
-        handle().catch((error: unknown) => log(`acking ${event} to ${socket.id} failed: ${describe(error)}`));
+        handle().catch((error: unknown) => log(`acking ${event} to ${socket.id} failed: ${errorMessage(error)}`));
       };
     socket.on("chat:view", guarded("chat:view", chats.view));
     socket.on("chat:leave", guarded("chat:leave", chats.leave));
@@ -228,7 +229,7 @@ export function createTabServer(http: HttpServer, options: TabServerOptions): Ta
       // Leaving the namespace but keeping the connection would hold it past the auth timeout,
       // which no longer applies to it: a tab has one socket, so its connection goes too.
       if (reason === "client namespace disconnect") socket.conn.close();
-      broker.leave(socket.id).catch((error: unknown) => log(`leaving for ${socket.id} failed: ${describe(error)}`));
+      broker.leave(socket.id).catch((error: unknown) => log(`leaving for ${socket.id} failed: ${errorMessage(error)}`));
     });
   });
 
@@ -246,10 +247,6 @@ export function createTabServer(http: HttpServer, options: TabServerOptions): Ta
         io.close(() => resolve());
       }),
   };
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 function tokenBucket(ratePerSecond: number, burst: number, now: () => number): () => boolean {
