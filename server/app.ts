@@ -169,6 +169,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     maxTokenDays: config.MAX_TOKEN_DAYS,
     maxConnectionsPerAddress: config.MAX_CONNECTIONS_PER_ADDRESS,
     trustedProxies: config.TRUSTED_PROXIES,
+    now: () => clock.now(),
     log,
   });
   // A revoked device's open sockets are closed, on every instance, and its push subscriptions go with

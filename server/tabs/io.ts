@@ -50,7 +50,8 @@ export type TabServerOptions = {
   adapter?: ServerOptions["adapter"];
   /** Inbound events per second per socket, with a burst of twice that. */
   eventsPerSecond?: number;
-  now?: () => number;
+  /** The injected clock's time: what tokens are judged at and the rate limits refill by. */
+  now: () => number;
   log(message: string): void;
 };
 
@@ -78,7 +79,7 @@ const linkRoom = (kid: string) => `kid:${kid}`;
 const replyRoom = (chatId: string, replyId: string) => `reply:${chatId}:${replyId}`;
 
 export function createTabServer(http: HttpServer, options: TabServerOptions): TabServer {
-  const now = options.now ?? Date.now;
+  const { now } = options;
   const trusted = trustedProxies(options.trustedProxies);
   const publicOrigin = options.publicUrl ? new URL(options.publicUrl).origin : null;
   const isAppOrigin = (origin: string, request: IncomingMessage) => {

@@ -83,13 +83,14 @@ export async function startTestServer(options: { gatewayUrl: string; gatewayToke
   const dataDir = options.dataDir ?? mkdtempSync(path.join(tmpdir(), "asks-test-"));
   const config = testConfig(options.gatewayUrl, options.gatewayToken, dataDir, options.env);
   const logs: string[] = [];
-  const server = await startApplication(config, TEST_AUTH_SECRET, (line) => logs.push(line), { clock: options.clock, pushAgent: options.pushAgent });
+  const clock = options.clock ?? systemClock();
+  const server = await startApplication(config, TEST_AUTH_SECRET, (line) => logs.push(line), { clock, pushAgent: options.pushAgent });
   const key = secretKey(TEST_AUTH_SECRET);
   return {
     ...server,
     dataDir,
     logs,
-    token: (userId = TEST_OWNER, chat?: string, reply: ReplyClaim | null = TEST_REPLY) => mintTabToken(key, { userId, chat, reply: chat ? (reply ?? undefined) : undefined, ttlSeconds: 3600 }),
+    token: (userId = TEST_OWNER, chat?: string, reply: ReplyClaim | null = TEST_REPLY) => mintTabToken(key, { userId, chat, reply: chat ? (reply ?? undefined) : undefined, ttlSeconds: 3600, now: clock.now() }),
     ownerLink: async (userId = TEST_OWNER) => new URL((await mintOwnerLink({ store: server.store, key, owner: userId, hours: 1, baseUrl: server.url })).url).searchParams.get("token")!,
     async restart() {
       await server.stop();
