@@ -1,5 +1,6 @@
 import type { Ask, AskStatus } from "../../lib/ask.ts";
 import type { Clock } from "../../lib/clock.ts";
+import { errorMessage } from "../../lib/error-message.ts";
 import { EXPIRED, endedAsText } from "../../lib/outcomes.ts";
 import { admit } from "../../lib/policy.ts";
 import { fail, type Ack, type AnswerAck, type AskClose, type CloseReason, type TabAnswer } from "../../lib/protocol.ts";
@@ -12,15 +13,13 @@ import type { Arrival, AskChannel, Outcome, Presence, ReplyClaim, SourceListing,
 import { Cards } from "./cards.ts";
 import { TrackedAsks } from "./tracked-asks.ts";
 import { inTurn, type Queue } from "./turns.ts";
-import { errorMessage } from "../../lib/error-message.ts";
 
 /**
  * The AskBroker: the one state machine every ask goes through (docs/ARCHITECTURE.md#how-an-ask-flows,
- * #routing). policy → store → presence → timers. Asks come in from an AskChannel as domain events and replies go out through it;
- * what tabs should see goes out as events the transports subscribe to. So it is tested without sockets
- * or a Gateway. Each tracked ask is one entry of `asks` with its phase (tracked-asks.ts); who may see a
- * chat is `access` (chat-access.ts), which widget of a chat is live is `widgets` (live-widget.ts), where
- * cards go and how asks end is `cards` (cards.ts), and a tab's answer goes through answering.ts.
+ * #routing): policy → store → presence → timers. Asks come in from an AskChannel as domain events and
+ * replies go out through it; what tabs should see goes out as events the transports subscribe to, so
+ * it is tested without sockets or a Gateway. Its parts: the tracked asks with their phases (`asks`),
+ * who may see a chat (`access`), the live widget (`widgets`), cards and endings (`cards`), answering.ts.
  */
 
 export type BrokerEvents = {
