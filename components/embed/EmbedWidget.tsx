@@ -1,9 +1,9 @@
 "use client";
 
 import { useCallback, useEffect, useReducer, useRef, useState } from "react";
-import type { Ask, AskKind, AskStatus } from "../../lib/ask.ts";
-import { CLOSE_OUTCOMES, askQuestionText, askTitle, secretOutcomeToast } from "../../lib/wording.ts";
-import type { AskClose, TabAnswer } from "../../lib/protocol.ts";
+import type { Ask } from "../../lib/ask.ts";
+import { secretOutcomeToast } from "../../lib/wording.ts";
+import type { TabAnswer } from "../../lib/protocol.ts";
 import { request, type TabClientSocket } from "../../client/socket.ts";
 import { tokenReplyId } from "../../client/token.ts";
 import { useTabSession } from "../../client/use-tab-session.ts";
@@ -14,6 +14,7 @@ import { muted, secondaryButton } from "../asks/styles.ts";
 import { useToast } from "../common/use-toast.ts";
 import { StatusPill, describeStatus } from "../common/ConnectionStatus.tsx";
 import { useFrameHeight } from "./use-frame-height.ts";
+import { INITIAL_WIDGET, finishedOf, widgetReducer, type Finished } from "./widget-state.ts";
 
 /**
  * The widget Open WebUI embeds in a sandboxed iframe for one chat (docs/ARCHITECTURE.md#live-and-idle-widgets, #routing; docs/PROTOCOL.md#tab-protocol-v1): it views the
@@ -21,88 +22,17 @@ import { useFrameHeight } from "./use-frame-height.ts";
  * finishes here, and reports its height to the host page.
  */
 
-type Finished = { id: string; question: string; summary: string; status: AskStatus; at: number };
-
-/** `superseded`: a newer reply's widget is the chat's live one now; this one keeps only its summaries. */
-type State = { pending: Ask[]; history: Finished[]; moved: boolean; superseded: boolean; announcement: string };
-
-type Action =
-  | { type: "show"; ask: Ask }
-  | { type: "close"; close: AskClose; at: number }
-  /**
-   * The server took this tab's answer: the card goes at once, before its ask:close (which follows the
-   * store's write), so a card shown meanwhile never moves under the person's pointer.
-   */
-  | { type: "answered"; askId: string; status: AskStatus; at: number }
-  /** After a reconnect and chat:view: only the asks the server showed again are still pending. */
-  | { type: "keep-only"; ids: ReadonlySet<string> }
-  /** The asks that finished in this reply before this page loaded (the server's record). */
-  | { type: "summaries"; finished: Finished[] }
-  | { type: "superseded" };
-
-const ARRIVAL: Record<AskKind, string> = {
-  question: "New question from the agent",
-  secret: "The agent requests a secret",
-  approval: "The agent needs an approval",
-};
-
-function reducer(state: State, action: Action): State {
-  switch (action.type) {
-    case "show": {
-      const known = state.pending.some((ask) => ask.id === action.ask.id);
-      return {
-        ...state,
-        moved: false,
-        pending: known ? state.pending.map((ask) => (ask.id === action.ask.id ? action.ask : ask)) : [...state.pending, action.ask],
-        announcement: known ? state.announcement : `${ARRIVAL[action.ask.kind]}: ${askTitle(action.ask)}`,
-      };
-    }
-    case "close": {
-      const ask = state.pending.find((item) => item.id === action.close.askId);
-      const pending = state.pending.filter((item) => item.id !== action.close.askId);
-      if (action.close.reason === "handed-off") {
-        return { ...state, pending, moved: ask !== undefined || state.moved, announcement: "This question is now open in a newer tab." };
-      }
-      if (!ask) {
-        // Answered here: the server's summary replaces the one the card went with.
-        const summary = action.close.summary;
-        if (summary === undefined || !state.history.some((item) => item.id === action.close.askId)) return state;
-        return { ...state, history: state.history.map((item) => (item.id === action.close.askId ? { ...item, summary } : item)) };
-      }
-      const outcome = CLOSE_OUTCOMES[action.close.reason];
-      const finished: Finished = { id: ask.id, question: askQuestionText(ask), summary: action.close.summary ?? outcome.summary, status: outcome.status, at: action.at };
-      return { ...state, pending, history: [...state.history.filter((item) => item.id !== ask.id), finished] };
-    }
-    case "answered": {
-      const ask = state.pending.find((item) => item.id === action.askId);
-      if (!ask) return state;
-      const outcome = CLOSE_OUTCOMES[action.status === "cancelled" ? "cancelled" : "answered"];
-      const finished: Finished = { id: ask.id, question: askQuestionText(ask), summary: outcome.summary, status: action.status, at: action.at };
-      return { ...state, pending: state.pending.filter((item) => item.id !== ask.id), history: [...state.history, finished] };
-    }
-    case "keep-only":
-      return { ...state, pending: state.pending.filter((ask) => action.ids.has(ask.id)) };
-    case "summaries": {
-      const known = new Set(state.history.map((item) => item.id));
-      return { ...state, history: [...action.finished.filter((item) => !known.has(item.id)), ...state.history] };
-    }
-    case "superseded":
-      return { ...state, pending: [], moved: false, superseded: true, announcement: "" };
-  }
+/** The first card that is not hidden (a card whose answer is on its way is). */
+function firstVisibleCard(root: HTMLElement | null): HTMLElement | null {
+  return root?.querySelector<HTMLElement>("[data-card]:not([hidden]) [data-ask-id]") ?? null;
 }
-
-const INITIAL: State = { pending: [], history: [], moved: false, superseded: false, announcement: "" };
 
 function cardOf(root: HTMLElement | null, askId: string): Element | null {
   return root?.querySelector(`[data-ask-id="${CSS.escape(askId)}"]`) ?? null;
 }
 
-function finishedOf(ask: Ask): Finished {
-  return { id: ask.id, question: askQuestionText(ask), summary: ask.resolution?.summary ?? "", status: ask.status, at: ask.resolution?.at ?? ask.createdAt };
-}
-
 export function EmbedWidget({ chatId }: { chatId: string }) {
-  const [state, dispatch] = useReducer(reducer, INITIAL);
+  const [state, dispatch] = useReducer(widgetReducer, INITIAL_WIDGET);
   const [viewError, setViewError] = useState<string | null>(null);
   /** The server took this widget's chat:view (on the current connection). */
   const [viewing, setViewing] = useState(false);
@@ -111,6 +41,8 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
   const statusRef = useRef<HTMLDivElement>(null);
   const returnFocus = useRef<Element | null>(null);
   const restoreFocus = useRef(false);
+  /** The card whose answer was refused: it takes focus back. */
+  const refocus = useRef<string | null>(null);
   const [focusTarget, setFocusTarget] = useState<string | null>(null);
 
   useFrameHeight(rootRef);
@@ -177,7 +109,7 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
       socket.on("ask:show", (ask) => {
         shownSinceConnect?.add(ask.id);
         const active = document.activeElement;
-        if (!rootRef.current?.querySelector("[data-ask-id]")?.contains(active)) returnFocus.current = active;
+        if (!firstVisibleCard(rootRef.current)?.contains(active)) returnFocus.current = active;
         // Take focus only when this document has it: never steal keystrokes from the host page's composer.
         if (document.hasFocus()) setFocusTarget(ask.id);
         dispatch({ type: "show", ask });
@@ -200,16 +132,20 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
   const { socket, connection, gateway, answer: sendAnswer, problem: connectionProblem, token } = useTabSession({ relink: "Reopen the chat to get a new link.", setup });
   replyId.current = token ? tokenReplyId(token) : null;
   /**
-   * An answer the server took closes its card here at once. A text prompt of a reply on the Gateway's
-   * `/v1` endpoint is answered by the person's next message in the chat: Open WebUI submits what its
-   * embed asks it to, once the person confirms it in its own dialog (Chat.svelte, `input:prompt:submit`).
+   * An answered card gives way to its line at once (widget-state.ts), and comes back if the answer is
+   * refused. A text prompt of a reply on the Gateway's `/v1` endpoint is answered by the person's next
+   * message in the chat: Open WebUI submits what its embed asks it to, once the person confirms it in
+   * its own dialog (Chat.svelte, `input:prompt:submit`).
    */
   const answer = useCallback(
     async (askId: string, tabAnswer: TabAnswer) => {
+      if (cardOf(rootRef.current, askId)?.contains(document.activeElement)) restoreFocus.current = true;
+      dispatch({ type: "sending", askId, at: Date.now() });
       const ack = await sendAnswer(askId, tabAnswer);
-      if (ack.ok) {
-        if (cardOf(rootRef.current, askId)?.contains(document.activeElement)) restoreFocus.current = true;
-        dispatch({ type: "answered", askId, status: ack.status, at: Date.now() });
+      if (ack.ok) dispatch({ type: "answered", askId, status: ack.status, at: Date.now() });
+      else {
+        refocus.current = askId;
+        dispatch({ type: "unsent", askId });
       }
       if (ack.ok && ack.chatMessage !== undefined && window.parent !== window) window.parent.postMessage({ type: "input:prompt:submit", text: ack.chatMessage }, "*");
       return ack;
@@ -217,21 +153,28 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
     [sendAnswer],
   );
 
-  // Focus goes back where it was once the card that had it closes (or to the widget's status line).
+  // Focus goes back where it was once the card that had it closes or is answered (or to the widget's
+  // status line); a card whose answer was refused takes it back.
   useEffect(() => {
+    const back = refocus.current === null ? null : cardOf(rootRef.current, refocus.current);
+    refocus.current = null;
+    if (back instanceof HTMLElement && !back.closest("[hidden]")) return back.focus();
     if (!restoreFocus.current) return;
     restoreFocus.current = false;
-    const next = rootRef.current?.querySelector<HTMLElement>("[data-ask-id]");
+    const next = firstVisibleCard(rootRef.current);
     const previous = returnFocus.current;
     if (next) next.focus();
     else if (previous instanceof HTMLElement && previous.isConnected && previous !== document.body) previous.focus();
     else statusRef.current?.focus();
-  }, [state.pending]);
+  }, [state.pending, state.sending]);
 
 
   const status = describeStatus(connection, gateway);
   const secret = state.pending.find((ask) => ask.kind === "secret");
   const others = state.pending.filter((ask) => ask.kind !== "secret");
+  const isSending = (ask: Ask) => state.sending.includes(ask.id);
+  // The secret dialog is modal: the rest waits behind it, unless its answer is on its way.
+  const behindSecret = (secret !== undefined && !isSending(secret)) || undefined;
   const problem = state.superseded ? null : (connectionProblem ?? viewError);
   // No empty gap under the reply (docs/ARCHITECTURE.md#live-and-idle-widgets): with nothing to show the widget is 0 px tall, and the
   // connection's state matters only to a card waiting for an answer.
@@ -251,7 +194,7 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
       </div>
 
       {state.history.length > 0 && (
-        <section aria-label="Answered here" inert={secret !== undefined || undefined} className="flex flex-col gap-1.5">
+        <section aria-label="Answered here" inert={behindSecret} className="flex flex-col gap-1.5">
           {state.history.map((item) => (
             <AskSummary key={item.id} question={item.question} summary={item.summary} status={item.status} at={item.at} />
           ))}
@@ -259,17 +202,14 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
       )}
 
       {secret && (
-        <AskView
-          key={secret.id}
-          ask={secret}
-          onAnswer={(tabAnswer) => answer(secret.id, tabAnswer)}
-          onSecretOutcome={(outcome) => setToast(secretOutcomeToast(outcome))}
-        />
+        <div key={secret.id} data-card hidden={isSending(secret) || undefined}>
+          <AskView ask={secret} onAnswer={(tabAnswer) => answer(secret.id, tabAnswer)} onSecretOutcome={(outcome) => setToast(secretOutcomeToast(outcome))} />
+        </div>
       )}
 
       {others.map((ask) => (
-        <div key={ask.id} inert={secret !== undefined || undefined}>
-          <AskView ask={ask} autoFocus={!secret && focusTarget === ask.id} onAnswer={(tabAnswer) => answer(ask.id, tabAnswer)} />
+        <div key={ask.id} data-card hidden={isSending(ask) || undefined} inert={behindSecret}>
+          <AskView ask={ask} autoFocus={!behindSecret && focusTarget === ask.id} onAnswer={(tabAnswer) => answer(ask.id, tabAnswer)} />
         </div>
       ))}
 
