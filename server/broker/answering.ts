@@ -12,7 +12,7 @@ import { errorMessage } from "../../lib/error-message.ts";
  * took it) the ack goes to `acknowledge` at once, and only then is the ask finished: its card closed,
  * its end stored, the dashboards and the push notifier told. The returned promise settles with the
  * same ack when that is done, so a failure there reaches the caller's boundary. While the answer is
- * delivered the ask is `answering`: another answer is refused, and an end from the source waits (it
+ * delivered the ask's entry is `answering`: another answer is refused, and an end from the source waits (it
  * is applied if the answer fails).
  */
 
@@ -45,14 +45,13 @@ export async function answerAsk(context: AnsweringContext, { tab, askId, answer,
   if (!mapped.ok) return fail(mapped.code, mapped.message);
   // Only the chat's own widget can put the answer into the chat, as the person's next message.
   if (mapped.chatMessage !== undefined && tab.chatClaim !== ask.chatId) return fail("FORBIDDEN", "answer this in its chat: the answer becomes your next message there");
-  if (entry.phase === "answering") return fail("ALREADY_RESOLVED", ANSWERED_FIRST);
-  const before = entry.phase === "unconfirmed" ? "unconfirmed" : "pending";
-  asks.setPhase(askId, "answering");
+  if (entry.answering) return fail("ALREADY_RESOLVED", ANSWERED_FIRST);
+  entry.answering = true;
   /** The answer failed: the ask is answerable again, and an end that came meanwhile is applied. */
   const undo = async (endedMeanwhile: Outcome | null = null): Promise<void> => {
     const ending = entry.endedWhileAnswering ?? endedMeanwhile;
     entry.endedWhileAnswering = null;
-    asks.setPhase(askId, before);
+    entry.answering = false;
     if (ending) await context.end(askId, ending);
   };
 
@@ -94,7 +93,7 @@ export async function answerAsk(context: AnsweringContext, { tab, askId, answer,
     // The answer is decided whether or not the ack could be sent, so the ask is finished either way.
     // Nothing is awaited from here until finish has taken the ask out of the table.
     entry.endedWhileAnswering = null;
-    asks.setPhase(askId, before);
+    entry.answering = false;
     const current = asks.listed(askId);
     // The summary stays in the reply whose widget answered.
     const answered = current && tab.reply !== null && tab.chatClaim === current.chatId ? { ...current, replyId: tab.reply.msg } : current;

@@ -3,7 +3,7 @@
 import { describe, expect } from "vitest";
 import { CANCELLED_ELSEWHERE, answeredElsewhere, type Ending } from "../../lib/outcomes.ts";
 import { T0, approval, question, textPrompt } from "../../test/support/ask-fixtures.ts";
-import { brokerTest as it, Tabs, settled, tab } from "../../test/support/broker-harness.ts";
+import { brokerTest as it, ScriptedChannel, Tabs, settled, tab } from "../../test/support/broker-harness.ts";
 import { AskBroker } from "./broker.ts";
 import { MemoryPresence } from "./presence.ts";
 
@@ -96,6 +96,39 @@ describe("AskBroker (the routing rules on the broker, injected clock)", () => {
       expect(seen.shownOn("t1")).toEqual(["q1"]);
       restarted.shutdown();
     });
+
+    it("a restored ask stays unconfirmed while an answer to it is delivered: a tab that views its chat meanwhile is not shown it", async ({ clock, store, channel, broker }) => {
+      await broker.receive(question("q1", "c1"));
+      broker.shutdown();
+      const restarted = new AskBroker({ store, presence: new MemoryPresence(), source: channel, clock, owners: new Set(["owner"]), instanceId: "again", log: () => {} });
+      const seen = new Tabs(restarted);
+      await restarted.restore();
+      const delivery = heldDelivery(channel);
+      const answered = restarted.answer(tab("dashboard"), "q1", { type: "text", text: "Postgres" });
+      await delivery.started;
+      await restarted.view(tab("t1"), "c1");
+      delivery.fail(new Error("the Gateway went away"));
+      expect(await answered).toMatchObject({ ok: false, error: { code: "GATEWAY_ERROR" } });
+      expect(seen.shownOn("t1")).toEqual([]);
+      restarted.shutdown();
+    });
+
+    it("a restored ask its source lists while an answer to it is delivered is confirmed: once the answer fails, its card is shown", async ({ clock, store, channel, broker }) => {
+      await broker.receive(question("q1", "c1"));
+      broker.shutdown();
+      const restarted = new AskBroker({ store, presence: new MemoryPresence(), source: channel, clock, owners: new Set(["owner"]), instanceId: "again", log: () => {} });
+      const seen = new Tabs(restarted);
+      await restarted.restore();
+      await restarted.view(tab("t1"), "c1");
+      const delivery = heldDelivery(channel);
+      const answered = restarted.answer(tab("dashboard"), "q1", { type: "text", text: "Postgres" });
+      await delivery.started;
+      await restarted.receive(question("q1", "c1"));
+      delivery.fail(new Error("the Gateway went away"));
+      expect(await answered).toMatchObject({ ok: false, error: { code: "GATEWAY_ERROR" } });
+      expect(seen.holds("t1", "q1")).toBe(true);
+      restarted.shutdown();
+    });
   });
 
   it("shutdown stops listening to the source", async ({ channel, broker }) => {
@@ -105,3 +138,17 @@ describe("AskBroker (the routing rules on the broker, injected clock)", () => {
     expect(broker.pendingAsks).toEqual([]);
   });
 });
+
+/** The channel's next delivery waits: `started` once the broker hands it the answer, then it fails with `fail`. */
+function heldDelivery(channel: ScriptedChannel): { started: Promise<void>; fail: (error: Error) => void } {
+  let fail: (error: Error) => void = () => {};
+  const started = new Promise<void>((begun) => {
+    channel.next = () => {
+      begun();
+      return new Promise<void>((_, reject) => {
+        fail = reject;
+      });
+    };
+  });
+  return { started, fail: (error) => fail(error) };
+}

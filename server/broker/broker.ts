@@ -185,7 +185,7 @@ export class AskBroker extends Emitter<BrokerEvents> {
       return;
     }
     const ending = typeof outcome === "function" ? outcome(entry.ask) : outcome;
-    if (entry.phase === "answering") {
+    if (entry.answering) {
       entry.endedWhileAnswering = ending;
       return;
     }
@@ -205,7 +205,7 @@ export class AskBroker extends Emitter<BrokerEvents> {
         await this.end(ask.id, outcome ?? EXPIRED);
       }),
     );
-    await this.confirm(this.asks.all().filter((ask) => this.asks.get(ask.id)?.phase === "unconfirmed").map((ask) => ask.id));
+    await this.confirm(this.asks.unconfirmed());
   }
 
   async view(tab: Tab, chatId: string): Promise<Ack> {
@@ -256,7 +256,7 @@ export class AskBroker extends Emitter<BrokerEvents> {
    * sent instead of an answer (docs/ARCHITECTURE.md#routing): it stays in its reply as text, not moving on.
    */
   private async endTextPromptsBefore(chatId: string, replyId: string): Promise<void> {
-    const stale = this.asks.ofChat(chatId).filter(({ ask, phase }) => ask.source === "text-prompt" && ask.replyId !== undefined && ask.replyId !== replyId && phase !== "answering");
+    const stale = this.asks.ofChat(chatId).filter(({ ask, answering }) => ask.source === "text-prompt" && ask.replyId !== undefined && ask.replyId !== replyId && !answering);
     await Promise.all(stale.map(({ ask }) => this.end(ask.id, endedAsText(ask, "answered-elsewhere"))));
   }
 
@@ -341,7 +341,7 @@ export class AskBroker extends Emitter<BrokerEvents> {
   private async confirm(ids: readonly string[]): Promise<void> {
     const chats = new Set<string>();
     for (const id of ids) {
-      if (this.asks.get(id)?.phase === "unconfirmed") this.asks.setPhase(id, "pending");
+      this.asks.confirm(id);
       const chatId = this.asks.listed(id)?.chatId;
       if (chatId) chats.add(chatId);
     }

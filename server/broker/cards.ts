@@ -116,7 +116,7 @@ export class Cards {
     const { asks, access, store, instanceId } = this.options;
     for (const entry of asks.ofChat(chatId)) {
       const { ask } = entry;
-      if (entry.phase === "answering") continue;
+      if (entry.answering) continue;
       const verdict = admit(ask, { chatOwner: owner, owners: access.owners });
       if (verdict.action !== "refuse") continue;
       // Every instance refuses it; the one that claims it (the row must exist) tells the source, once.

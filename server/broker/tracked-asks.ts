@@ -9,10 +9,13 @@ import type { Outcome } from "./ports.ts";
  * collections it sits in. The table owns each tracked ask's expiry timer and clears it whenever the
  * ask leaves (ended, or shut down).
  *
- *   arriving ──track──▶ pending ◀──▶ answering
- *      │                  ▲   │            │
- *      │    unconfirmed ──┘   └──── ended ◀┘      (restored at start: unconfirmed until its source lists it)
+ *   arriving ──track──▶ pending ──▶ ended
+ *      │                  ▲
+ *      │    unconfirmed ──┘      (restored at start: unconfirmed until its source lists it)
  *      └──────────────────────────▶ ended
+ *
+ * Whether an answer of this instance is being delivered is a flag beside the phase (`answering`): a
+ * restored ask can be answered before its source confirms it, and stays unconfirmed meanwhile.
  */
 export type AskPhase =
   /** Being taken in: the store or presence has not answered yet. Not listed, not routed. */
@@ -20,8 +23,6 @@ export type AskPhase =
   /** Restored from the store at start, not confirmed by its source yet: listed, not shown. */
   | "unconfirmed"
   | "pending"
-  /** An answer of this instance is being delivered: another is refused, an end from the source waits. */
-  | "answering"
   /** Over here; kept only while its arrival is still being handled, so a replay meanwhile is ignored. */
   | "ended";
 
@@ -30,6 +31,8 @@ export type TrackedAsk = {
   phase: AskPhase;
   /** While its `receive` runs: a replay of it meanwhile is ignored. */
   receiving: boolean;
+  /** While an answer of this instance is delivered: another is refused, an end from the source waits. */
+  answering: boolean;
   /** Tracked but not in the store yet: written right after its first card is out, or after routing. */
   unwritten: boolean;
   /** While it is received: the first write's result (false: the store had a tombstone). */
@@ -42,7 +45,7 @@ export type TrackedAsk = {
 
 type Entry = TrackedAsk & { timer: TimerHandle | null };
 
-const LISTED: ReadonlySet<AskPhase> = new Set(["unconfirmed", "pending", "answering"]);
+const LISTED: ReadonlySet<AskPhase> = new Set(["unconfirmed", "pending"]);
 
 export class TrackedAsks {
   private readonly entries = new Map<string, Entry>();
@@ -59,7 +62,7 @@ export class TrackedAsks {
     return this.entries.get(id);
   }
 
-  /** The ask of a listed entry (unconfirmed, pending or being answered), as it is now. */
+  /** The ask of a listed entry (unconfirmed or pending), as it is now. */
   listed(id: string): Ask | undefined {
     const entry = this.entries.get(id);
     return entry && LISTED.has(entry.phase) ? entry.ask : undefined;
@@ -78,7 +81,7 @@ export class TrackedAsks {
   /** Starts taking in an ask not known here; false when it is (tracked, or still being received). */
   arrive(ask: Ask): boolean {
     if (this.entries.has(ask.id)) return false;
-    this.entries.set(ask.id, { ask, phase: "arriving", receiving: true, unwritten: false, firstWrite: null, endedWhileArriving: null, endedWhileAnswering: null, timer: null });
+    this.entries.set(ask.id, { ask, phase: "arriving", receiving: true, answering: false, unwritten: false, firstWrite: null, endedWhileArriving: null, endedWhileAnswering: null, timer: null });
     return true;
   }
 
@@ -90,6 +93,7 @@ export class TrackedAsks {
       ask,
       phase,
       receiving: existing?.receiving ?? false,
+      answering: false,
       unwritten: options.unwritten,
       firstWrite: existing?.firstWrite ?? null,
       endedWhileArriving: existing?.endedWhileArriving ?? null,
@@ -111,9 +115,17 @@ export class TrackedAsks {
     if (entry) entry.ask = ask;
   }
 
-  setPhase(id: string, phase: "pending" | "unconfirmed" | "answering"): void {
+  /** Its source listed the restored ask: it is pending from now on. False when it was not unconfirmed. */
+  confirm(id: string): boolean {
     const entry = this.entries.get(id);
-    if (entry && LISTED.has(entry.phase)) entry.phase = phase;
+    if (entry?.phase !== "unconfirmed") return false;
+    entry.phase = "pending";
+    return true;
+  }
+
+  /** The ids of the restored asks their source has not listed yet. */
+  unconfirmed(): string[] {
+    return [...this.entries.values()].filter((entry) => entry.phase === "unconfirmed").map((entry) => entry.ask.id);
   }
 
   /** The ask is over here: untracked, its timer cleared; the entry stays only while it is still being received. */
