@@ -260,10 +260,6 @@ export class AskBroker extends Emitter<BrokerEvents> {
     await Promise.all(stale.map(({ ask }) => this.end(ask.id, endedAsText(ask, "answered-elsewhere"))));
   }
 
-  noteReply(chatId: string, reply: ReplyClaim): Promise<ReplyClaim> {
-    return this.widgets.noteReply(chatId, reply);
-  }
-
   isLiveReply(chatId: string, reply: ReplyClaim): Promise<boolean> {
     return this.widgets.isLive(chatId, reply);
   }
@@ -282,7 +278,7 @@ export class AskBroker extends Emitter<BrokerEvents> {
     const { owner, isNew } = await inTurn([[this.chatAdmissions, chatId]], () => this.access.claim(chatId, userId));
     this.access.noteView(chatId, owner);
     if (isNew) await this.cards.readmit(chatId, owner);
-    await this.noteReply(chatId, reply);
+    await this.widgets.noteReply(chatId, reply);
     if (title !== undefined) await this.chatTitled(chatId, title);
   }
 
@@ -301,10 +297,6 @@ export class AskBroker extends Emitter<BrokerEvents> {
     this.widgets.forget(tabId);
     const chatId = await inTurn([[this.tabSteps, tabId]], () => this.options.presence.leave(tabId));
     if (chatId !== null) await this.cards.route(chatId);
-  }
-
-  visibleTo(tab: Tab, ask: Pick<Ask, "chatId">): Promise<boolean> {
-    return this.access.visibleTo(tab, ask);
   }
 
   /** The asks this tab may see (chat-access.ts): pending ones, however old; others from the store; or both. */

@@ -53,7 +53,7 @@ export class ChatAccess {
   async claim(chatId: string, userId: string): Promise<{ owner: string; isNew: boolean }> {
     const known = await this.owner(chatId);
     if (known !== null) return { owner: known, isNew: false };
-    return { owner: await this.store.recordChatOwner(chatId, userId), isNew: true };
+    return { owner: await this.record(chatId, userId), isNew: true };
   }
 
   /**
@@ -66,7 +66,7 @@ export class ChatAccess {
     if (known === null && tab.chatClaim === null && !tab.isOwner) {
       return { ok: false, refusal: fail("FORBIDDEN", "this chat has no recorded user yet: open it from its Open WebUI widget first") };
     }
-    const owner = known ?? (await this.store.recordChatOwner(chatId, tab.userId));
+    const owner = known ?? (await this.record(chatId, tab.userId));
     if (!tab.isOwner && owner !== tab.userId) return { ok: false, refusal: fail("FORBIDDEN", "this chat belongs to another user") };
     this.noteView(chatId, owner);
     return { ok: true, owner, ownerIsNew: known === null };
@@ -98,15 +98,21 @@ export class ChatAccess {
    * store (its newest, each as tracked if it is); `all` is both.
    */
   async list(tab: Tab, status: AskStatus | "all", tracked: readonly Ask[]): Promise<Ask[]> {
-    const pending = await this.visibleOf(tab, tracked);
-    if (status === "pending") return pending;
+    if (status === "pending") return this.visibleOf(tab, tracked);
     const scope = await this.historyScope(tab);
     if (scope === null) return [];
     const live = new Map(tracked.map((ask) => [ask.id, ask]));
     const stored = (await this.store.list({ status: status === "all" ? undefined : status, ...scope })).map((ask) => live.get(ask.id) ?? ask);
     if (status !== "all") return stored;
     const listed = new Set(stored.map((ask) => ask.id));
-    return [...pending.filter((ask) => !listed.has(ask.id)), ...stored];
+    return [...(await this.visibleOf(tab, tracked.filter((ask) => !listed.has(ask.id)))), ...stored];
+  }
+
+  /** Records the chat's owner unless the store has one: the owner in force, known from now on. */
+  private async record(chatId: string, userId: string): Promise<string> {
+    const owner = await this.store.recordChatOwner(chatId, userId);
+    this.knownOwners.set(chatId, owner);
+    return owner;
   }
 
   /** An embed token sees its chat's history only when its user owns that chat (owners own all). */
