@@ -3,6 +3,7 @@ import { z } from "zod";
 import { DeviceMinter } from "../../lib/devices.ts";
 import { PrivateDatabase } from "../store/private-database.ts";
 import { Flag, flatRows, redisScripts, unavailableAs } from "../store/redis-scripts.ts";
+import { SetAside } from "../store/rows.ts";
 
 /**
  * Devices an owner signed in from a device link (a phone that scanned the dashboard's QR code). Each
@@ -66,26 +67,8 @@ const StoredDevice = z.object({
   mintedBy: StoredMinter,
 });
 
-/** Reads stored devices back; one that does not parse is logged once (its kid and why, never its fields) and skipped. */
-class SetAsideDevices {
-  private readonly kids = new Set<string>();
-  private readonly log: (message: string) => void;
-
-  constructor(log: (message: string) => void) {
-    this.log = log;
-  }
-
-  read(kid: string, fields: Record<keyof z.input<typeof StoredDevice>, unknown>): Device | null {
-    const parsed = StoredDevice.safeParse(fields);
-    if (parsed.success) return parsed.data;
-    if (!this.kids.has(kid)) {
-      this.kids.add(kid);
-      const issue = parsed.error.issues[0];
-      this.log(`set aside unreadable stored device ${kid}: ${issue?.path.join(".") || "device"}: ${issue?.code ?? "invalid"}`);
-    }
-    return null;
-  }
-}
+/** A stored device's fields, each as the store hands it back. */
+type StoredFields = Record<keyof z.input<typeof StoredDevice>, unknown>;
 
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS devices (
@@ -114,14 +97,14 @@ type Row = { kid: string; owner: unknown; name: unknown; created_at: unknown; ex
 
 export class SqliteDeviceStore implements DeviceStore {
   private readonly database: PrivateDatabase<keyof typeof STATEMENTS>;
-  private readonly setAside: SetAsideDevices;
+  private readonly setAside: SetAside<Device>;
 
   constructor(file: string, log: (message: string) => void) {
     // Files from before minters were recorded: their devices read as unrecorded.
     this.database = new PrivateDatabase(file, { schema: SCHEMA, statements: STATEMENTS, added: { devices: { minted_by: "TEXT" } } });
     // A value too large for a JavaScript number reads as a bigint (and is set aside) rather than failing the whole read.
     for (const read of [this.database.statements.list, this.database.statements.get]) read.setReadBigInts(true);
-    this.setAside = new SetAsideDevices(log);
+    this.setAside = new SetAside("device", StoredDevice, log);
   }
 
   async add(device: Device): Promise<void> {
@@ -139,7 +122,8 @@ export class SqliteDeviceStore implements DeviceStore {
   }
 
   private read(row: Row): Device | null {
-    return this.setAside.read(String(row.kid), { kid: row.kid, owner: row.owner, name: row.name, createdAt: safeNumber(row.created_at), expiresAt: safeNumber(row.expires_at), mintedBy: row.minted_by });
+    const fields: StoredFields = { kid: row.kid, owner: row.owner, name: row.name, createdAt: safeNumber(row.created_at), expiresAt: safeNumber(row.expires_at), mintedBy: row.minted_by };
+    return this.setAside.read(String(row.kid), fields);
   }
 
   async isActive(kid: string, now: number): Promise<boolean> {
@@ -175,13 +159,14 @@ local index = p .. 'owner-devices:' .. owner
 local out = {}
 for _, kid in ipairs(redis.call('ZREVRANGE', index, 0, -1)) do
   local key = p .. 'device:' .. kid
-  local expires = tonumber(redis.call('HGET', key, 'expires'))
+  local fields = redis.call('HMGET', key, 'owner', 'name', 'created', 'expires', 'mintedBy')
+  local expires = tonumber(fields[4])
   if redis.call('EXISTS', key) == 0 or (expires and expires <= now) then
     redis.call('DEL', key)
     redis.call('ZREM', index, kid)
   else
     out[#out + 1] = kid
-    out[#out + 1] = redis.call('HMGET', key, 'owner', 'name', 'created', 'expires', 'mintedBy')
+    out[#out + 1] = fields
   end
 end
 return out
@@ -228,14 +213,14 @@ export class RedisDeviceStore implements DeviceStore {
   private readonly redis: Redis;
   private readonly prefix: string;
   private readonly run: ReturnType<typeof redisScripts<typeof SCRIPTS>>;
-  private readonly setAside: SetAsideDevices;
+  private readonly setAside: SetAside<Device>;
 
   /** Takes a connected client; `close` does not end it (its owner does). */
   constructor(redis: Redis, prefix: string, log: (message: string) => void) {
     this.redis = redis;
     this.prefix = prefix;
     this.run = redisScripts(redis, prefix, SCRIPTS);
-    this.setAside = new SetAsideDevices(log);
+    this.setAside = new SetAside("device", StoredDevice, log);
   }
 
   async add(device: Device): Promise<void> {
@@ -262,7 +247,8 @@ export class RedisDeviceStore implements DeviceStore {
 
   /** A device from its hash fields (owner, name, created, expires, mintedBy), or null when they do not read. */
   private read(kid: string, [owner, name, created, expires, mintedBy]: readonly (string | null)[]): Device | null {
-    return this.setAside.read(kid, { kid, owner, name, createdAt: storedNumber(created ?? null), expiresAt: storedNumber(expires ?? null), mintedBy: mintedBy ?? null });
+    const fields: StoredFields = { kid, owner, name, createdAt: storedNumber(created ?? null), expiresAt: storedNumber(expires ?? null), mintedBy: mintedBy ?? null };
+    return this.setAside.read(kid, fields);
   }
 
   async isActive(kid: string, now: number): Promise<boolean> {

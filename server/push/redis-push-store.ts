@@ -1,6 +1,6 @@
 import type { Redis } from "ioredis";
 import { z } from "zod";
-import { Count, Flag, redisScripts, unavailableAs } from "../store/redis-scripts.ts";
+import { Count, Flag, parseStored, redisScripts, unavailableAs } from "../store/redis-scripts.ts";
 import { MAX_SUBSCRIPTIONS_PER_OWNER, removedUnverifiedLine, verifiedSubscription, type PushStore, type PushStoreOptions, type PushSubscriptionRecord, type StoredPushSubscription } from "./push-store.ts";
 import { signSubscription } from "./subscription-signature.ts";
 
@@ -127,7 +127,7 @@ export class RedisPushStore implements PushStore {
     const [all, failures] = await unavailableAs(this.redis, () => Promise.all([this.redis.hgetall(`${this.prefix}subscriptions`), this.redis.hgetall(`${this.prefix}failures`)]));
     const subscriptions: StoredPushSubscription[] = [];
     for (const [endpoint, json] of Object.entries(all)) {
-      const read = verifiedSubscription(this.key, { ...parseJson(json), endpoint, failures: Number(failures[endpoint] ?? 0) });
+      const read = verifiedSubscription(this.key, { ...(parseStored(JsonObject, json) ?? {}), endpoint, failures: Number(failures[endpoint] ?? 0) });
       if (!read.ok) {
         if (await this.run("removeIfUnchanged", endpoint, json)) this.log(removedUnverifiedLine(endpoint, read.why));
       } else if (owners.has(read.subscription.owner)) subscriptions.push(read.subscription);
@@ -155,13 +155,5 @@ export class RedisPushStore implements PushStore {
   close(): void {}
 }
 
+/** A stored subscription's fields, or none when it is not a JSON object (the schema then says what is missing). */
 const JsonObject = z.record(z.string(), z.unknown());
-
-/** A stored JSON object's fields, or none when it is not one (the schema then says what is missing). */
-function parseJson(json: string): Record<string, unknown> {
-  try {
-    return JsonObject.catch({}).parse(JSON.parse(json));
-  } catch {
-    return {};
-  }
-}

@@ -5,7 +5,7 @@ import type { Redis } from "ioredis";
 import { z } from "zod";
 import webpush from "web-push";
 import { PRIVATE_FILE_MODE, preparePrivateDir, restrictFiles } from "../store/data-dir.ts";
-import { Flag, redisScripts, unavailableAs } from "../store/redis-scripts.ts";
+import { Flag, parseStored, redisScripts, unavailableAs } from "../store/redis-scripts.ts";
 
 /**
  * The VAPID key pair (RFC 8292) that signs every push this service sends: from VAPID_PUBLIC_KEY and
@@ -60,16 +60,6 @@ function opened(stored: Stored, authSecret: string): VapidKeys | null {
   }
 }
 
-function parsedStored(text: string | null): Stored | null {
-  if (text === null) return null;
-  try {
-    const parsed = Stored.safeParse(JSON.parse(text));
-    return parsed.success ? parsed.data : null;
-  } catch {
-    return null;
-  }
-}
-
 const replaceHint = "delete it to generate a new pair (owners then opt in again)";
 
 function readable(stored: Stored | null, where: string, authSecret: string): VapidKeys {
@@ -91,7 +81,7 @@ export function loadVapidKeys(options: VapidSource & Keeping & { dataDir: string
   const file = path.join(options.dataDir, "vapid.json");
   if (existsSync(file)) {
     restrictFiles(file);
-    const stored = parsedStored(readFileSync(file, "utf8"));
+    const stored = parseStored(Stored, readFileSync(file, "utf8"));
     const keys = readable(stored, file, options.authSecret);
     if (stored && "privateKey" in stored) {
       writePrivately(file, sealed(keys, options.authSecret));
@@ -119,7 +109,7 @@ export async function loadSharedVapidKeys(options: VapidSource & Keeping & { red
   const { redis, key, authSecret } = options;
   await unavailableAs(redis, () => redis.set(key, JSON.stringify(sealed(webpush.generateVAPIDKeys(), authSecret)), "NX"));
   const text = await unavailableAs(redis, () => redis.get(key));
-  const stored = parsedStored(text);
+  const stored = parseStored(Stored, text);
   const keys = readable(stored, `Redis key ${key}`, authSecret);
   if (stored && "privateKey" in stored) {
     // The scripts' first argument is a key prefix; this one is given the whole key.

@@ -15,6 +15,19 @@ import { StoreUnavailable } from "./store.ts";
 
 export type RedisScript<Reply extends z.ZodType> = { lua: string; reply: Reply };
 
+/** A JSON value this service stored (in Redis or a file), read through its schema: null when it is absent or no longer parses. */
+export function parseStored<T>(schema: z.ZodType<T>, text: string | null): T | null {
+  if (text === null) return null;
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  const parsed = schema.safeParse(json);
+  return parsed.success ? parsed.data : null;
+}
+
 /** A script's reply that does not have the shape its schema says. */
 export class MalformedReply extends Error {}
 

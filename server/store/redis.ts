@@ -4,7 +4,7 @@ import { systemClock, type Clock } from "../../lib/clock.ts";
 import { ASK_SCRIPTS } from "./redis-ask-scripts.ts";
 import { redisScripts, unavailableAs } from "./redis-scripts.ts";
 import type { ReplyClaim } from "../broker/ports.ts";
-import { SetAsideRows } from "./rows.ts";
+import { setAsideAsks, type SetAside } from "./rows.ts";
 import type { AskStore, OwnerLinkKeyStore, RetentionStore } from "./store.ts";
 
 /**
@@ -39,7 +39,7 @@ export type RedisAskStoreOptions = {
 export class RedisAskStore implements AskStore, RetentionStore, OwnerLinkKeyStore {
   private readonly redis: Redis;
   private readonly prefix: string;
-  private readonly rows: SetAsideRows;
+  private readonly rows: SetAside<Ask>;
   private readonly clock: Clock;
   private readonly run: ReturnType<typeof redisScripts<typeof ASK_SCRIPTS>>;
 
@@ -47,7 +47,7 @@ export class RedisAskStore implements AskStore, RetentionStore, OwnerLinkKeyStor
   constructor(redis: Redis, options: RedisAskStoreOptions) {
     this.redis = redis;
     this.prefix = options.prefix;
-    this.rows = new SetAsideRows(options.log);
+    this.rows = setAsideAsks(options.log);
     this.clock = options.clock ?? systemClock();
     this.run = redisScripts(redis, this.prefix, ASK_SCRIPTS);
   }
@@ -63,7 +63,7 @@ export class RedisAskStore implements AskStore, RetentionStore, OwnerLinkKeyStor
 
   async get(id: string): Promise<Ask | null> {
     const body = await unavailableAs(this.redis, () => this.redis.hget(this.key(`ask:${id}`), "body"));
-    return body === null ? null : this.rows.read(id, body);
+    return body === null ? null : this.rows.readJson(id, body);
   }
 
   async pending(): Promise<Ask[]> {

@@ -2,7 +2,7 @@ import type { Ask, AskStatus } from "../../lib/ask.ts";
 import { PrivateDatabase } from "./private-database.ts";
 import type { ReplyClaim } from "../broker/ports.ts";
 import { systemClock, type Clock, type TimerHandle } from "../../lib/clock.ts";
-import { SetAsideRows } from "./rows.ts";
+import { setAsideAsks, type SetAside } from "./rows.ts";
 import type { AskStore, OwnerLinkKeyStore, RetentionStore } from "./store.ts";
 import { errorMessage } from "../../lib/error-message.ts";
 
@@ -94,7 +94,7 @@ export const CHECKPOINT_EVERY_MS = 5_000;
  */
 export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeyStore {
   private readonly database: PrivateDatabase<keyof typeof STATEMENTS>;
-  private readonly rows: SetAsideRows;
+  private readonly rows: SetAside<Ask>;
   /** Answers being delivered: ask id → claimant. */
   private readonly claims = new Map<string, string>();
   /**
@@ -106,7 +106,7 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
   private checkpointTimer: TimerHandle | null = null;
 
   constructor(file: string, options: SqliteAskStoreOptions = {}) {
-    this.rows = new SetAsideRows(options.log);
+    this.rows = setAsideAsks(options.log);
     this.database = new PrivateDatabase(file, {
       schema: SCHEMA,
       statements: STATEMENTS,
@@ -150,7 +150,7 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
 
   async get(id: string): Promise<Ask | null> {
     const row = this.database.statements.get.get(id) as Row | undefined;
-    return row ? this.rows.read(row.id, row.body) : null;
+    return row ? this.rows.readJson(row.id, row.body) : null;
   }
 
   async pending(): Promise<Ask[]> {
