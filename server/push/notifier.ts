@@ -109,9 +109,16 @@ export class PushNotifier {
   private async liveSubscriptions(): Promise<StoredPushSubscription[]> {
     const now = this.options.clock.now();
     const live: StoredPushSubscription[] = [];
+    // The subscriptions made with one link (every owner link's share one key id) ask about it once.
+    const known = new Map<string, boolean>();
+    const isKnown = async (kid: string): Promise<boolean> => {
+      let answer = known.get(kid);
+      if (answer === undefined) known.set(kid, (answer = await this.options.isKnownKid(kid)));
+      return answer;
+    };
     for (const subscription of await this.options.store.subscriptions(this.options.owners)) {
       const { kid, expiresAt } = subscription.link;
-      if (expiresAt > now && (await this.options.isKnownKid(kid))) {
+      if (expiresAt > now && (await isKnown(kid))) {
         live.push(subscription);
         continue;
       }
