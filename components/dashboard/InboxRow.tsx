@@ -117,7 +117,7 @@ function AnsweredInChat({ ask, openWebUiUrl }: { ask: Ask; openWebUiUrl: string 
         {ask.chatId !== null && openWebUiUrl && (
           <>
             {" "}
-            <a href={`${openWebUiUrl}/c/${encodeURIComponent(ask.chatId)}`} target="_blank" rel="noreferrer" className="font-medium text-sky-800 underline dark:text-sky-300">
+            <a href={chatHref(openWebUiUrl, ask.chatId)} target="_blank" rel="noreferrer" className="font-medium text-sky-800 underline dark:text-sky-300">
               Open the chat
             </a>
           </>
@@ -158,7 +158,7 @@ function ChatLink({ chatId, title, openWebUiUrl }: { chatId: string | null; titl
   }
   return (
     <a
-      href={`${openWebUiUrl}/c/${encodeURIComponent(chatId)}`}
+      href={chatHref(openWebUiUrl, chatId)}
       target="_blank"
       rel="noreferrer"
       title={`Open chat ${chatId} in Open WebUI`}
@@ -168,6 +168,11 @@ function ChatLink({ chatId, title, openWebUiUrl }: { chatId: string | null; titl
       <span className="sr-only">(opens Open WebUI in a new tab)</span>
     </a>
   );
+}
+
+/** The chat's page in Open WebUI. */
+function chatHref(openWebUiUrl: string, chatId: string): string {
+  return `${openWebUiUrl}/c/${encodeURIComponent(chatId)}`;
 }
 
 /** On the dashboard a secret request is a small card; its masked dialog opens on demand, as a modal. */

@@ -1,7 +1,8 @@
-import { useCallback, useLayoutEffect, useMemo, useReducer, useRef, useState } from "react";
+import { useCallback, useMemo, useReducer, useState } from "react";
 import type { Ask } from "../../lib/ask.ts";
 import { request, type TabClientSocket } from "../../client/socket.ts";
 import { useTabSession } from "../../client/use-tab-session.ts";
+import { useLatest } from "../common/use-latest.ts";
 import { EMPTY_DASHBOARD, dashboardReducer, finishedAsks, pendingAsks, type DashboardAction } from "./dashboard-state.ts";
 
 const TOKEN_KEY = "openclaw-asks:token";
@@ -25,10 +26,7 @@ export function useAskFeed(options: AskFeedOptions) {
   const [accessError, setAccessError] = useState<string | null>(null);
   /** Open WebUI's titles of the chats (chat id → title), as the server learns them. */
   const [chatTitles, setChatTitles] = useState<ReadonlyMap<string, string>>(new Map());
-  const latest = useRef(options);
-  useLayoutEffect(() => {
-    latest.current = options;
-  });
+  const latest = useLatest(options);
 
   const setup = useCallback((socket: TabClientSocket) => {
     const seenPending = new Set<string>();

@@ -1,4 +1,5 @@
-import { useEffect, useLayoutEffect, useRef } from "react";
+import { useEffect } from "react";
+import { useLatest } from "../common/use-latest.ts";
 
 /**
  * Keyboard triage of the inbox (the `?` overlay lists it): `j`/`k` move between rows, `Enter` opens one
@@ -22,10 +23,7 @@ function isTyping(target: HTMLElement): boolean {
 }
 
 export function useInboxKeys(enabled: boolean, actions: InboxKeyActions): void {
-  const latest = useRef({ enabled, actions });
-  useLayoutEffect(() => {
-    latest.current = { enabled, actions };
-  });
+  const latest = useLatest({ enabled, actions });
 
   useEffect(() => {
     const onKeyDown = (event: KeyboardEvent) => {

@@ -70,19 +70,18 @@ export function widgetReducer(state: WidgetState, action: WidgetAction): WidgetS
         return { ...state, history: state.history.map((item) => (item.id === askId ? { ...item, summary } : item)) };
       }
       const outcome = CLOSE_OUTCOMES[reason];
-      return { ...rest, history: putLine(state.history, { id: ask.id, question: askQuestionText(ask), summary: summary ?? outcome.summary, status: outcome.status, at: action.at }) };
+      return { ...rest, history: putLine(state.history, lineOf(ask, summary ?? outcome.summary, outcome.status, action.at)) };
     }
     case "sending": {
       const ask = state.pending.find((item) => item.id === action.askId);
       if (!ask || state.sending.includes(ask.id)) return state;
-      const line: Finished = { id: ask.id, question: askQuestionText(ask), summary: SENDING, status: "pending", at: action.at };
-      return { ...state, sending: [...state.sending, ask.id], history: putLine(state.history, line) };
+      return { ...state, sending: [...state.sending, ask.id], history: putLine(state.history, lineOf(ask, SENDING, "pending", action.at)) };
     }
     case "answered": {
       const ask = state.pending.find((item) => item.id === action.askId);
       if (!ask) return { ...state, sending: without(state.sending, action.askId) };
       const outcome = CLOSE_OUTCOMES[action.status === "cancelled" ? "cancelled" : "answered"];
-      const line: Finished = { id: ask.id, question: askQuestionText(ask), summary: outcome.summary, status: action.status, at: action.at };
+      const line = lineOf(ask, outcome.summary, action.status, action.at);
       return { ...state, pending: state.pending.filter((item) => item.id !== ask.id), sending: without(state.sending, ask.id), history: putLine(state.history, line) };
     }
     case "unsent":
@@ -104,7 +103,12 @@ export function widgetReducer(state: WidgetState, action: WidgetAction): WidgetS
 
 /** A finished ask of the server's record, as its line. */
 export function finishedOf(ask: Ask): Finished {
-  return { id: ask.id, question: askQuestionText(ask), summary: ask.resolution?.summary ?? "", status: ask.status, at: ask.resolution?.at ?? ask.createdAt };
+  return lineOf(ask, ask.resolution?.summary ?? "", ask.status, ask.resolution?.at ?? ask.createdAt);
+}
+
+/** The ask's line in the record, with its summary, status and time. */
+function lineOf(ask: Ask, summary: string, status: AskStatus, at: number): Finished {
+  return { id: ask.id, question: askQuestionText(ask), summary, status, at };
 }
 
 function without(ids: readonly string[], id: string): readonly string[] {

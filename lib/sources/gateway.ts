@@ -18,7 +18,7 @@ export const APPROVAL_DETAIL_LIMIT = 600;
 export type AskContext = { chatId: string | null; replyId: string | null; agentId: string };
 
 /** The reply of a key that names one, as the Ask's `replyId` (absent otherwise). */
-function replyOf(context: AskContext): { replyId?: string } {
+export function replyOf(context: { replyId: string | null }): { replyId?: string } {
   return context.replyId === null ? {} : { replyId: context.replyId };
 }
 

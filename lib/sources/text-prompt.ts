@@ -1,5 +1,6 @@
 import type { Ask, AskQuestion, TextPromptContinuation } from "../ask.ts";
 import { CONFIRM_OPTIONS, classifyPrompt, promptFallbackText, type PromptSpec } from "../prompts/index.ts";
+import { replyOf } from "./gateway.ts";
 
 /**
  * A text prompt (`OpenClaw needs input:` in assistant text) becomes an Ask: a card for text, yes/no,
@@ -33,7 +34,7 @@ export function askFromTextPrompt(prompt: string, origin: TextPromptOrigin): Ask
     expiresAt: origin.now + origin.timeoutMs,
     status: "pending" as const,
     resolution: null,
-    ...(origin.replyId === null ? {} : { replyId: origin.replyId }),
+    ...replyOf(origin),
     textPrompt: { fallbackText: promptFallbackText(prompt), form: spec.kind === "choice" ? ("choice" as const) : spec.kind, continues: origin.continues },
   };
   if (spec.kind === "secret") {
