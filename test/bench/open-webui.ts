@@ -19,13 +19,12 @@ import type { Frame, Page } from "playwright-core";
 import { startAppServer, type AppServer } from "../support/app-server.ts";
 import { launchBrowser } from "../support/browser.ts";
 import { connectOperator, type OperatorConnection, type Payload } from "../support/gateway-client.ts";
-import { gatewayHttpUrl } from "../support/openai-http.ts";
 import { startOpenWebui, type OpenWebui } from "../support/open-webui.ts";
-import { freePort } from "../support/real-gateway.ts";
 import { stubScript } from "../support/stub-model.ts";
 import { startHarness } from "../setup/global-gateway.ts";
 import { summarize, type Summary } from "./stats.ts";
 import { errorMessage } from "../../lib/error-message.ts";
+import { openaiBaseUrl } from "../../server/gateway/openai-endpoint.ts";
 
 const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const RESULTS_FILE = path.join(PROJECT_ROOT, "bench", "open-webui.json");
@@ -178,9 +177,8 @@ async function main(): Promise<number> {
   let operator: OperatorConnection | undefined;
   let browser: Awaited<ReturnType<typeof launchBrowser>> | undefined;
   try {
-    const port = await freePort();
     progress("starting Open WebUI (about a minute)");
-    openWebui = await startOpenWebui({ openaiBaseUrl: `${gatewayHttpUrl(harness.gatewayUrl)}/v1`, openaiApiKey: harness.gatewayToken, port });
+    openWebui = await startOpenWebui({ openaiBaseUrl: openaiBaseUrl(harness.gatewayUrl), openaiApiKey: harness.gatewayToken });
     app = await startAppServer({ gatewayUrl: harness.gatewayUrl, gatewayToken: harness.gatewayToken, env: { AGENT_ID: AGENT, OWNER_USERS: openWebui.admin.id, OPENWEBUI_ORIGINS: openWebui.url } });
     await openWebui.installFilter({ asks_url: app.url, auth_secret: app.authSecret });
     await openWebui.setInterfaceSettings({ richTextInput: false });

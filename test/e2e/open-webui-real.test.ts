@@ -28,6 +28,7 @@ import { gatewayHttpUrl } from "../support/openai-http.ts";
 import { FILTER_ID, FILTER_PATH, startOpenWebui, type OpenWebui } from "../support/open-webui.ts";
 import { freePort, startRealGateway } from "../support/real-gateway.ts";
 import { STUB_DEFAULT_REPLY, fetchStubRequests, lastUserMessageIndex, messageText, stubScript, type StubScript } from "../support/stub-model.ts";
+import { openaiBaseUrl } from "../../server/gateway/openai-endpoint.ts";
 import { frontMatterVersion } from "../../server/openwebui/connect.ts";
 import { createQuestion, waitAnswer } from "./fixtures.ts";
 
@@ -68,7 +69,7 @@ describe.skipIf(!enabled || !gatewayUrl)("the real Open WebUI, its chats on the 
     markers = mkdtempSync(join(tmpdir(), "asks-open-webui-real-"));
     const openWebuiPort = await freePort();
     // Open WebUI first: its admin (the person chatting) is the owner the server is started with.
-    openWebui = await startOpenWebui({ openaiBaseUrl: `${gatewayHttpUrl(gatewayUrl)}/v1`, openaiApiKey: inject("gatewayToken"), port: openWebuiPort });
+    openWebui = await startOpenWebui({ openaiBaseUrl: openaiBaseUrl(gatewayUrl), openaiApiKey: inject("gatewayToken"), port: openWebuiPort });
     app = await startAppServer({
       gatewayUrl,
       gatewayToken: inject("gatewayToken"),

@@ -1,6 +1,7 @@
 // A client of the Gateway's OpenAI-compatible endpoint (`POST /v1/chat/completions`), as Open WebUI's
 // OpenAI connection calls it: one streamed request per reply, read chunk by chunk. Tests use it to
 // drive replies on the `/v1` path without Open WebUI (which the real-Open-WebUI suite drives).
+import { openaiBaseUrl } from "../../server/gateway/openai-endpoint.ts";
 
 export type ChatMessage = { role: "system" | "user" | "assistant"; content: string };
 
@@ -22,8 +23,6 @@ export type ChatCompletionStream = {
   id(): string | null;
   /** Resolves once the stream ended: its status, the whole text and the last finish reason. */
   done: Promise<{ status: number; text: string; finishReason: string | null }>;
-  /** Resolves with the text so far once it contains `needle`. */
-  waitForText(needle: string, timeoutMs?: number): Promise<string>;
   /** Closes the connection, as Open WebUI does when the user presses Stop. */
   abort(): void;
 };
@@ -38,17 +37,9 @@ export function streamChatCompletion(request: ChatCompletionRequest): ChatComple
   let text = "";
   let id: string | null = null;
   let finishReason: string | null = null;
-  const waiters = new Set<{ needle: string; resolve(text: string): void }>();
-  const onText = () => {
-    for (const waiter of waiters) {
-      if (!text.includes(waiter.needle)) continue;
-      waiters.delete(waiter);
-      waiter.resolve(text);
-    }
-  };
 
   const done = (async () => {
-    const response = await fetch(`${gatewayHttpUrl(request.gatewayUrl)}/v1/chat/completions`, {
+    const response = await fetch(`${openaiBaseUrl(request.gatewayUrl)}/chat/completions`, {
       method: "POST",
       headers: { authorization: `Bearer ${request.token}`, "content-type": "application/json" },
       body: JSON.stringify({ model: request.model, stream: true, messages: request.messages, ...(request.user === undefined ? {} : { user: request.user }) }),
@@ -73,10 +64,7 @@ export function streamChatCompletion(request: ChatCompletionRequest): ChatComple
           const chunk = JSON.parse(data) as { id?: string; choices?: { delta?: { content?: string }; finish_reason?: string | null }[] };
           id ??= chunk.id ?? null;
           const choice = chunk.choices?.[0];
-          if (choice?.delta?.content) {
-            text += choice.delta.content;
-            onText();
-          }
+          if (choice?.delta?.content) text += choice.delta.content;
           if (choice?.finish_reason) finishReason = choice.finish_reason;
         }
       }
@@ -91,23 +79,6 @@ export function streamChatCompletion(request: ChatCompletionRequest): ChatComple
     text: () => text,
     id: () => id,
     done,
-    waitForText(needle, timeoutMs = 60_000) {
-      if (text.includes(needle)) return Promise.resolve(text);
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => {
-          waiters.delete(waiter);
-          reject(new Error(`no "${needle}" in the reply within ${timeoutMs} ms; it reads: ${JSON.stringify(text.slice(-300))}`));
-        }, timeoutMs);
-        const waiter = {
-          needle,
-          resolve: (seen: string) => {
-            clearTimeout(timer);
-            resolve(seen);
-          },
-        };
-        waiters.add(waiter);
-      });
-    },
     abort: () => controller.abort(),
   };
 }

@@ -5,6 +5,8 @@
 import type { ChatEvent } from "@openclaw/gateway-protocol";
 import { expect } from "vitest";
 import type { Ask, AskQuestion } from "../../lib/ask.ts";
+import { agentFromSessionKey } from "./fake-gateway/wire.ts";
+import { slices } from "./prompt-feeds.ts";
 
 export const TRIGGER = /OpenClaw needs input:|Codex needs input:/;
 
@@ -47,12 +49,6 @@ export const MODES: Mode[] = [
 /** A draft the model took back with a `replace`: its own (different) prompt must not be asked. */
 export const DRAFT = "Let me think.\nOpenClaw needs input: Draft question that must never be asked?\n1. Draft A\n2. Draft B";
 
-function slices(text: string, size: number): string[] {
-  const parts: string[] = [];
-  for (let i = 0; i < text.length; i += size) parts.push(text.slice(i, i + size));
-  return parts;
-}
-
 /** The Gateway's cumulative `message`: the whole reply so far. */
 export function cumulative(text: string) {
   return { role: "assistant", content: [{ type: "text", text }] };
@@ -64,7 +60,7 @@ export function cumulative(text: string) {
  * them) and a replayed older snapshot.
  */
 export function chatFrames(sessionKey: string, runId: string, reply: string, mode: Mode): ChatEvent[] {
-  const agentId = /^agent:([^:]+):/u.exec(sessionKey)?.[1]?.toLowerCase();
+  const agentId = agentFromSessionKey(sessionKey);
   const run = { runId, sessionKey, ...(agentId === undefined ? {} : { agentId }) };
   const frames: ChatEvent[] = [{ ...run, state: "status", phase: "starting_model", seq: 1 }];
   let seq = 1;
