@@ -18,10 +18,10 @@ describe("session keys", () => {
 
   it("maps chat ids through the configured pattern", () => {
     const keys = new ChatKeyPattern("agent:{agent}:openwebui:{chat}", "Dev");
-    expect(keys.chatIdOf("agent:dev:openwebui:abc-123")).toBe("abc-123");
-    expect(keys.chatIdOf("agent:dev:openwebui:abc:thread:1")).toBeNull();
-    expect(keys.chatIdOf("agent:other:openwebui:abc")).toBeNull();
-    expect(new ChatKeyPattern("agent:{agent}:webchat.{chat}", "dev").chatIdOf("agent:dev:webchat.x1")).toBe("x1");
+    expect(keys.chatOf("agent:dev:openwebui:abc-123")?.chatId).toBe("abc-123");
+    expect(keys.chatOf("agent:dev:openwebui:abc:thread:1")).toBeNull();
+    expect(keys.chatOf("agent:other:openwebui:abc")).toBeNull();
+    expect(new ChatKeyPattern("agent:{agent}:webchat.{chat}", "dev").chatOf("agent:dev:webchat.x1")?.chatId).toBe("x1");
   });
 
   it("maps the Pipe's keys and the /v1 keys of the Open WebUI filter, which name the reply too", () => {

@@ -48,16 +48,11 @@ export type ChatOfSession = { chatId: string; replyId: string | null };
  */
 export class ChatKeyPattern {
   readonly agentId: string;
-  private readonly patterns: readonly { regex: RegExp; hasReply: boolean }[];
+  private readonly patterns: readonly RegExp[];
 
   constructor(patterns: string, agentId: string) {
     this.agentId = agentId.toLowerCase();
-    const list = patterns
-      .split(",")
-      .map((pattern) => pattern.trim())
-      .filter(Boolean);
-    if (list.length === 0) throw new Error("SESSION_KEY_PATTERN must contain {chat}");
-    this.patterns = list.map((pattern) => {
+    this.patterns = sessionKeyPatterns(patterns).map((pattern) => {
       if (!pattern.includes("{chat}")) throw new Error(`SESSION_KEY_PATTERN must contain {chat}: ${pattern}`);
       const source = pattern
         .split(/(\{agent\}|\{chat\}|\{reply\})/)
@@ -68,21 +63,22 @@ export class ChatKeyPattern {
           return escapeRegExp(part);
         })
         .join("");
-      return { regex: new RegExp(`^${source}$`, "i"), hasReply: pattern.includes("{reply}") };
+      return new RegExp(`^${source}$`, "i");
     });
   }
 
   chatOf(sessionKey: string): ChatOfSession | null {
-    for (const { regex, hasReply } of this.patterns) {
+    for (const regex of this.patterns) {
       const groups = regex.exec(sessionKey)?.groups;
-      if (groups?.chat) return { chatId: groups.chat, replyId: hasReply ? (groups.reply ?? null) : null };
+      if (groups?.chat) return { chatId: groups.chat, replyId: groups.reply ?? null };
     }
     return null;
   }
+}
 
-  chatIdOf(sessionKey: string): string | null {
-    return this.chatOf(sessionKey)?.chatId ?? null;
-  }
+/** The patterns of a SESSION_KEY_PATTERN value: comma-separated, each trimmed. */
+export function sessionKeyPatterns(patterns: string): string[] {
+  return patterns.split(",").map((pattern) => pattern.trim());
 }
 
 /**

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ChatKeyPattern, DEFAULT_SESSION_KEY_PATTERN } from "../lib/session-key.ts";
+import { ChatKeyPattern, DEFAULT_SESSION_KEY_PATTERN, sessionKeyPatterns } from "../lib/session-key.ts";
 
 /**
  * The whole configuration, parsed from the environment once at start. A bad value stops the server
@@ -58,11 +58,7 @@ const EnvSchema = z.object({
     .string()
     .default(DEFAULT_SESSION_KEY_PATTERN)
     .refine(
-      (patterns) =>
-        patterns
-          .split(",")
-          .map((pattern) => pattern.trim())
-          .every((pattern) => pattern.includes("{chat}")),
+      (patterns) => sessionKeyPatterns(patterns).every((pattern) => pattern.includes("{chat}")),
       "must contain {chat} in each of its comma-separated patterns",
     ),
   AUTH_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
