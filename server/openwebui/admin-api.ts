@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { errorMessage } from "../../lib/error-message.ts";
 
 /**
  * The few routes of Open WebUI's admin API that connecting it takes (open-webui 0.11: routers/auths.py,
@@ -59,12 +60,8 @@ export class OpenWebuiAdmin {
   sessionUser = () => this.call("GET", "/api/v1/auths/", SessionUser);
   listFunctions = () => this.call("GET", "/api/v1/functions/", FunctionList);
 
-  /** The installed function, or null. Open WebUI answers a missing one 401 "not found" (routers/functions.py:269-281). */
-  async getFunction(id: string): Promise<InstalledFunction | null> {
-    const ids = await this.listFunctions();
-    if (!ids.some((item) => item.id === id)) return null;
-    return this.call("GET", `/api/v1/functions/id/${encodeURIComponent(id)}`, InstalledFunction);
-  }
+  /** An installed function (Open WebUI answers a missing one 401 "not found", routers/functions.py:269-281: look in listFunctions first). */
+  getFunction = (id: string) => this.call("GET", `/api/v1/functions/id/${encodeURIComponent(id)}`, InstalledFunction);
 
   createFunction = (form: FunctionForm) => this.call("POST", "/api/v1/functions/create", InstalledFunction.partial().passthrough(), form);
   updateFunction = (form: FunctionForm) => this.call("POST", `/api/v1/functions/id/${encodeURIComponent(form.id)}/update`, InstalledFunction.partial().passthrough(), form);
@@ -90,7 +87,7 @@ export class OpenWebuiAdmin {
         signal: AbortSignal.timeout(15_000),
       });
     } catch (error) {
-      throw new OpenWebuiUnreachable(`cannot reach Open WebUI at ${this.url}: ${error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error)}`);
+      throw new OpenWebuiUnreachable(`cannot reach Open WebUI at ${this.url}: ${errorMessage(error instanceof Error && error.cause instanceof Error ? error.cause : error)}`);
     }
     const text = await response.text();
     if (!response.ok) throw new OpenWebuiError(response.status, `${method} ${route} answered ${response.status}: ${detailOf(text)}`);

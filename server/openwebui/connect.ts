@@ -110,12 +110,12 @@ export async function connectOpenWebui(options: ConnectOptions): Promise<boolean
   const version = await step("reach Open WebUI", () => admin.version());
   const user = await step("check the API key", () => admin.sessionUser());
   if (user.role !== "admin") throw new ConnectRefused(`✗ check the API key: it is ${user.name ?? user.id}'s, whose role is ${user.role}; connecting needs an admin's key (Open WebUI → Settings → Account → API keys)`);
-  await step("find the Functions API", () => admin.listFunctions());
+  const functions = await step("find the Functions API", () => admin.listFunctions());
   const openai = await step("find the OpenAI connections API", () => admin.openaiConfig());
   print(`✓ Open WebUI ${version}; the key is an admin's (${user.name ?? user.id})`);
   const endpoint = await endpointState(options.gatewayUrl, options.gatewayToken);
   if (endpoint !== "on" && !(endpoint === "off" && options.addConnection)) throw new ConnectRefused(endpointRefusal(endpoint, gatewayBase));
-  const installed = await step("read the installed filter", () => admin.getFunction(FILTER_ID));
+  const installed = functions.some((item) => item.id === FILTER_ID) ? await step("read the installed filter", () => admin.getFunction(FILTER_ID)) : null;
   const current = installed ? await step("read the filter's valves", () => admin.valves(FILTER_ID)) : null;
 
   // 2. The filter, all or nothing.
@@ -238,7 +238,7 @@ async function writeFilter(admin: OpenWebuiAdmin, options: ConnectOptions, insta
       await admin.updateValves(FILTER_ID, valves.valves);
       if (current) undo.push(() => admin.updateValves(FILTER_ID, current));
     }
-    const now = installed && plan.action !== "install" ? installed : { is_active: false, is_global: false };
+    const now = installed ?? { is_active: false, is_global: false };
     if (!now.is_active) {
       await admin.toggleActive(FILTER_ID);
       undo.push(() => admin.toggleActive(FILTER_ID));
