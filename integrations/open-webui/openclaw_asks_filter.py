@@ -1,7 +1,7 @@
 """
 title: OpenClaw Asks
 description: Shows the OpenClaw agent's questions, secret requests and tool approvals for this chat as real cards, in a widget above the reply being written, and keeps its text prompts out of the reply.
-version: 0.4.0
+version: 0.4.1
 license: MIT
 """
 
@@ -30,7 +30,7 @@ import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Optional
+from typing import Any, AsyncIterator, Awaitable, Callable, Optional
 from urllib.parse import quote
 
 from pydantic import BaseModel, Field
@@ -64,7 +64,7 @@ _OPENCLAW_MODEL = re.compile(r"^(?:[^/]+\.)?openclaw(?:$|[/:._-])")
 # ---------------------------------------------------------------------------------------------------
 # Text prompts: the rules of lib/prompts in the OpenClaw Asks repository (scanner.ts, repeats.ts,
 # phrases.ts, fallback.ts, form.ts, options.ts), for replies streamed as deltas. Both sides run the
-# table of cases in test/fixtures/text-prompt-cases.json.
+# table of cases in test/fixtures/text-prompts.json.
 # ---------------------------------------------------------------------------------------------------
 
 TRIGGER_PHRASES = ("OpenClaw needs input:", "Codex needs input:")
@@ -84,7 +84,15 @@ class PromptScanner:
     """
 
     def __init__(self) -> None:
-        self._text = ""
+        # Only the part of the reply still needed is kept (`_tail`, from offset `_tail_start` on):
+        # appending each chunk to the whole reply would copy all of it every time. Every other
+        # position here is an offset in the whole reply, `_length` long so far.
+        self._tail = ""
+        self._tail_start = 0
+        self._length = 0
+        # Chunks pushed once the prompt is found: nothing of them is released before `end()`, which
+        # joins them (appending to the tail would copy the growing prompt on every chunk).
+        self._held: list[str] = []
         self._released = 0
         self._ended = False
         self._line_start = 0
@@ -100,19 +108,25 @@ class PromptScanner:
 
     def push(self, delta: str) -> str:
         """Feeds the next part of the reply; returns the text that is now safe to show."""
-        offset = len(self._text)
-        self._text += delta
+        offset = self._length
+        self._length += len(delta)
         if self._prompt_start < 0:
+            self._tail += delta
             self._scan(offset)
+        else:
+            self._held.append(delta)
         return self._release(self._safe_end())
 
     def end(self) -> tuple[str, Optional[str], str]:
         """The reply ended: the rest of the text before the prompt, the prompt (or None), and the text shown after it."""
         self._ended = True
         if self._prompt_start < 0:
-            return self._release(len(self._text)), None, ""
+            return self._release(self._length), None, ""
         before = self._release(self._prompt_start)
-        prompt, after = separate_repeats(self._text, self._prompt_start, _phrase_starts(self._text, self._trigger_end))
+        self._tail += "".join(self._held)
+        self._held = []
+        base = self._tail_start
+        prompt, after = separate_repeats(self._tail, self._prompt_start - base, _phrase_starts(self._tail, self._trigger_end - base))
         return before, prompt, after
 
     @property
@@ -122,24 +136,38 @@ class PromptScanner:
     @property
     def started(self) -> bool:
         """Whether any text was pushed."""
-        return self._text != ""
+        return self._length > 0
+
+    def _line_may_be_trigger(self) -> bool:
+        return self._fence is None and self._state in (_LINE_START, _TRIGGER_PREFIX)
 
     def _safe_end(self) -> int:
         if self._prompt_start >= 0:
             return self._prompt_start
-        line_may_be_trigger = self._fence is None and self._state in (_LINE_START, _TRIGGER_PREFIX)
-        return self._line_start if line_may_be_trigger else len(self._text)
+        return self._line_start if self._line_may_be_trigger() else self._length
 
     def _release(self, end: int) -> str:
-        if end <= self._released:
-            return ""
-        text = self._text[self._released : end]
-        self._released = end
+        text = ""
+        if end > self._released:
+            text = self._tail[self._released - self._tail_start : end - self._tail_start]
+            self._released = end
+        # Still needed: what is not released, and the prompt or the line that may yet start one
+        # (released already when `end()` came before the rest of its line was pushed).
+        keep = self._released
+        if self._prompt_start >= 0:
+            keep = min(keep, self._prompt_start)
+        elif self._line_may_be_trigger():
+            keep = min(keep, self._line_start)
+        if keep > self._tail_start:
+            self._tail = self._tail[keep - self._tail_start :]
+            self._tail_start = keep
         return text
 
     def _scan(self, start: int) -> None:
-        text = self._text
-        i = start
+        # `i` indexes the tail; `base + i` is the same position in the whole reply.
+        text = self._tail
+        base = self._tail_start
+        i = start - base
         while i < len(text):
             if self._state == _PLAIN:
                 newline = text.find("\n", i)
@@ -148,10 +176,10 @@ class PromptScanner:
                 i = newline
             char = text[i]
             if char == "\n":
-                self._end_line(i)
+                self._end_line(base + i)
             elif self._step(char):
                 self._prompt_start = self._line_start
-                self._trigger_end = i + 1
+                self._trigger_end = base + i + 1
                 return
             i += 1
 
@@ -463,6 +491,15 @@ def is_openclaw_model(model_id: Optional[str]) -> bool:
     return bool(model_id) and _OPENCLAW_MODEL.match(model_id) is not None
 
 
+async def _after_each(times: tuple[float, ...]) -> AsyncIterator[None]:
+    """Sleeps until each of `times` (seconds from the first step) and yields there; a cancel is raised in the sleep."""
+    waited = 0.0
+    for at in times:
+        await asyncio.sleep(at - waited)
+        waited = at
+        yield
+
+
 @dataclass
 class _Reply:
     """What the filter keeps of a reply between its inlet and its outlet."""
@@ -584,10 +621,7 @@ class Filter:
     # A chat that had no title when its reply started gets one after that reply, from Open WebUI's title
     # task (or its first message): looked for on a schedule, then told once.
     async def _watch_title(self, chat_id: str) -> None:
-        waited = 0.0
-        for at in self.title_looks_after:
-            await asyncio.sleep(at - waited)
-            waited = at
+        async for _ in _after_each(self.title_looks_after):
             title = await self._title_of(chat_id)
             if title:
                 await self._tell("/openwebui/titles", {"chatId": chat_id, "title": title}, "a chat's title")
@@ -600,10 +634,7 @@ class Filter:
     # reply streams text (an agent that asks first streams none while it waits). It carries the same URL,
     # so a tab that already shows the widget keeps its iframe as it is.
     async def _send_again(self, emit: EventEmitter, event: dict) -> None:
-        waited = 0.0
-        for at in self.send_again_after:
-            await asyncio.sleep(at - waited)
-            waited = at
+        async for _ in _after_each(self.send_again_after):
             try:
                 await emit(event)
             except Exception as error:  # noqa: BLE001 - a later send, or the outlet's, may still reach the tab
