@@ -15,7 +15,11 @@ export default defineConfig({
       {
         extends: true,
         // Everything under test/ runs against one real OpenClaw Gateway started once for the run.
-        test: { name: "integration", include: ["test/**/*.test.ts"], globalSetup: ["test/setup/global-gateway.ts"] },
+        test: {
+          name: "integration",
+          include: ["test/**/*.test.ts"],
+          globalSetup: ["test/setup/global-gateway.ts"],
+        },
       },
     ],
   },

@@ -1,5 +1,11 @@
 import { io, type Socket } from "socket.io-client";
-import type { AnswerAck, ClientToServerEvents, ErrorCode, ServerToClientEvents, TabAnswer } from "../lib/protocol.ts";
+import type {
+  AnswerAck,
+  ClientToServerEvents,
+  ErrorCode,
+  ServerToClientEvents,
+  TabAnswer,
+} from "../lib/protocol.ts";
 import { TAB_PROTOCOL_VERSION } from "../lib/protocol-version.ts";
 
 /**
@@ -13,21 +19,38 @@ type TimedSocket = ReturnType<TabClientSocket["timeout"]>;
 
 /** Connects to the page's own origin (the widget's iframe and the dashboard are served by the product). */
 export function createTabSocket(token: string): TabClientSocket {
-  return io({ auth: { token, protocol: TAB_PROTOCOL_VERSION }, transports: ["websocket"], autoConnect: false });
+  return io({
+    auth: { token, protocol: TAB_PROTOCOL_VERSION },
+    transports: ["websocket"],
+    autoConnect: false,
+  });
 }
 
 /** A failure the browser itself detects: not connected, or no ack in time. */
-export type ClientFailure = { ok: false; error: { code: ErrorCode | "OFFLINE" | "TIMEOUT"; message: string } };
+export type ClientFailure = {
+  ok: false;
+  error: { code: ErrorCode | "OFFLINE" | "TIMEOUT"; message: string };
+};
 
-const OFFLINE: ClientFailure = { ok: false, error: { code: "OFFLINE", message: "Not connected to the server; try again in a moment." } };
-const TIMEOUT: ClientFailure = { ok: false, error: { code: "TIMEOUT", message: "The server did not answer in time." } };
+const OFFLINE: ClientFailure = {
+  ok: false,
+  error: { code: "OFFLINE", message: "Not connected to the server; try again in a moment." },
+};
+const TIMEOUT: ClientFailure = {
+  ok: false,
+  error: { code: "TIMEOUT", message: "The server did not answer in time." },
+};
 
 /**
  * Sends one event and resolves with its ack: `request(socket, (s) => s.emitWithAck("chat:view", { chatId }))`.
  * Refuses to emit while disconnected rather than letting Socket.IO buffer the packet: an answer (or a
  * secret) must never wait in a send buffer.
  */
-export async function request<Ack>(socket: TabClientSocket, send: (timed: TimedSocket) => Promise<Ack>, timeoutMs = 20_000): Promise<Ack | ClientFailure> {
+export async function request<Ack>(
+  socket: TabClientSocket,
+  send: (timed: TimedSocket) => Promise<Ack>,
+  timeoutMs = 20_000,
+): Promise<Ack | ClientFailure> {
   if (!socket.connected) return OFFLINE;
   try {
     return await send(socket.timeout(timeoutMs));
@@ -37,6 +60,12 @@ export async function request<Ack>(socket: TabClientSocket, send: (timed: TimedS
 }
 
 /** Sends one answer; with no socket yet it fails like a disconnected one. */
-export function answerAsk(socket: TabClientSocket | null, askId: string, answer: TabAnswer): Promise<AnswerAck | ClientFailure> {
-  return socket ? request(socket, (timed) => timed.emitWithAck("ask:answer", { askId, answer })) : Promise.resolve(OFFLINE);
+export function answerAsk(
+  socket: TabClientSocket | null,
+  askId: string,
+  answer: TabAnswer,
+): Promise<AnswerAck | ClientFailure> {
+  return socket
+    ? request(socket, (timed) => timed.emitWithAck("ask:answer", { askId, answer }))
+    : Promise.resolve(OFFLINE);
 }

@@ -25,13 +25,20 @@ export function takeToken(options: TokenStorage = {}): string | null {
     try {
       const previous: unknown = window.history.state;
       const state = previous && typeof previous === "object" ? previous : {};
-      window.history.replaceState({ ...state, [STATE_KEY]: fromUrl }, "", `${url.pathname}${url.search}${url.hash}`);
+      window.history.replaceState(
+        { ...state, [STATE_KEY]: fromUrl },
+        "",
+        `${url.pathname}${url.search}${url.hash}`,
+      );
     } catch {
       // A browser that refuses the rewrite keeps the token in the URL; it still works.
     }
   } else {
     const state: unknown = window.history.state;
-    const kept = state && typeof state === "object" ? (state as Record<string, unknown>)[STATE_KEY] : undefined;
+    const kept =
+      state && typeof state === "object"
+        ? (state as Record<string, unknown>)[STATE_KEY]
+        : undefined;
     if (typeof kept === "string" && kept) token = kept;
   }
 
@@ -68,7 +75,11 @@ export function forgetToken(refused: string | null, options: TokenStorage = {}):
   try {
     if (options.sessionStorageKey) window.sessionStorage.removeItem(options.sessionStorageKey);
     // The device's own link is forgotten only when it was the one refused.
-    if (options.deviceStorageKey && refused !== null && window.localStorage.getItem(options.deviceStorageKey) === refused) {
+    if (
+      options.deviceStorageKey &&
+      refused !== null &&
+      window.localStorage.getItem(options.deviceStorageKey) === refused
+    ) {
       window.localStorage.removeItem(options.deviceStorageKey);
     }
   } catch {
@@ -82,8 +93,11 @@ export function forgetToken(refused: string | null, options: TokenStorage = {}):
  */
 export function tokenReplyId(token: string): string | null {
   try {
-    const payload: unknown = JSON.parse(atob(token.split(".")[1]!.replaceAll("-", "+").replaceAll("_", "/")));
-    const msg = payload && typeof payload === "object" ? (payload as Record<string, unknown>).msg : undefined;
+    const payload: unknown = JSON.parse(
+      atob(token.split(".")[1]!.replaceAll("-", "+").replaceAll("_", "/")),
+    );
+    const msg =
+      payload && typeof payload === "object" ? (payload as Record<string, unknown>).msg : undefined;
     return typeof msg === "string" && msg ? msg : null;
   } catch {
     return null;

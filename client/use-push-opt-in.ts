@@ -20,15 +20,28 @@ export type PushOptIn = {
 };
 
 function base64UrlBytes(text: string): Uint8Array<ArrayBuffer> {
-  const base64 = text.replace(/-/g, "+").replace(/_/g, "/").padEnd(Math.ceil(text.length / 4) * 4, "=");
+  const base64 = text
+    .replace(/-/g, "+")
+    .replace(/_/g, "/")
+    .padEnd(Math.ceil(text.length / 4) * 4, "=");
   return Uint8Array.from(atob(base64), (char) => char.charCodeAt(0));
 }
 
 /** `T`: the endpoint's reply (lib/devices.ts); read as partial, the body comes over the network. */
-async function call<T extends object = object>(path: string, init: RequestInit): Promise<{ ok: boolean; message: string; body: Partial<T> }> {
+async function call<T extends object = object>(
+  path: string,
+  init: RequestInit,
+): Promise<{ ok: boolean; message: string; body: Partial<T> }> {
   const response = await fetch(path, init);
-  const body = (await response.json().catch(() => ({}))) as { ok?: boolean; error?: { message?: string } } & Partial<T>;
-  return { ok: response.ok && body.ok === true, message: body.error?.message ?? `HTTP ${response.status}`, body };
+  const body = (await response.json().catch(() => ({}))) as {
+    ok?: boolean;
+    error?: { message?: string };
+  } & Partial<T>;
+  return {
+    ok: response.ok && body.ok === true,
+    message: body.error?.message ?? `HTTP ${response.status}`,
+    body,
+  };
 }
 
 /** The headers of a call made as the owner this dashboard is signed in as. */
@@ -50,9 +63,13 @@ export function usePushOptIn(token: string | null): PushOptIn {
       .then(async (registered) => {
         if (!live) return;
         setRegistration(registered);
-        if ("pushManager" in registered) setEnabled((await registered.pushManager.getSubscription()) !== null);
+        if ("pushManager" in registered)
+          setEnabled((await registered.pushManager.getSubscription()) !== null);
       })
-      .catch((failure: unknown) => live && setError(`The app could not be installed here: ${errorMessage(failure)}`));
+      .catch(
+        (failure: unknown) =>
+          live && setError(`The app could not be installed here: ${errorMessage(failure)}`),
+      );
     return () => {
       live = false;
     };
@@ -65,10 +82,16 @@ export function usePushOptIn(token: string | null): PushOptIn {
       .getSubscription()
       .then(async (current) => {
         if (!current) return;
-        const renewed = await call("/push/subscriptions", { method: "POST", headers: asOwner(token), body: JSON.stringify(current.toJSON()) });
+        const renewed = await call("/push/subscriptions", {
+          method: "POST",
+          headers: asOwner(token),
+          body: JSON.stringify(current.toJSON()),
+        });
         if (!renewed.ok) setError(`Push to this device could not be renewed: ${renewed.message}`);
       })
-      .catch((failure: unknown) => setError(`Push to this device could not be renewed: ${errorMessage(failure)}`));
+      .catch((failure: unknown) =>
+        setError(`Push to this device could not be renewed: ${errorMessage(failure)}`),
+      );
   }, [registration, token]);
 
   const toggle = useCallback(async () => {
@@ -79,20 +102,33 @@ export function usePushOptIn(token: string | null): PushOptIn {
     try {
       const current = await registration.pushManager.getSubscription();
       if (current) {
-        const removed = await call("/push/subscriptions", { method: "DELETE", headers: auth, body: JSON.stringify({ endpoint: current.endpoint }) });
+        const removed = await call("/push/subscriptions", {
+          method: "DELETE",
+          headers: auth,
+          body: JSON.stringify({ endpoint: current.endpoint }),
+        });
         await current.unsubscribe();
         setEnabled(false);
         if (!removed.ok) setError(`Push turned off here; the server said: ${removed.message}`);
         return;
       }
       if ((await Notification.requestPermission()) !== "granted") {
-        setError("Notifications are blocked for this site; allow them in the browser's site settings.");
+        setError(
+          "Notifications are blocked for this site; allow them in the browser's site settings.",
+        );
         return;
       }
       const key = await call<PushKey>("/push/key", { method: "GET" });
       if (!key.ok || typeof key.body.publicKey !== "string") throw new Error(key.message);
-      const subscription = await registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: base64UrlBytes(key.body.publicKey) });
-      const saved = await call("/push/subscriptions", { method: "POST", headers: auth, body: JSON.stringify(subscription.toJSON()) });
+      const subscription = await registration.pushManager.subscribe({
+        userVisibleOnly: true,
+        applicationServerKey: base64UrlBytes(key.body.publicKey),
+      });
+      const saved = await call("/push/subscriptions", {
+        method: "POST",
+        headers: auth,
+        body: JSON.stringify(subscription.toJSON()),
+      });
       if (!saved.ok) {
         await subscription.unsubscribe();
         throw new Error(saved.message);
@@ -105,5 +141,11 @@ export function usePushOptIn(token: string | null): PushOptIn {
     }
   }, [registration, token, busy]);
 
-  return { supported: registration !== null && "pushManager" in registration, enabled, busy, error, toggle };
+  return {
+    supported: registration !== null && "pushManager" in registration,
+    enabled,
+    busy,
+    error,
+    toggle,
+  };
 }

@@ -20,7 +20,12 @@ export type TabSessionOptions = {
  * bar), connect with it, forget it when the server refuses it (not when only a reload can help), say
  * what is wrong in one sentence, and send answers for the page's cards.
  */
-export function useTabSession({ sessionStorageKey, deviceStorageKey, relink, setup }: TabSessionOptions) {
+export function useTabSession({
+  sessionStorageKey,
+  deviceStorageKey,
+  relink,
+  setup,
+}: TabSessionOptions) {
   const [token, setToken] = useState<string | null>(null);
   const [tokenRead, setTokenRead] = useState(false);
 
@@ -35,7 +40,10 @@ export function useTabSession({ sessionStorageKey, deviceStorageKey, relink, set
     if (connection.phase === "refused") forgetToken(token, { sessionStorageKey, deviceStorageKey });
   }, [connection.phase, token, sessionStorageKey, deviceStorageKey]);
 
-  const answer = useCallback((askId: string, tabAnswer: TabAnswer) => answerAsk(socket, askId, tabAnswer), [socket]);
+  const answer = useCallback(
+    (askId: string, tabAnswer: TabAnswer) => answerAsk(socket, askId, tabAnswer),
+    [socket],
+  );
 
   /** What keeps the page from working, in one sentence that says what to do; null when nothing does. */
   const problem = !tokenRead

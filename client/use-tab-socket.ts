@@ -41,8 +41,10 @@ export function useTabSocket(
     });
     created.on("connect_error", (error) => {
       // `active` is false when the server's middleware refused the handshake (bad or expired token).
-      if (!created.active && isIncompatible(error)) setState({ phase: "outdated", error: error.message });
-      else if (!created.active) setState({ phase: "refused", error: error.message || "the server refused the connection" });
+      if (!created.active && isIncompatible(error))
+        setState({ phase: "outdated", error: error.message });
+      else if (!created.active)
+        setState({ phase: "refused", error: error.message || "the server refused the connection" });
       else setState({ phase: "reconnecting", error: error.message });
     });
     created.on("gateway:status", (status) => setGateway(status));
@@ -61,5 +63,7 @@ export function useTabSocket(
 }
 
 function isIncompatible(error: Error & { data?: unknown }): boolean {
-  return (error.data as Partial<IncompatibleProtocol> | undefined)?.code === "INCOMPATIBLE_PROTOCOL";
+  return (
+    (error.data as Partial<IncompatibleProtocol> | undefined)?.code === "INCOMPATIBLE_PROTOCOL"
+  );
 }

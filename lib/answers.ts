@@ -77,10 +77,13 @@ function mapQuestionAnswer(ask: QuestionAsk, answer: TabAnswer): MappedAnswer | 
     raw = answer.answers;
   } else if (answer.type === "text") {
     const [only] = ask.questions;
-    if (ask.questions.length !== 1 || !only) return refuse("a typed answer needs a single-question card; send type \"questions\"");
+    if (ask.questions.length !== 1 || !only)
+      return refuse('a typed answer needs a single-question card; send type "questions"');
     raw = { [only.id]: [answer.text] };
   } else {
-    return refuse(`a question takes a "questions", "text" or "cancel" answer, not "${answer.type}"`);
+    return refuse(
+      `a question takes a "questions", "text" or "cancel" answer, not "${answer.type}"`,
+    );
   }
   const answers: Record<string, string[]> = {};
   for (const question of ask.questions) {
@@ -88,7 +91,9 @@ function mapQuestionAnswer(ask: QuestionAsk, answer: TabAnswer): MappedAnswer | 
     if (typeof values === "string") return refuse(values);
     answers[question.id] = values;
   }
-  const unknown = Object.keys(raw).filter((id) => !ask.questions.some((question) => question.id === id));
+  const unknown = Object.keys(raw).filter(
+    (id) => !ask.questions.some((question) => question.id === id),
+  );
   if (unknown.length > 0) return refuse(`unknown question id: ${unknown.join(", ")}`);
   return {
     ok: true,
@@ -106,17 +111,21 @@ function normaliseValues(question: AskQuestion, values: string[]): string[] | st
     if (!text) continue;
     const label = optionLabel(question, text);
     // A question without options is answered in words, as the Gateway accepts.
-    if (label === null && !question.allowOther && question.options.length > 0) return `"${question.header || question.id}" accepts only its options`;
+    if (label === null && !question.allowOther && question.options.length > 0)
+      return `"${question.header || question.id}" accepts only its options`;
     const final = label ?? text;
     if (!picked.includes(final)) picked.push(final);
   }
   if (picked.length === 0) return `"${question.header || question.id}" needs an answer`;
-  if (!question.multiSelect && picked.length > 1) return `"${question.header || question.id}" takes one answer`;
+  if (!question.multiSelect && picked.length > 1)
+    return `"${question.header || question.id}" takes one answer`;
   return picked;
 }
 
 function optionLabel(question: AskQuestion, text: string): string | null {
-  const byName = question.options.find((option) => option.label.toLowerCase() === text.toLowerCase());
+  const byName = question.options.find(
+    (option) => option.label.toLowerCase() === text.toLowerCase(),
+  );
   if (byName) return byName.label;
   if (/^\d+$/.test(text)) return question.options[Number(text) - 1]?.label ?? null;
   return null;
@@ -124,17 +133,29 @@ function optionLabel(question: AskQuestion, text: string): string | null {
 
 function summariseAnswers(questions: AskQuestion[], answers: Record<string, string[]>): string {
   if (questions.length === 1 && questions[0]) return (answers[questions[0].id] ?? []).join(", ");
-  return questions.map((question) => `${question.header || question.question}: ${(answers[question.id] ?? []).join(", ")}`).join("\n");
+  return questions
+    .map(
+      (question) =>
+        `${question.header || question.question}: ${(answers[question.id] ?? []).join(", ")}`,
+    )
+    .join("\n");
 }
 
 function mapSecretAnswer(ask: SecretAsk, answer: TabAnswer): MappedAnswer | RefusedAnswer {
   const questionId = ask.secret.questionId;
   if (!questionId) return refuse("this secret is not a Gateway question");
   if (answer.type === "cancel") {
-    return { ok: true, reply: { type: "cancel" }, status: "cancelled", summary: SECRET_CANCELLED_SUMMARY };
+    return {
+      ok: true,
+      reply: { type: "cancel" },
+      status: "cancelled",
+      summary: SECRET_CANCELLED_SUMMARY,
+    };
   }
-  if (answer.type !== "secret") return refuse(`a secret request takes a "secret" or "cancel" answer, not "${answer.type}"`);
-  if (answer.allowedHosts && !ask.secret.allowedHostsEditable) return refuse("the allowed hosts of this secret cannot be changed");
+  if (answer.type !== "secret")
+    return refuse(`a secret request takes a "secret" or "cancel" answer, not "${answer.type}"`);
+  if (answer.allowedHosts && !ask.secret.allowedHostsEditable)
+    return refuse("the allowed hosts of this secret cannot be changed");
   const reply: AskReply = { type: "answers", answers: { [questionId]: [answer.value] } };
   if (answer.allowedHosts) reply.allowedHosts = [...new Set(answer.allowedHosts)];
   return { ok: true, reply, status: "answered", summary: SECRET_ENTERED_SUMMARY };
@@ -145,8 +166,14 @@ function mapApprovalAnswer(ask: ApprovalAsk, answer: TabAnswer): MappedAnswer | 
   if (answer.type === "cancel") decision = "deny";
   else if (answer.type === "decision") decision = answer.decision;
   else return refuse(`an approval takes a "decision" or "cancel" answer, not "${answer.type}"`);
-  if (!ask.approval.decisions.includes(decision)) return refuse(`"${decision}" is not offered for this approval`);
-  return { ok: true, reply: { type: "decision", decision }, status: "answered", summary: DECISION_LABELS[decision] };
+  if (!ask.approval.decisions.includes(decision))
+    return refuse(`"${decision}" is not offered for this approval`);
+  return {
+    ok: true,
+    reply: { type: "decision", decision },
+    status: "answered",
+    summary: DECISION_LABELS[decision],
+  };
 }
 
 /**
@@ -155,31 +182,64 @@ function mapApprovalAnswer(ask: ApprovalAsk, answer: TabAnswer): MappedAnswer | 
  */
 function mapTextPromptAnswer(ask: Ask, answer: TabAnswer): MappedAnswer | RefusedAnswer {
   const inChat = ask.textPrompt?.continues === "chat";
-  const continueWith = (text: string): Pick<MappedAnswer, "reply" | "chatMessage"> => (inChat ? { reply: null, chatMessage: text } : { reply: { type: "message", text } });
+  const continueWith = (text: string): Pick<MappedAnswer, "reply" | "chatMessage"> =>
+    inChat ? { reply: null, chatMessage: text } : { reply: { type: "message", text } };
   const send = (text: string): AskReply => ({ type: "message", text });
   if (ask.kind === "secret" && inChat) {
     // A chat message would keep the value in Open WebUI's chat and send it to the model with every reply.
-    if (answer.type === "cancel") return { ok: true, ...continueWith(SECRET_MASKED_ENTRY_MESSAGE), status: "cancelled", summary: SECRET_MASKED_ENTRY_SUMMARY };
-    return refuse("this secret was asked for in the reply's text: typed here it would become a chat message, so ask the agent for masked entry instead");
+    if (answer.type === "cancel")
+      return {
+        ok: true,
+        ...continueWith(SECRET_MASKED_ENTRY_MESSAGE),
+        status: "cancelled",
+        summary: SECRET_MASKED_ENTRY_SUMMARY,
+      };
+    return refuse(
+      "this secret was asked for in the reply's text: typed here it would become a chat message, so ask the agent for masked entry instead",
+    );
   }
   if (ask.kind === "secret") {
-    if (answer.type === "cancel") return { ok: true, reply: send(SECRET_CANCELLED_MESSAGE), status: "cancelled", summary: SECRET_CANCELLED_SUMMARY };
-    if (answer.type !== "secret") return refuse(`a secret takes a "secret" or "cancel" answer, not "${answer.type}"`);
+    if (answer.type === "cancel")
+      return {
+        ok: true,
+        reply: send(SECRET_CANCELLED_MESSAGE),
+        status: "cancelled",
+        summary: SECRET_CANCELLED_SUMMARY,
+      };
+    if (answer.type !== "secret")
+      return refuse(`a secret takes a "secret" or "cancel" answer, not "${answer.type}"`);
     if (answer.allowedHosts) return refuse("this secret has no allowed hosts to change");
-    return { ok: true, reply: send(answer.value), status: "answered", summary: SECRET_ENTERED_SUMMARY };
+    return {
+      ok: true,
+      reply: send(answer.value),
+      status: "answered",
+      summary: SECRET_ENTERED_SUMMARY,
+    };
   }
   if (ask.kind !== "question") return refuse("text prompts are questions or secrets");
   // Cancelled prompts stay in the reply as text: nothing reaches the agent.
-  if (answer.type === "cancel") return { ok: true, reply: null, status: "cancelled", summary: ask.textPrompt?.fallbackText ?? "Cancelled" };
+  if (answer.type === "cancel")
+    return {
+      ok: true,
+      reply: null,
+      status: "cancelled",
+      summary: ask.textPrompt?.fallbackText ?? "Cancelled",
+    };
   let raw: Record<string, string[]>;
   if (answer.type === "questions") raw = answer.answers;
-  else if (answer.type === "text" && ask.questions.length === 1 && ask.questions[0]) raw = { [ask.questions[0].id]: [answer.text] };
-  else return refuse(`a question takes a "questions", "text" or "cancel" answer, not "${answer.type}"`);
+  else if (answer.type === "text" && ask.questions.length === 1 && ask.questions[0])
+    raw = { [ask.questions[0].id]: [answer.text] };
+  else
+    return refuse(
+      `a question takes a "questions", "text" or "cancel" answer, not "${answer.type}"`,
+    );
   const lines: string[] = [];
   for (const question of ask.questions) {
     const chosen = textPromptChoice(question, raw[question.id] ?? []);
     if (chosen === null) return refuse(`"${question.header || question.question}" needs an answer`);
-    lines.push(ask.questions.length === 1 ? chosen : `${question.header || question.question}: ${chosen}`);
+    lines.push(
+      ask.questions.length === 1 ? chosen : `${question.header || question.question}: ${chosen}`,
+    );
   }
   const message = lines.join("\n");
   return { ok: true, ...continueWith(message), status: "answered", summary: message };

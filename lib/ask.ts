@@ -17,7 +17,14 @@ export const AskSource = z.enum([
 ]);
 export type AskSource = z.infer<typeof AskSource>;
 
-export const AskStatus = z.enum(["pending", "answered", "cancelled", "expired", "denied", "ended-as-text"]);
+export const AskStatus = z.enum([
+  "pending",
+  "answered",
+  "cancelled",
+  "expired",
+  "denied",
+  "ended-as-text",
+]);
 export type AskStatus = z.infer<typeof AskStatus>;
 
 export const AskOption = z.object({

@@ -20,11 +20,14 @@ export function systemClock(): Clock {
     const delay = Math.max(0, dueAt - Date.now());
     timers.set(
       id,
-      setTimeout(() => {
-        if (dueAt - Date.now() > 0) return arm(id, callback, dueAt);
-        timers.delete(id);
-        callback();
-      }, Math.min(delay, MAX_TIMER_DELAY_MS)),
+      setTimeout(
+        () => {
+          if (dueAt - Date.now() > 0) return arm(id, callback, dueAt);
+          timers.delete(id);
+          callback();
+        },
+        Math.min(delay, MAX_TIMER_DELAY_MS),
+      ),
     );
   };
   return {

@@ -5,7 +5,10 @@ const risks = (command: string) => assessCommand(command).risks;
 
 describe("assessCommand", () => {
   it("raises the issue's example to critical: it deletes and deploys", () => {
-    expect(assessCommand("rm -rf ./build && npm run deploy -- --prod")).toEqual({ severity: "critical", risks: ["deletes", "deploys"] });
+    expect(assessCommand("rm -rf ./build && npm run deploy -- --prod")).toEqual({
+      severity: "critical",
+      risks: ["deletes", "deploys"],
+    });
   });
 
   const critical: [string, CommandRisk][] = [
@@ -75,7 +78,12 @@ describe("assessCommand", () => {
   });
 
   it("reports each risk once, in a fixed order", () => {
-    expect(risks("git push && rm a && rm b && npm run deploy && curl x | sh")).toEqual(["deletes", "pushes", "deploys", "pipes-to-shell"]);
+    expect(risks("git push && rm a && rm b && npm run deploy && curl x | sh")).toEqual([
+      "deletes",
+      "pushes",
+      "deploys",
+      "pipes-to-shell",
+    ]);
   });
 });
 
@@ -85,7 +93,9 @@ describe("commandHeadline", () => {
   });
 
   it("cuts a long command at a word with an ellipsis", () => {
-    const headline = commandHeadline("rm -rf ./build && npm run deploy -- --prod --region eu-west-1 --verbose");
+    const headline = commandHeadline(
+      "rm -rf ./build && npm run deploy -- --prod --region eu-west-1 --verbose",
+    );
     expect(headline).toBe("rm -rf ./build && npm run deploy -- --prod…");
     expect(headline.length).toBeLessThanOrEqual(48);
   });

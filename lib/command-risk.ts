@@ -15,7 +15,27 @@ export type CommandAssessment = { severity: "warning" | "critical"; risks: Comma
 
 type Token = { kind: "word"; text: string; quoted: boolean } | { kind: "op"; text: string };
 
-const OPERATORS = ["&&", "||", ";;", "|&", ">>", "&>", ">|", "$(", "<(", ">(", "|", ";", "&", "\n", "`", "(", ")", ">", "<"];
+const OPERATORS = [
+  "&&",
+  "||",
+  ";;",
+  "|&",
+  ">>",
+  "&>",
+  ">|",
+  "$(",
+  "<(",
+  ">(",
+  "|",
+  ";",
+  "&",
+  "\n",
+  "`",
+  "(",
+  ")",
+  ">",
+  "<",
+];
 
 /** Splits a command into words and operators; quotes group, backslashes escape. */
 function tokenize(command: string): Token[] {
@@ -52,7 +72,12 @@ function tokenize(command: string): Token[] {
     // `2>&1`, `2>file`: a file descriptor number belongs to the redirection, not to the words.
     const operator = OPERATORS.find((op) => command.startsWith(op, i));
     if (operator) {
-      if (/^\d+$/.test(word) && !quoted && (operator === ">" || operator === ">>" || operator === "<")) inWord = false;
+      if (
+        /^\d+$/.test(word) &&
+        !quoted &&
+        (operator === ">" || operator === ">>" || operator === "<")
+      )
+        inWord = false;
       flush();
       tokens.push({ kind: "op", text: operator });
       i += operator.length - 1;
@@ -103,12 +128,44 @@ function simpleCommands(tokens: Token[]): Simple[] {
 }
 
 const SHELLS = new Set(["sh", "bash", "zsh", "dash", "ksh", "fish", "ash", "busybox"]);
-const WRAPPERS = new Set(["sudo", "doas", "env", "nohup", "time", "nice", "ionice", "command", "exec", "xargs", "timeout", "watch", "stdbuf"]);
+const WRAPPERS = new Set([
+  "sudo",
+  "doas",
+  "env",
+  "nohup",
+  "time",
+  "nice",
+  "ionice",
+  "command",
+  "exec",
+  "xargs",
+  "timeout",
+  "watch",
+  "stdbuf",
+]);
 const HARMLESS_TARGETS = /^\/dev\/(null|stdout|stderr|tty|fd\/\d+)$/;
 
 const DELETERS = new Set(["rm", "rmdir", "shred", "unlink", "srm", "wipefs", "mkfs", "dropdb"]);
 const OVERWRITERS = new Set(["mv", "cp", "dd", "truncate", "install", "rsync"]);
-const DEPLOYERS = new Set(["terraform", "pulumi", "ansible-playbook", "vercel", "netlify", "fly", "flyctl", "serverless", "sls", "cdk", "kubectl", "helm", "eb", "firebase", "wrangler", "heroku", "cap"]);
+const DEPLOYERS = new Set([
+  "terraform",
+  "pulumi",
+  "ansible-playbook",
+  "vercel",
+  "netlify",
+  "fly",
+  "flyctl",
+  "serverless",
+  "sls",
+  "cdk",
+  "kubectl",
+  "helm",
+  "eb",
+  "firebase",
+  "wrangler",
+  "heroku",
+  "cap",
+]);
 
 function basename(word: string): string {
   return word.slice(word.lastIndexOf("/") + 1);
@@ -130,7 +187,12 @@ function programOf(words: string[]): { program: string; args: string[] } | null 
   return { program: basename(words[i]!), args: words.slice(i + 1) };
 }
 
-const hasFlag = (args: string[], ...flags: string[]) => args.some((arg) => flags.includes(arg) || flags.some((flag) => flag.length === 2 && /^-[A-Za-z]+$/.test(arg) && arg.includes(flag[1]!)));
+const hasFlag = (args: string[], ...flags: string[]) =>
+  args.some(
+    (arg) =>
+      flags.includes(arg) ||
+      flags.some((flag) => flag.length === 2 && /^-[A-Za-z]+$/.test(arg) && arg.includes(flag[1]!)),
+  );
 
 function risksOf(command: Simple, depth: number): Set<CommandRisk> {
   const risks = new Set<CommandRisk>();
@@ -149,40 +211,120 @@ function risksOf(command: Simple, depth: number): Set<CommandRisk> {
       if (script.includes("$(") || script.includes("`")) risks.add("pipes-to-shell");
     }
     // Fed from a pipe, or a script that is a download (`bash <(curl …)`): whatever arrives runs.
-    if (command.pipedFrom || args.length === 0 || (!args.includes("-c") && program !== "eval" && args.every((arg) => arg.startsWith("-")))) risks.add("pipes-to-shell");
+    if (
+      command.pipedFrom ||
+      args.length === 0 ||
+      (!args.includes("-c") && program !== "eval" && args.every((arg) => arg.startsWith("-")))
+    )
+      risks.add("pipes-to-shell");
   }
   if (DELETERS.has(program) || program.startsWith("mkfs.")) risks.add("deletes");
-  if (program === "find" && (args.includes("-delete") || /-exec(dir)?\s+(\S*\/)?(rm|shred|unlink)\b/.test(all))) risks.add("deletes");
+  if (
+    program === "find" &&
+    (args.includes("-delete") || /-exec(dir)?\s+(\S*\/)?(rm|shred|unlink)\b/.test(all))
+  )
+    risks.add("deletes");
   if (program === "git") {
     if (sub === "push") risks.add("pushes");
-    if (sub === "clean" || (sub === "branch" && hasFlag(args, "-D", "--delete")) || (sub === "stash" && args.includes("drop"))) risks.add("deletes");
-    if ((sub === "reset" && args.includes("--hard")) || (sub === "checkout" && args.includes("--")) || sub === "restore" || (sub === "push" && hasFlag(args, "-f", "--force", "--force-with-lease"))) risks.add("overwrites");
+    if (
+      sub === "clean" ||
+      (sub === "branch" && hasFlag(args, "-D", "--delete")) ||
+      (sub === "stash" && args.includes("drop"))
+    )
+      risks.add("deletes");
+    if (
+      (sub === "reset" && args.includes("--hard")) ||
+      (sub === "checkout" && args.includes("--")) ||
+      sub === "restore" ||
+      (sub === "push" && hasFlag(args, "-f", "--force", "--force-with-lease"))
+    )
+      risks.add("overwrites");
   }
   if ((program === "docker" || program === "podman") && ["push"].includes(sub)) risks.add("pushes");
-  if ((program === "docker" || program === "podman") && (["rm", "rmi", "prune"].includes(sub) || args.includes("prune"))) risks.add("deletes");
-  if (["npm", "pnpm", "yarn", "cargo", "gem", "twine", "poetry", "flit"].includes(program) && (sub === "publish" || sub === "upload" || sub === "push")) risks.add("pushes");
-  if (program === "gh" && /\b(release create|pr merge|repo delete)\b/.test(all)) risks.add("pushes");
+  if (
+    (program === "docker" || program === "podman") &&
+    (["rm", "rmi", "prune"].includes(sub) || args.includes("prune"))
+  )
+    risks.add("deletes");
+  if (
+    ["npm", "pnpm", "yarn", "cargo", "gem", "twine", "poetry", "flit"].includes(program) &&
+    (sub === "publish" || sub === "upload" || sub === "push")
+  )
+    risks.add("pushes");
+  if (program === "gh" && /\b(release create|pr merge|repo delete)\b/.test(all))
+    risks.add("pushes");
   if (program === "kubectl" && sub === "delete") risks.add("deletes");
   if (program === "terraform" && sub === "destroy") risks.add("deletes");
-  if ((DEPLOYERS.has(program) && (["apply", "deploy", "up", "install", "upgrade", "rollout", "release", "publish", "destroy"].includes(sub) || program === "ansible-playbook")) || args.some((arg) => /(^|[:\-_/])deploy([:\-_]|$)/i.test(arg) || arg === "--prod" || arg === "--production")) {
+  if (
+    (DEPLOYERS.has(program) &&
+      ([
+        "apply",
+        "deploy",
+        "up",
+        "install",
+        "upgrade",
+        "rollout",
+        "release",
+        "publish",
+        "destroy",
+      ].includes(sub) ||
+        program === "ansible-playbook")) ||
+    args.some(
+      (arg) =>
+        /(^|[:\-_/])deploy([:\-_]|$)/i.test(arg) || arg === "--prod" || arg === "--production",
+    )
+  ) {
     risks.add("deploys");
   }
   if (/^deploy/i.test(program)) risks.add("deploys");
-  if (OVERWRITERS.has(program) && !(program === "cp" && hasFlag(args, "-n", "--no-clobber")) && !(program === "mv" && hasFlag(args, "-n", "--no-clobber"))) risks.add("overwrites");
-  if (program === "sed" && args.some((arg) => arg === "-i" || arg.startsWith("-i") || arg === "--in-place" || arg.startsWith("--in-place="))) risks.add("overwrites");
-  if (program === "tee" && !hasFlag(args, "-a", "--append") && args.some((arg) => !arg.startsWith("-") && !HARMLESS_TARGETS.test(arg))) risks.add("overwrites");
+  if (
+    OVERWRITERS.has(program) &&
+    !(program === "cp" && hasFlag(args, "-n", "--no-clobber")) &&
+    !(program === "mv" && hasFlag(args, "-n", "--no-clobber"))
+  )
+    risks.add("overwrites");
+  if (
+    program === "sed" &&
+    args.some(
+      (arg) =>
+        arg === "-i" ||
+        arg.startsWith("-i") ||
+        arg === "--in-place" ||
+        arg.startsWith("--in-place="),
+    )
+  )
+    risks.add("overwrites");
+  if (
+    program === "tee" &&
+    !hasFlag(args, "-a", "--append") &&
+    args.some((arg) => !arg.startsWith("-") && !HARMLESS_TARGETS.test(arg))
+  )
+    risks.add("overwrites");
   if (program === "chmod" || program === "chown") {
     if (hasFlag(args, "-R", "--recursive")) risks.add("overwrites");
   }
-  if (["psql", "mysql", "sqlite3", "mongo", "mongosh", "redis-cli"].includes(program) && /\b(drop\s+(table|database|schema)|truncate|delete\s+from|flushall|flushdb|dropDatabase)\b/i.test(all)) risks.add("deletes");
+  if (
+    ["psql", "mysql", "sqlite3", "mongo", "mongosh", "redis-cli"].includes(program) &&
+    /\b(drop\s+(table|database|schema)|truncate|delete\s+from|flushall|flushdb|dropDatabase)\b/i.test(
+      all,
+    )
+  )
+    risks.add("deletes");
   return risks;
 }
 
-const ORDER: readonly CommandRisk[] = ["deletes", "overwrites", "pushes", "deploys", "pipes-to-shell"];
+const ORDER: readonly CommandRisk[] = [
+  "deletes",
+  "overwrites",
+  "pushes",
+  "deploys",
+  "pipes-to-shell",
+];
 
 function assess(command: string, depth: number): CommandAssessment {
   const risks = new Set<CommandRisk>();
-  for (const simple of simpleCommands(tokenize(command))) for (const risk of risksOf(simple, depth)) risks.add(risk);
+  for (const simple of simpleCommands(tokenize(command)))
+    for (const risk of risksOf(simple, depth)) risks.add(risk);
   const ordered = ORDER.filter((risk) => risks.has(risk));
   return { severity: ordered.length > 0 ? "critical" : "warning", risks: ordered };
 }

@@ -28,12 +28,22 @@ export const DEVICE_NAME_MAX_CHARACTERS = 60;
 export const DeviceName = z
   .string()
   .max(1000)
-  .transform((name) => name.normalize("NFC").replace(NAME_INVISIBLES, "").replace(NAME_SPACES, " ").replace(/\s+/g, " ").trim())
+  .transform((name) =>
+    name
+      .normalize("NFC")
+      .replace(NAME_INVISIBLES, "")
+      .replace(NAME_SPACES, " ")
+      .replace(/\s+/g, " ")
+      .trim(),
+  )
   .pipe(
     z
       .string()
       .min(1, "must name the device")
-      .refine((name) => [...name].length <= DEVICE_NAME_MAX_CHARACTERS, `must be at most ${DEVICE_NAME_MAX_CHARACTERS} characters`),
+      .refine(
+        (name) => [...name].length <= DEVICE_NAME_MAX_CHARACTERS,
+        `must be at most ${DEVICE_NAME_MAX_CHARACTERS} characters`,
+      ),
   );
 
 /**
@@ -49,21 +59,36 @@ export const DeviceMinter = z.discriminatedUnion("kind", [
 export type DeviceMinter = z.infer<typeof DeviceMinter>;
 
 /** One device of `GET /devices`. */
-export const DeviceSummary = z.object({ kid: z.string(), name: z.string(), createdAt: z.number(), expiresAt: z.number(), mintedBy: DeviceMinter });
+export const DeviceSummary = z.object({
+  kid: z.string(),
+  name: z.string(),
+  createdAt: z.number(),
+  expiresAt: z.number(),
+  mintedBy: DeviceMinter,
+});
 export type DeviceSummary = z.infer<typeof DeviceSummary>;
 
 /**
  * `GET /devices`: the owner's working devices, newest first, and whether this token may mint and
  * revoke them (an owner link may; a device link or a token without a key id may not).
  */
-export const DeviceList = z.object({ ok: z.literal(true), devices: z.array(DeviceSummary), canManage: z.boolean() });
+export const DeviceList = z.object({
+  ok: z.literal(true),
+  devices: z.array(DeviceSummary),
+  canManage: z.boolean(),
+});
 export type DeviceList = z.infer<typeof DeviceList>;
 
 /**
  * `POST /devices`: the new device link (`<base>/?device=1&token=<token>`, shown as a QR code), its key
  * id, its name as stored and its expiry.
  */
-export const DeviceLink = z.object({ url: z.string(), kid: z.string(), name: z.string(), expiresAt: z.number() });
+export const DeviceLink = z.object({
+  url: z.string(),
+  kid: z.string(),
+  name: z.string(),
+  expiresAt: z.number(),
+});
 export type DeviceLink = z.infer<typeof DeviceLink>;
 
 /** `GET /push/key`: the VAPID public key (base64url) a browser subscribes with. */
@@ -79,9 +104,19 @@ export type PushUnsubscribed = z.infer<typeof PushUnsubscribed>;
  * with its push service's origin, the key id of the link it was made with (a device's, or the owner
  * links'), when it was first stored, and how many pushes to it failed in a row.
  */
-export const PushSubscriptionSummary = z.object({ id: z.string(), service: z.string(), linkKid: z.string(), createdAt: z.number(), failures: z.number() });
+export const PushSubscriptionSummary = z.object({
+  id: z.string(),
+  service: z.string(),
+  linkKid: z.string(),
+  createdAt: z.number(),
+  failures: z.number(),
+});
 export type PushSubscriptionSummary = z.infer<typeof PushSubscriptionSummary>;
 
 /** `GET /push/subscriptions`: the owner's, oldest first, and whether this token may remove them (an owner link). */
-export const PushSubscriptionList = z.object({ ok: z.literal(true), subscriptions: z.array(PushSubscriptionSummary), canManage: z.boolean() });
+export const PushSubscriptionList = z.object({
+  ok: z.literal(true),
+  subscriptions: z.array(PushSubscriptionSummary),
+  canManage: z.boolean(),
+});
 export type PushSubscriptionList = z.infer<typeof PushSubscriptionList>;

@@ -31,12 +31,21 @@ export function admit(ask: Ask, context: AdmissionContext): Admission {
 }
 
 /** May a user see (and answer) this ask? Owners see everything; others only asks of chats they own. */
-export function canSee(ask: Pick<Ask, "chatId">, userId: string, isOwner: boolean, chatOwner: string | null): boolean {
+export function canSee(
+  ask: Pick<Ask, "chatId">,
+  userId: string,
+  isOwner: boolean,
+  chatOwner: string | null,
+): boolean {
   if (isOwner) return true;
   return ask.chatId !== null && chatOwner === userId;
 }
 
 /** The newest of a chat's viewers (oldest first) who may see the ask: the one its card goes to, or null. */
-export function newestWhoMaySee<T extends { userId: string; isOwner: boolean }>(viewers: readonly T[], ask: Pick<Ask, "chatId">, chatOwner: string | null): T | null {
+export function newestWhoMaySee<T extends { userId: string; isOwner: boolean }>(
+  viewers: readonly T[],
+  ask: Pick<Ask, "chatId">,
+  chatOwner: string | null,
+): T | null {
   return viewers.findLast((tab) => canSee(ask, tab.userId, tab.isOwner, chatOwner)) ?? null;
 }

@@ -36,7 +36,9 @@ export type TabAnswer = z.infer<typeof TabAnswer>;
 export const AskAnswerPayload = z.object({ askId: AskId, answer: TabAnswer });
 export type AskAnswerPayload = z.infer<typeof AskAnswerPayload>;
 
-export const AsksListPayload = z.object({ status: z.union([AskStatus, z.literal("all")]).optional() });
+export const AsksListPayload = z.object({
+  status: z.union([AskStatus, z.literal("all")]).optional(),
+});
 export const AsksWatchPayload = z.object({});
 
 export const ErrorCode = z.enum([
@@ -102,13 +104,19 @@ export type ClientEvents = {
   "chat:leave": { payload: z.input<typeof ChatLeavePayload>; ack: Ack };
   "ask:answer": { payload: AskAnswerPayload; ack: AnswerAck };
   /** `chatTitles`: Open WebUI's titles of the listed asks' chats, where known (a dashboard's list). */
-  "asks:list": { payload: z.input<typeof AsksListPayload>; ack: Ack<{ asks: Ask[]; chatTitles?: Record<string, string> }> };
+  "asks:list": {
+    payload: z.input<typeof AsksListPayload>;
+    ack: Ack<{ asks: Ask[]; chatTitles?: Record<string, string> }>;
+  };
   "asks:watch": { payload: z.input<typeof AsksWatchPayload>; ack: Ack };
 };
 export type ClientEvent = keyof ClientEvents;
 
 export type ClientToServerEvents = {
-  [E in ClientEvent]: (payload: ClientEvents[E]["payload"], ack: (res: ClientEvents[E]["ack"]) => void) => void;
+  [E in ClientEvent]: (
+    payload: ClientEvents[E]["payload"],
+    ack: (res: ClientEvents[E]["ack"]) => void,
+  ) => void;
 };
 
 export type ChatTitle = { chatId: string; title: string };

@@ -1,9 +1,19 @@
 import { describe, expect, it } from "vitest";
-import { ChatKeyPattern, DEFAULT_SESSION_KEY_PATTERN, belongsToAgent, parseSessionKey, textPromptContinuation } from "./session-key.ts";
+import {
+  ChatKeyPattern,
+  DEFAULT_SESSION_KEY_PATTERN,
+  belongsToAgent,
+  parseSessionKey,
+  textPromptContinuation,
+} from "./session-key.ts";
 
 describe("session keys", () => {
   it("parses the agent and the thread and sub-agent markers", () => {
-    expect(parseSessionKey("agent:Dev:openwebui:c1")).toMatchObject({ agentId: "dev", isThread: false, isSubagent: false });
+    expect(parseSessionKey("agent:Dev:openwebui:c1")).toMatchObject({
+      agentId: "dev",
+      isThread: false,
+      isSubagent: false,
+    });
     expect(parseSessionKey("agent:dev:slack:channel:C1:thread:123")?.isThread).toBe(true);
     expect(parseSessionKey("agent:dev:subagent:5f0c")?.isSubagent).toBe(true);
     expect(parseSessionKey("main")).toBeNull();
@@ -21,13 +31,19 @@ describe("session keys", () => {
     expect(keys.chatOf("agent:dev:openwebui:abc-123")?.chatId).toBe("abc-123");
     expect(keys.chatOf("agent:dev:openwebui:abc:thread:1")).toBeNull();
     expect(keys.chatOf("agent:other:openwebui:abc")).toBeNull();
-    expect(new ChatKeyPattern("agent:{agent}:webchat.{chat}", "dev").chatOf("agent:dev:webchat.x1")?.chatId).toBe("x1");
+    expect(
+      new ChatKeyPattern("agent:{agent}:webchat.{chat}", "dev").chatOf("agent:dev:webchat.x1")
+        ?.chatId,
+    ).toBe("x1");
   });
 
   it("maps the Pipe's keys and the /v1 keys of the Open WebUI filter, which name the reply too", () => {
     const keys = new ChatKeyPattern(DEFAULT_SESSION_KEY_PATTERN, "dev");
     expect(keys.chatOf("agent:dev:openwebui:c1")).toEqual({ chatId: "c1", replyId: null });
-    expect(keys.chatOf("agent:dev:openai-user:openwebui:c1:m1")).toEqual({ chatId: "c1", replyId: "m1" });
+    expect(keys.chatOf("agent:dev:openai-user:openwebui:c1:m1")).toEqual({
+      chatId: "c1",
+      replyId: "m1",
+    });
     // The Gateway's own /v1 sessions: one per request without a `user`, or a `user` of someone else's.
     expect(keys.chatOf("agent:dev:openai:5f0c2e61-9d1b-4d1e-8f5d-4a7c9b0e1f23")).toBeNull();
     expect(keys.chatOf("agent:dev:openai-user:conv-7")).toBeNull();
@@ -36,12 +52,16 @@ describe("session keys", () => {
   });
 
   it("refuses a pattern list with a pattern that has no {chat}", () => {
-    expect(() => new ChatKeyPattern("agent:{agent}:openwebui:{chat},agent:{agent}:x", "dev")).toThrow(/must contain \{chat\}/);
+    expect(
+      () => new ChatKeyPattern("agent:{agent}:openwebui:{chat},agent:{agent}:x", "dev"),
+    ).toThrow(/must contain \{chat\}/);
   });
 
   it("tells a text prompt of a /v1 run (answered as the chat's next message) from one of the Pipe's (answered into the run's session)", () => {
     expect(textPromptContinuation("agent:dev:openwebui:c1", "9b2d-run")).toBe("run");
-    expect(textPromptContinuation("agent:dev:openai-user:openwebui:c1:m1", "chatcmpl_1")).toBe("chat");
+    expect(textPromptContinuation("agent:dev:openai-user:openwebui:c1:m1", "chatcmpl_1")).toBe(
+      "chat",
+    );
     expect(textPromptContinuation("agent:dev:openai:5f0c", "chatcmpl_2")).toBe("chat");
     // A /v1 request whose connection sets x-openclaw-session-key to a key like the Pipe's.
     expect(textPromptContinuation("agent:dev:openwebui:c1", "chatcmpl_3")).toBe("chat");

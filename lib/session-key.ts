@@ -27,7 +27,11 @@ export function isSameAgent(a: string, b: string): boolean {
 }
 
 /** Does this session (and the record's own agentId, when given) belong to the configured agent? */
-export function belongsToAgent(sessionKey: string | undefined, recordAgentId: string | undefined, agentId: string): boolean {
+export function belongsToAgent(
+  sessionKey: string | undefined,
+  recordAgentId: string | undefined,
+  agentId: string,
+): boolean {
   if (!sessionKey) return false;
   const parsed = parseSessionKey(sessionKey);
   if (!parsed || !isSameAgent(parsed.agentId, agentId)) return false;
@@ -35,7 +39,8 @@ export function belongsToAgent(sessionKey: string | undefined, recordAgentId: st
 }
 
 /** The Pipe's keys, then those the Open WebUI filter gives each reply on the Gateway's `/v1` (its OpenAI `user`). */
-export const DEFAULT_SESSION_KEY_PATTERN = "agent:{agent}:openwebui:{chat},agent:{agent}:openai-user:openwebui:{chat}:{reply}";
+export const DEFAULT_SESSION_KEY_PATTERN =
+  "agent:{agent}:openwebui:{chat},agent:{agent}:openai-user:openwebui:{chat}:{reply}";
 
 /** Where a session key puts an ask: the Open WebUI chat, and the reply (assistant message) when the key names one. */
 export type ChatOfSession = { chatId: string; replyId: string | null };
@@ -53,7 +58,8 @@ export class ChatKeyPattern {
   constructor(patterns: string, agentId: string) {
     this.agentId = agentId.toLowerCase();
     this.patterns = sessionKeyPatterns(patterns).map((pattern) => {
-      if (!pattern.includes("{chat}")) throw new Error(`SESSION_KEY_PATTERN must contain {chat}: ${pattern}`);
+      if (!pattern.includes("{chat}"))
+        throw new Error(`SESSION_KEY_PATTERN must contain {chat}: ${pattern}`);
       const source = pattern
         .split(/(\{agent\}|\{chat\}|\{reply\})/)
         .map((part) => {

@@ -35,7 +35,10 @@ export const STATUS_LABELS: Record<AskStatus, string> = {
  * What a tab shows when an ask closes on it (`ask:close`), when the server sends no summary. A
  * hand-off is not an ending: the ask is still pending, in a newer tab.
  */
-export const CLOSE_OUTCOMES: Record<Exclude<CloseReason, "handed-off">, { status: AskStatus; summary: string }> = {
+export const CLOSE_OUTCOMES: Record<
+  Exclude<CloseReason, "handed-off">,
+  { status: AskStatus; summary: string }
+> = {
   answered: { status: "answered", summary: STATUS_LABELS.answered },
   "answered-elsewhere": { status: "answered", summary: "Answered elsewhere" },
   cancelled: { status: "cancelled", summary: STATUS_LABELS.cancelled },
@@ -49,7 +52,9 @@ export const SECRET_REQUESTED = "Secret requested";
 
 /** The kind an ask is named by where it is listed (an inbox row, a notification): a critical approval says so. */
 export function kindLabel(ask: Ask): string {
-  return ask.kind === "approval" && ask.approval.severity === "critical" ? "Critical approval" : KIND_LABELS[ask.kind];
+  return ask.kind === "approval" && ask.approval.severity === "critical"
+    ? "Critical approval"
+    : KIND_LABELS[ask.kind];
 }
 
 /** ` (+2 more)` after the first of `count` questions, nothing after the only one. */
@@ -85,7 +90,9 @@ export function askQuestionText(ask: Ask): string {
     case "secret":
       return ask.secret.reason ? `${ask.secret.prompt}\n${ask.secret.reason}` : ask.secret.prompt;
     case "approval":
-      return ask.approval.description ? `${ask.approval.title}: ${ask.approval.description}` : ask.approval.title;
+      return ask.approval.description
+        ? `${ask.approval.title}: ${ask.approval.description}`
+        : ask.approval.title;
   }
 }
 
@@ -103,13 +110,19 @@ export function approvalScopeSummary(scope: ApprovalScope): string {
       const who = `${scope.recipientCount} ${scope.audience ? `${scope.audience} ` : ""}${scope.recipientCount === 1 ? "recipient" : "recipients"}`;
       const shown = scope.recipients ?? [];
       const more = scope.recipientCount - shown.length;
-      const preview = shown.length > 0 ? `: ${[...shown, ...(more > 0 ? [`+${more} more`] : [])].join(", ")}` : "";
+      const preview =
+        shown.length > 0
+          ? `: ${[...shown, ...(more > 0 ? [`+${more} more`] : [])].join(", ")}`
+          : "";
       return `${what} to ${who}${preview}`;
     }
     case "external-post":
-      return scope.visibility === "public" ? `Post publicly to ${scope.target}` : `Post to ${scope.target} (restricted audience)`;
+      return scope.visibility === "public"
+        ? `Post publicly to ${scope.target}`
+        : `Post to ${scope.target} (restricted audience)`;
     case "standing-grant": {
-      const term = scope.expiresInDays === undefined ? "until revoked" : `for ${scope.expiresInDays} days`;
+      const term =
+        scope.expiresInDays === undefined ? "until revoked" : `for ${scope.expiresInDays} days`;
       return `Always allow lets "${scope.automation}" run ${scope.command} without asking, ${term}`;
     }
   }

@@ -5,7 +5,13 @@
 // no owner token.
 
 const SHELL_CACHE = "openclaw-asks-shell-v1";
-const SHELL_FILES = ["/manifest.webmanifest", "/icon.svg", "/icon-192.png", "/icon-512.png", "/icon-maskable-512.png"];
+const SHELL_FILES = [
+  "/manifest.webmanifest",
+  "/icon.svg",
+  "/icon-192.png",
+  "/icon-512.png",
+  "/icon-maskable-512.png",
+];
 
 self.addEventListener("install", (event) => {
   event.waitUntil(
@@ -20,13 +26,20 @@ self.addEventListener("activate", (event) => {
   event.waitUntil(
     caches
       .keys()
-      .then((names) => Promise.all(names.filter((name) => name !== SHELL_CACHE).map((name) => caches.delete(name))))
+      .then((names) =>
+        Promise.all(
+          names.filter((name) => name !== SHELL_CACHE).map((name) => caches.delete(name)),
+        ),
+      )
       .then(() => self.clients.claim()),
   );
 });
 
 function isShell(url) {
-  return url.origin === self.location.origin && (url.pathname.startsWith("/_next/static/") || SHELL_FILES.includes(url.pathname));
+  return (
+    url.origin === self.location.origin &&
+    (url.pathname.startsWith("/_next/static/") || SHELL_FILES.includes(url.pathname))
+  );
 }
 
 self.addEventListener("fetch", (event) => {
@@ -47,7 +60,10 @@ self.addEventListener("fetch", (event) => {
 async function showPush(payload) {
   if (!payload || typeof payload.title !== "string" || typeof payload.tag !== "string") {
     // A push must always show something; this one could not be read.
-    return self.registration.showNotification("OpenClaw Asks", { body: "Something needs you on the dashboard.", tag: "openclaw-asks" });
+    return self.registration.showNotification("OpenClaw Asks", {
+      body: "Something needs you on the dashboard.",
+      tag: "openclaw-asks",
+    });
   }
   const actions = Array.isArray(payload.actions) ? payload.actions : [];
   return self.registration.showNotification(payload.title, {
@@ -58,7 +74,14 @@ async function showPush(payload) {
     renotify: payload.type === "ask",
     requireInteraction: payload.type === "ask" && actions.length > 0,
     actions: actions.map((action) => ({ action: action.action, title: action.title })),
-    data: { type: payload.type, askId: payload.askId, url: payload.url, title: payload.title, tag: payload.tag, actions },
+    data: {
+      type: payload.type,
+      askId: payload.askId,
+      url: payload.url,
+      title: payload.title,
+      tag: payload.tag,
+      actions,
+    },
   });
 }
 
@@ -93,7 +116,10 @@ const RETRYABLE = new Set(["NETWORK", "UNAVAILABLE"]);
  * Set on `self` so tests can call it with an action directly: no DevTools command clicks a notification.
  */
 async function handleNotificationClick(action, data) {
-  const chosen = action && data && Array.isArray(data.actions) ? data.actions.find((candidate) => candidate.action === action) : undefined;
+  const chosen =
+    action && data && Array.isArray(data.actions)
+      ? data.actions.find((candidate) => candidate.action === action)
+      : undefined;
   if (!chosen) {
     await openDashboard(data && data.url ? data.url : "/");
     return { ok: true, opened: true };
@@ -107,18 +133,40 @@ async function handleNotificationClick(action, data) {
     });
     result = await response.json();
   } catch {
-    result = { ok: false, error: { code: "NETWORK", message: "The server could not be reached: nothing was decided. Try again, or open the dashboard to decide." } };
+    result = {
+      ok: false,
+      error: {
+        code: "NETWORK",
+        message:
+          "The server could not be reached: nothing was decided. Try again, or open the dashboard to decide.",
+      },
+    };
   }
   if (!result.ok && RETRYABLE.has(result.error.code)) {
     // Nothing was decided, and the same buttons work once the server (or its Redis) is back: they stay.
-    await showPush({ type: "ask", askId: data.askId, url: data.url, title: data.title, tag: data.tag, body: result.error.message, actions: data.actions });
+    await showPush({
+      type: "ask",
+      askId: data.askId,
+      url: data.url,
+      title: data.title,
+      tag: data.tag,
+      body: result.error.message,
+      actions: data.actions,
+    });
     return result;
   }
   await self.registration.showNotification(data.title, {
     body: result.ok ? `${chosen.title}: sent` : result.error.message,
     tag: data.tag,
     icon: "/icon-192.png",
-    data: { type: "outcome", askId: data.askId, url: data.url, title: data.title, tag: data.tag, actions: [] },
+    data: {
+      type: "outcome",
+      askId: data.askId,
+      url: data.url,
+      title: data.title,
+      tag: data.tag,
+      actions: [],
+    },
   });
   return result;
 }

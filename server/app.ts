@@ -59,12 +59,27 @@ export type Application = {
 export async function createApplication(options: ApplicationOptions): Promise<Application> {
   const { config, backend, gateway, clock, log } = options;
   const { store, presence, devices, instanceId } = backend;
-  const auth = createAuth({ authSecret: options.authSecret, store, devices, owners: config.owners, maxTokenDays: config.MAX_TOKEN_DAYS, clock });
+  const auth = createAuth({
+    authSecret: options.authSecret,
+    store,
+    devices,
+    owners: config.owners,
+    maxTokenDays: config.MAX_TOKEN_DAYS,
+    clock,
+  });
   const { key, ownerOf } = auth;
   let port = config.PORT;
   const status = new ServiceStatus(gateway, backend.link);
 
-  const broker = new AskBroker({ store, presence, source: gateway, clock, owners: config.owners, instanceId, log });
+  const broker = new AskBroker({
+    store,
+    presence,
+    source: gateway,
+    clock,
+    owners: config.owners,
+    instanceId,
+    log,
+  });
   const chatWatcher = new ChatWatcher({
     broker,
     runs: gateway,
@@ -114,7 +129,8 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
   const filterRoute = createFilterRoute({
     key: filterKey(options.authSecret),
     now: () => clock.now(),
-    replyStarted: (chatId, userId, reply, title) => broker.replyStarted(chatId, userId, reply, title),
+    replyStarted: (chatId, userId, reply, title) =>
+      broker.replyStarted(chatId, userId, reply, title),
     chatTitled: (chatId, title) => broker.chatTitled(chatId, title),
     log,
   });
@@ -135,7 +151,10 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
   const http = createServer((request, response) => {
     if (request.url === "/healthz") {
       health(request).then(
-        (body) => response.writeHead(200, { "content-type": "application/json", "cache-control": "no-store" }).end(JSON.stringify(body)),
+        (body) =>
+          response
+            .writeHead(200, { "content-type": "application/json", "cache-control": "no-store" })
+            .end(JSON.stringify(body)),
         (error: unknown) => {
           log(`healthz failed: ${errorMessage(error)}`);
           response.writeHead(500).end();
@@ -152,7 +171,10 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
       (error: unknown) => {
         // The path only: the query holds the token.
         log(`widget page ${request.url?.split("?")[0] ?? ""} failed: ${errorMessage(error)}`);
-        if (!response.headersSent) response.writeHead(500, { "content-type": "text/plain; charset=utf-8" }).end("Internal Server Error");
+        if (!response.headersSent)
+          response
+            .writeHead(500, { "content-type": "text/plain; charset=utf-8" })
+            .end("Internal Server Error");
         else response.destroy();
       },
     );

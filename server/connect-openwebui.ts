@@ -16,25 +16,40 @@ import { errorMessage } from "../lib/error-message.ts";
  * connected, with something left to do (printed with `!`).
  */
 
-const FILTER_FILE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../integrations/open-webui/openclaw_asks_filter.py");
-const USAGE = "usage: npm run connect-openwebui -- --url <Open WebUI URL> --api-key <an admin's API key> [--asks-url <URL as browsers reach OpenClaw Asks>] [--add-connection]";
+const FILTER_FILE = path.resolve(
+  path.dirname(fileURLToPath(import.meta.url)),
+  "../integrations/open-webui/openclaw_asks_filter.py",
+);
+const USAGE =
+  "usage: npm run connect-openwebui -- --url <Open WebUI URL> --api-key <an admin's API key> [--asks-url <URL as browsers reach OpenClaw Asks>] [--add-connection]";
 
-const URL_NEEDED = "--url (or OPENWEBUI_URL) must be Open WebUI's URL, e.g. https://chat.example.com";
+const URL_NEEDED =
+  "--url (or OPENWEBUI_URL) must be Open WebUI's URL, e.g. https://chat.example.com";
 const KEY_NEEDED = "--api-key (or OPENWEBUI_API_KEY) must be an admin's API key";
 const Args = z.object({
-  url: z.url({ error: URL_NEEDED }).refine((url) => /^https?:\/\//.test(url), "--url must be an http:// or https:// URL"),
+  url: z
+    .url({ error: URL_NEEDED })
+    .refine((url) => /^https?:\/\//.test(url), "--url must be an http:// or https:// URL"),
   apiKey: z.string({ error: KEY_NEEDED }).min(1, KEY_NEEDED),
   asksUrl: z.url("--asks-url must be a URL").optional(),
   addConnection: z.boolean(),
 });
 
-export function parseArgs(args: readonly string[], env: Record<string, string | undefined>): z.infer<typeof Args> {
-  const raw: Record<string, unknown> = { url: env.OPENWEBUI_URL || undefined, apiKey: env.OPENWEBUI_API_KEY || undefined, addConnection: false };
+export function parseArgs(
+  args: readonly string[],
+  env: Record<string, string | undefined>,
+): z.infer<typeof Args> {
+  const raw: Record<string, unknown> = {
+    url: env.OPENWEBUI_URL || undefined,
+    apiKey: env.OPENWEBUI_API_KEY || undefined,
+    addConnection: false,
+  };
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     const value = () => {
       const next = args[++i];
-      if (next === undefined || next.startsWith("--")) throw new Error(`${arg} needs a value: ${USAGE}`);
+      if (next === undefined || next.startsWith("--"))
+        throw new Error(`${arg} needs a value: ${USAGE}`);
       return next;
     };
     if (arg === "--url") raw.url = value();
@@ -44,7 +59,8 @@ export function parseArgs(args: readonly string[], env: Record<string, string | 
     else throw new Error(`unknown argument ${arg}: ${USAGE}`);
   }
   const parsed = Args.safeParse(raw);
-  if (!parsed.success) throw new Error(`${parsed.error.issues[0]?.message ?? "invalid arguments"}\n${USAGE}`);
+  if (!parsed.success)
+    throw new Error(`${parsed.error.issues[0]?.message ?? "invalid arguments"}\n${USAGE}`);
   return parsed.data;
 }
 
@@ -58,7 +74,9 @@ async function main(): Promise<number> {
   const connected = await connectOpenWebui({
     openWebuiUrl: args.url,
     apiKey: args.apiKey,
-    asksUrl: asksUrl ? { url: asksUrl.replace(/\/+$/, ""), explicit: true } : { url: `http://${config.HOST}:${config.PORT}`, explicit: false },
+    asksUrl: asksUrl
+      ? { url: asksUrl.replace(/\/+$/, ""), explicit: true }
+      : { url: `http://${config.HOST}:${config.PORT}`, explicit: false },
     authSecret: loadOrCreateAuthSecret(config),
     gatewayUrl: config.OPENCLAW_GATEWAY_URL,
     gatewayToken: config.OPENCLAW_GATEWAY_TOKEN,

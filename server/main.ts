@@ -22,7 +22,10 @@ const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "
 
 async function main(): Promise<void> {
   const config = parseConfig(process.env);
-  if (config.unsafeDebug) console.warn("ALLOW_UNSAFE_DEBUG=1: socket.io debug logging is on and prints every frame, secret values included");
+  if (config.unsafeDebug)
+    console.warn(
+      "ALLOW_UNSAFE_DEBUG=1: socket.io debug logging is on and prints every frame, secret values included",
+    );
   const dev = process.env.NODE_ENV === "development";
   const authSecret = loadOrCreateAuthSecret(config);
   const log = (message: string) => console.log(message);
@@ -44,11 +47,23 @@ async function main(): Promise<void> {
     log,
     backend,
     gateway: gatewayFromConfig(config, { clock, log }),
-    pages: createPagesHandler({ handle, frameAncestors: config.OPENWEBUI_ORIGINS, dev, openWebUiUrl: config.OPENWEBUI_URL ?? null, log: (message) => console.error(message) }),
+    pages: createPagesHandler({
+      handle,
+      frameAncestors: config.OPENWEBUI_ORIGINS,
+      dev,
+      openWebUiUrl: config.OPENWEBUI_URL ?? null,
+      log: (message) => console.error(message),
+    }),
   });
 
   const owner = [...config.owners][0] ?? "owner";
-  const link = await mintOwnerLink({ store: backend.store, key: secretKey(authSecret), owner, hours: config.OWNER_LINK_HOURS, baseUrl: config.PUBLIC_URL ?? server.url });
+  const link = await mintOwnerLink({
+    store: backend.store,
+    key: secretKey(authSecret),
+    owner,
+    hours: config.OWNER_LINK_HOURS,
+    baseUrl: config.PUBLIC_URL ?? server.url,
+  });
   console.log(`OpenClaw Asks is running on ${server.url}`);
   console.log(describeOwnerLink(link));
 

@@ -27,17 +27,22 @@ function parseArgs(args: readonly string[]): Args {
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     if (arg === "--revoke") parsed.revoke = true;
-    else if (arg === "--device" && args[i + 1] !== undefined) parsed.device = deviceName(args[++i]!);
+    else if (arg === "--device" && args[i + 1] !== undefined)
+      parsed.device = deviceName(args[++i]!);
     else throw new Error(`unknown argument ${arg}: ${USAGE}`);
   }
-  if (parsed.revoke && parsed.device) throw new Error(`--revoke and --device do not go together: ${USAGE}`);
+  if (parsed.revoke && parsed.device)
+    throw new Error(`--revoke and --device do not go together: ${USAGE}`);
   return parsed;
 }
 
 /** The name as the dashboard would store it (normalized), or why it cannot be one. */
 function deviceName(given: string): string {
   const parsed = DeviceName.safeParse(given);
-  if (!parsed.success) throw new Error(`--device ${parsed.error.issues[0]?.message ?? "is not a device name"}: ${USAGE}`);
+  if (!parsed.success)
+    throw new Error(
+      `--device ${parsed.error.issues[0]?.message ?? "is not a device name"}: ${USAGE}`,
+    );
   return parsed.data;
 }
 
@@ -49,22 +54,44 @@ async function main(args: readonly string[]): Promise<void> {
   const owner = [...config.owners][0] ?? "owner";
   const clock = systemClock();
   // With REDIS_URL the owner-link key id and the devices live in Redis, where every instance checks them.
-  const backend = await openBackend(config, authSecret, { log: (message) => console.error(message), clock });
+  const backend = await openBackend(config, authSecret, {
+    log: (message) => console.error(message),
+    clock,
+  });
   const { store, devices } = backend;
   try {
     if (device) {
-      const link = await mintDeviceLink({ store: devices, key: secretKey(authSecret), owner, name: device, mintedBy: { kind: "command-line" }, maxTokenDays: config.MAX_TOKEN_DAYS, baseUrl, now: clock.now() });
+      const link = await mintDeviceLink({
+        store: devices,
+        key: secretKey(authSecret),
+        owner,
+        name: device,
+        mintedBy: { kind: "command-line" },
+        maxTokenDays: config.MAX_TOKEN_DAYS,
+        baseUrl,
+        now: clock.now(),
+      });
       console.log(renderUnicodeCompact(link.url));
-      console.log(`Device link for "${link.name}" (owner "${owner}", until ${new Date(link.expiresAt).toISOString()}; revoke it on the dashboard): ${link.url}`);
+      console.log(
+        `Device link for "${link.name}" (owner "${owner}", until ${new Date(link.expiresAt).toISOString()}; revoke it on the dashboard): ${link.url}`,
+      );
       return;
     }
     if (revoke) {
       // The key id first: an owner link minting a device meanwhile then finds its link revoked after its write.
       await revokeOwnerLinks(store);
       const revokedDevices = await devices.revokeMintedThroughOwnerLinks(clock.now());
-      console.log(`Every earlier owner link is revoked, and the ${revokedDevices === 1 ? "1 device link" : `${revokedDevices} device links`} minted through them.`);
+      console.log(
+        `Every earlier owner link is revoked, and the ${revokedDevices === 1 ? "1 device link" : `${revokedDevices} device links`} minted through them.`,
+      );
     }
-    const link = await mintOwnerLink({ store, key: secretKey(authSecret), owner, hours: config.OWNER_LINK_HOURS, baseUrl });
+    const link = await mintOwnerLink({
+      store,
+      key: secretKey(authSecret),
+      owner,
+      hours: config.OWNER_LINK_HOURS,
+      baseUrl,
+    });
     console.log(describeOwnerLink(link));
   } finally {
     await backend.close();

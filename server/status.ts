@@ -11,7 +11,10 @@ import type { StatusSource } from "./tabs/io.ts";
 
 export const REDIS_DOWN = "Redis unreachable: answers are refused until it is back";
 
-export class ServiceStatus extends Emitter<{ "gateway:status": [status: GatewayStatus] }> implements StatusSource {
+export class ServiceStatus
+  extends Emitter<{ "gateway:status": [status: GatewayStatus] }>
+  implements StatusSource
+{
   private readonly gateway: StatusSource;
   private readonly link: SharedLink;
   private readonly unsubscribe: (() => void)[] = [];

@@ -4,7 +4,15 @@ import { useNow } from "../../client/use-now.ts";
 import { DECISION_LABELS } from "../../lib/wording.ts";
 import { ApprovalScope } from "./ApprovalScope.tsx";
 import { cx, formatCountdown, textDirection } from "./format.ts";
-import { card, cardFocus, errorText, muted, primaryButton, recommendedTag, secondaryButton } from "./styles.ts";
+import {
+  card,
+  cardFocus,
+  errorText,
+  muted,
+  primaryButton,
+  recommendedTag,
+  secondaryButton,
+} from "./styles.ts";
 import type { NumberPick, SubmitAnswer } from "./types.ts";
 import { useNumberPick } from "./use-number-pick.ts";
 import { useSendAnswer } from "./use-send-answer.ts";
@@ -18,10 +26,19 @@ type Props = {
 };
 
 const SEVERITY: Record<Severity, { label: string; className: string }> = {
-  info: { label: "Info", className: "bg-sky-100 text-sky-900 dark:bg-sky-900/60 dark:text-sky-100" },
-  warning: { label: "Warning", className: "bg-amber-100 text-amber-900 dark:bg-amber-900/60 dark:text-amber-100" },
+  info: {
+    label: "Info",
+    className: "bg-sky-100 text-sky-900 dark:bg-sky-900/60 dark:text-sky-100",
+  },
+  warning: {
+    label: "Warning",
+    className: "bg-amber-100 text-amber-900 dark:bg-amber-900/60 dark:text-amber-100",
+  },
   // Solid, where info and warning are pale: a critical approval must not look like a routine one.
-  critical: { label: "Critical", className: "bg-rose-700 text-white dark:bg-rose-400 dark:text-zinc-950" },
+  critical: {
+    label: "Critical",
+    className: "bg-rose-700 text-white dark:bg-rose-400 dark:text-zinc-950",
+  },
 };
 
 /** The whole card is framed in red when the plugin says a wrong decision could do real damage. */
@@ -60,7 +77,8 @@ export function ApprovalCard({ ask, onAnswer, autoFocus = false, headingLevel = 
 
   // A number picks a decision without making it: Enter (or a click) decides. True when there is one.
   const pressNumber = (digit: number): boolean => {
-    const button = rootRef.current?.querySelectorAll<HTMLButtonElement>("[data-decision]")[digit - 1];
+    const button =
+      rootRef.current?.querySelectorAll<HTMLButtonElement>("[data-decision]")[digit - 1];
     button?.focus();
     return button !== undefined;
   };
@@ -92,15 +110,26 @@ export function ApprovalCard({ ask, onAnswer, autoFocus = false, headingLevel = 
       className={cx(card, cardFocus, approval.severity === "critical" && CRITICAL_FRAME)}
     >
       <div className="flex flex-wrap items-center gap-2">
-        <span className={cx("inline-flex items-center rounded-full px-2 py-0.5 text-xs font-semibold", severity.className)}>
+        <span
+          className={cx(
+            "inline-flex items-center rounded-full px-2 py-0.5 text-xs font-semibold",
+            severity.className,
+          )}
+        >
           <span className="sr-only">Severity: </span>
           {severity.label}
         </span>
-        <span className="text-xs font-semibold tracking-wide text-zinc-600 uppercase dark:text-zinc-400">Approval needed</span>
+        <span className="text-xs font-semibold tracking-wide text-zinc-600 uppercase dark:text-zinc-400">
+          Approval needed
+        </span>
         {ask.expiresAt !== null && <Countdown expiresAt={ask.expiresAt} />}
       </div>
 
-      <Heading id={`${baseId}-title`} className="mt-2 text-base font-semibold break-words sm:text-lg" dir="auto">
+      <Heading
+        id={`${baseId}-title`}
+        className="mt-2 text-base font-semibold break-words sm:text-lg"
+        dir="auto"
+      >
         {approval.title}
       </Heading>
       {approval.scope && <ApprovalScope scope={approval.scope} />}
@@ -197,7 +226,13 @@ function Countdown({ expiresAt }: { expiresAt: number }) {
   const now = useNow(1000);
   const left = expiresAt - now;
   return (
-    <span role="timer" className={cx("ms-auto text-xs tabular-nums", left < 30_000 ? "font-semibold text-rose-700 dark:text-rose-300" : muted)}>
+    <span
+      role="timer"
+      className={cx(
+        "ms-auto text-xs tabular-nums",
+        left < 30_000 ? "font-semibold text-rose-700 dark:text-rose-300" : muted,
+      )}
+    >
       {left > 0 ? `Expires in ${formatCountdown(left)}` : "Expired"}
     </span>
   );

@@ -4,11 +4,18 @@ import type { ApprovalAsk } from "../../lib/ask.ts";
 import { approvalAsk } from "../../test/support/ask-fixtures.ts";
 import { ApprovalCard } from "./ApprovalCard.tsx";
 
-const render = (ask: ApprovalAsk) => renderToStaticMarkup(<ApprovalCard ask={ask} onAnswer={async () => ({ ok: true, status: "answered" })} />);
+const render = (ask: ApprovalAsk) =>
+  renderToStaticMarkup(
+    <ApprovalCard ask={ask} onAnswer={async () => ({ ok: true, status: "answered" })} />,
+  );
 
 describe("the approval card", () => {
   it("shows the scope under the title", () => {
-    const html = render(approvalAsk({ scope: { kind: "payment", amount: "49.99", currency: "EUR", target: "Stripe" } }));
+    const html = render(
+      approvalAsk({
+        scope: { kind: "payment", amount: "49.99", currency: "EUR", target: "Stripe" },
+      }),
+    );
     expect(html).toContain('data-approval-scope="payment"');
     expect(html).toContain("Pay 49.99 EUR to Stripe");
     expect(html.indexOf("Pay invoice")).toBeLessThan(html.indexOf("Pay 49.99 EUR"));

@@ -4,7 +4,11 @@ import { cx } from "./format.ts";
 
 /** Facts that reach people outside (external recipients, a public post) or move money stand out. */
 function reachesOutside(scope: Scope): boolean {
-  return scope.kind === "payment" || (scope.kind === "message-send" && scope.audience === "external") || (scope.kind === "external-post" && scope.visibility === "public");
+  return (
+    scope.kind === "payment" ||
+    (scope.kind === "message-send" && scope.audience === "external") ||
+    (scope.kind === "external-post" && scope.visibility === "public")
+  );
 }
 
 /** The card's line of what an approval would do, in the words of lib/wording.ts; facts that reach outside stand out. */

@@ -24,7 +24,13 @@ export function AskSummary({ question, summary, status, at, defaultOpen = false 
       className="group rounded-xl border border-zinc-200 bg-white text-sm dark:border-zinc-700 dark:bg-zinc-900"
     >
       <summary className="flex cursor-pointer list-none items-center gap-2 rounded-xl px-3 py-2 select-none [&::-webkit-details-marker]:hidden">
-        <span aria-hidden="true" className={cx("text-xs transition-transform group-open:rotate-90 rtl:-scale-x-100", muted)}>
+        <span
+          aria-hidden="true"
+          className={cx(
+            "text-xs transition-transform group-open:rotate-90 rtl:-scale-x-100",
+            muted,
+          )}
+        >
           ▶
         </span>
         <span className="font-medium">❓ Ask User</span>

@@ -19,10 +19,33 @@ type Props = {
 export function AskView({ ask, onAnswer, autoFocus, headingLevel, onSecretOutcome, pick }: Props) {
   switch (ask.kind) {
     case "question":
-      return <QuestionCard ask={ask} onAnswer={onAnswer} autoFocus={autoFocus} headingLevel={headingLevel} pick={pick} />;
+      return (
+        <QuestionCard
+          ask={ask}
+          onAnswer={onAnswer}
+          autoFocus={autoFocus}
+          headingLevel={headingLevel}
+          pick={pick}
+        />
+      );
     case "approval":
-      return <ApprovalCard ask={ask} onAnswer={onAnswer} autoFocus={autoFocus} headingLevel={headingLevel} pick={pick} />;
+      return (
+        <ApprovalCard
+          ask={ask}
+          onAnswer={onAnswer}
+          autoFocus={autoFocus}
+          headingLevel={headingLevel}
+          pick={pick}
+        />
+      );
     case "secret":
-      return <SecretDialog ask={ask} onAnswer={onAnswer} onOutcome={onSecretOutcome} headingLevel={headingLevel} />;
+      return (
+        <SecretDialog
+          ask={ask}
+          onAnswer={onAnswer}
+          onOutcome={onSecretOutcome}
+          headingLevel={headingLevel}
+        />
+      );
   }
 }

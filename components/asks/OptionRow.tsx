@@ -22,13 +22,25 @@ type Props = {
 
 const rowBase = "flex items-start gap-3 rounded-xl border px-3 py-2.5 transition-colors";
 const rowState = (picked: boolean) =>
-  picked ? "border-sky-600 bg-sky-50 dark:border-sky-400 dark:bg-sky-950/50" : "border-zinc-200 hover:bg-zinc-50 dark:border-zinc-700 dark:hover:bg-zinc-800/60";
+  picked
+    ? "border-sky-600 bg-sky-50 dark:border-sky-400 dark:bg-sky-950/50"
+    : "border-zinc-200 hover:bg-zinc-50 dark:border-zinc-700 dark:hover:bg-zinc-800/60";
 
 /**
  * One option of a question, whatever the control: its accessible name begins with the option's label
  * (then "Recommended" when it is), and its description describes it (docs/ARCHITECTURE.md#user-interface).
  */
-export function OptionRow({ baseId, index, option, control, name, picked, recommended, busy, onPick }: Props) {
+export function OptionRow({
+  baseId,
+  index,
+  option,
+  control,
+  name,
+  picked,
+  recommended,
+  busy,
+  onPick,
+}: Props) {
   const labelId = `${baseId}-opt-${index}`;
   const tagId = `${baseId}-tag-${index}`;
   const descriptionId = `${baseId}-desc-${index}`;
@@ -50,7 +62,11 @@ export function OptionRow({ baseId, index, option, control, name, picked, recomm
         )}
       </span>
       {option.description && (
-        <span id={descriptionId} className={cx("mt-0.5 block text-sm break-words", muted)} dir="auto">
+        <span
+          id={descriptionId}
+          className={cx("mt-0.5 block text-sm break-words", muted)}
+          dir="auto"
+        >
           {option.description}
         </span>
       )}
@@ -59,7 +75,14 @@ export function OptionRow({ baseId, index, option, control, name, picked, recomm
 
   if (control === "toggle") {
     return (
-      <button type="button" aria-pressed={picked} disabled={busy} onClick={onPick} className={cx(rowBase, rowState(picked), "w-full text-start")} {...a11y}>
+      <button
+        type="button"
+        aria-pressed={picked}
+        disabled={busy}
+        onClick={onPick}
+        className={cx(rowBase, rowState(picked), "w-full text-start")}
+        {...a11y}
+      >
         {/* The number is what a typed answer uses for this option. */}
         <span aria-hidden="true" className="w-5 shrink-0 font-semibold tabular-nums">
           {index + 1}.
@@ -84,7 +107,10 @@ export function OptionRow({ baseId, index, option, control, name, picked, recomm
       />
       {text}
       {index < 9 && (
-        <kbd aria-hidden="true" className={cx("hidden shrink-0 font-sans text-xs tabular-nums sm:inline", muted)}>
+        <kbd
+          aria-hidden="true"
+          className={cx("hidden shrink-0 font-sans text-xs tabular-nums sm:inline", muted)}
+        >
           {index + 1}
         </kbd>
       )}

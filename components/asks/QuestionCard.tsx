@@ -2,10 +2,29 @@ import { useEffect, useId, useRef, useState, type KeyboardEvent } from "react";
 import type { AskQuestion, QuestionAsk } from "../../lib/ask.ts";
 import { questionHeading } from "../../lib/wording.ts";
 import { cx, textDirection } from "./format.ts";
-import { CONFIRM_NO, CONFIRM_YES, EMPTY_DRAFT, buildAnswer, confirmAnswer, isPicked, pickOption, questionMode, type Draft } from "./question-model.ts";
+import {
+  CONFIRM_NO,
+  CONFIRM_YES,
+  EMPTY_DRAFT,
+  buildAnswer,
+  confirmAnswer,
+  isPicked,
+  pickOption,
+  questionMode,
+  type Draft,
+} from "./question-model.ts";
 import { QuestionFields } from "./QuestionFields.tsx";
 import { QuestionStepper } from "./QuestionStepper.tsx";
-import { card, cardFocus, errorText, eyebrow, ghostButton, muted, primaryButton, secondaryButton } from "./styles.ts";
+import {
+  card,
+  cardFocus,
+  errorText,
+  eyebrow,
+  ghostButton,
+  muted,
+  primaryButton,
+  secondaryButton,
+} from "./styles.ts";
 import type { NumberPick, SubmitAnswer } from "./types.ts";
 import { useNumberPick } from "./use-number-pick.ts";
 import { useSendAnswer } from "./use-send-answer.ts";
@@ -13,7 +32,8 @@ import { useSendAnswer } from "./use-send-answer.ts";
 // What reaches the Gateway: Skip and Cancel both decline the whole ask (`question.resolve` with `cancel: true`).
 const CANCEL_HINT = "Cancel: the agent gets no answer and is told the question was cancelled";
 const SKIP_HINT = "Skip: declines the question, the same as Cancel; the agent gets no answer";
-const SKIP_ALL_HINT = "Skip: declines all the questions of this ask, the same as Cancel; the agent gets no answer to any of them";
+const SKIP_ALL_HINT =
+  "Skip: declines all the questions of this ask, the same as Cancel; the agent gets no answer to any of them";
 
 type Props = {
   ask: QuestionAsk;
@@ -78,7 +98,11 @@ export function QuestionCard({ ask, onAnswer, autoFocus = false, headingLevel = 
     const built = buildAnswer(ask, drafts);
     if (!built.ok) {
       if (built.missing !== index) goTo(built.missing);
-      setError(total > 1 ? `Question ${built.missing + 1} needs an answer.` : "Choose an option or type an answer.");
+      setError(
+        total > 1
+          ? `Question ${built.missing + 1} needs an answer.`
+          : "Choose an option or type an answer.",
+      );
       return;
     }
     void send(built.answer);
@@ -112,7 +136,8 @@ export function QuestionCard({ ask, onAnswer, autoFocus = false, headingLevel = 
     if (busy || event.altKey || event.ctrlKey || event.metaKey) return;
     const target = event.target as HTMLElement;
     const typing =
-      target instanceof HTMLTextAreaElement || (target instanceof HTMLInputElement && target.type !== "radio" && target.type !== "checkbox");
+      target instanceof HTMLTextAreaElement ||
+      (target instanceof HTMLInputElement && target.type !== "radio" && target.type !== "checkbox");
     if (event.key === "Escape") {
       event.preventDefault();
       cancel();
@@ -127,25 +152,43 @@ export function QuestionCard({ ask, onAnswer, autoFocus = false, headingLevel = 
     }
     // In a yes/no question y and n say the same as 1 and 2.
     const key = event.key.toLowerCase();
-    const digit = mode === "confirm" && (key === "y" || key === "n") ? (key === "y" ? 1 : 2) : /^[1-9]$/.test(key) ? Number(key) : null;
+    const digit =
+      mode === "confirm" && (key === "y" || key === "n")
+        ? key === "y"
+          ? 1
+          : 2
+        : /^[1-9]$/.test(key)
+          ? Number(key)
+          : null;
     if (digit !== null) {
       if (pressNumber(digit)) event.preventDefault();
       return;
     }
     if (mode === "confirm") return;
-    const forward = event.key === "ArrowDown" || event.key === (dir === "rtl" ? "ArrowLeft" : "ArrowRight");
-    const backward = event.key === "ArrowUp" || event.key === (dir === "rtl" ? "ArrowRight" : "ArrowLeft");
+    const forward =
+      event.key === "ArrowDown" || event.key === (dir === "rtl" ? "ArrowLeft" : "ArrowRight");
+    const backward =
+      event.key === "ArrowUp" || event.key === (dir === "rtl" ? "ArrowRight" : "ArrowLeft");
     if ((forward || backward) && question.options.length > 0) {
       event.preventDefault();
       const count = question.options.length;
       const focused = target.dataset.option !== undefined ? Number(target.dataset.option) : -1;
-      const current = focused >= 0 ? focused : question.options.findIndex((_, i) => isPicked(question, mode, draft, i));
-      const next = current < 0 ? (forward ? 0 : count - 1) : (current + (forward ? 1 : count - 1)) % count;
-      if (mode === "choice" && !question.multiSelect) update(pickOption(question, mode, draft, next));
+      const current =
+        focused >= 0
+          ? focused
+          : question.options.findIndex((_, i) => isPicked(question, mode, draft, i));
+      const next =
+        current < 0 ? (forward ? 0 : count - 1) : (current + (forward ? 1 : count - 1)) % count;
+      if (mode === "choice" && !question.multiSelect)
+        update(pickOption(question, mode, draft, next));
       focusOption(next);
       return;
     }
-    if (event.key === "Enter" && !(target instanceof HTMLButtonElement) && !(target instanceof HTMLAnchorElement)) {
+    if (
+      event.key === "Enter" &&
+      !(target instanceof HTMLButtonElement) &&
+      !(target instanceof HTMLAnchorElement)
+    ) {
       event.preventDefault();
       submit();
     }
@@ -174,7 +217,11 @@ export function QuestionCard({ ask, onAnswer, autoFocus = false, headingLevel = 
             {question.header}
           </p>
         )}
-        <Heading id={headingId} className="mt-1 text-base leading-snug font-semibold whitespace-pre-line sm:text-lg" dir="auto">
+        <Heading
+          id={headingId}
+          className="mt-1 text-base leading-snug font-semibold whitespace-pre-line sm:text-lg"
+          dir="auto"
+        >
           {questionHeading(question)}
         </Heading>
         {total > 1 && (
@@ -186,10 +233,20 @@ export function QuestionCard({ ask, onAnswer, autoFocus = false, headingLevel = 
 
       {mode === "confirm" ? (
         <div className="flex flex-wrap gap-2" role="group" aria-label="Answer">
-          <button type="button" className={primaryButton} disabled={busy} onClick={() => void send(confirmAnswer(ask, true))}>
+          <button
+            type="button"
+            className={primaryButton}
+            disabled={busy}
+            onClick={() => void send(confirmAnswer(ask, true))}
+          >
             {CONFIRM_YES}
           </button>
-          <button type="button" className={secondaryButton} disabled={busy} onClick={() => void send(confirmAnswer(ask, false))}>
+          <button
+            type="button"
+            className={secondaryButton}
+            disabled={busy}
+            onClick={() => void send(confirmAnswer(ask, false))}
+          >
             {CONFIRM_NO}
           </button>
         </div>
@@ -213,14 +270,31 @@ export function QuestionCard({ ask, onAnswer, autoFocus = false, headingLevel = 
 
       <div className="mt-4 flex flex-wrap items-center justify-end gap-2">
         {/* Both send the Gateway the same `cancel: true` for the whole ask: it has no per-question skip (REAL-GATEWAY.md). */}
-        <button type="button" className={ghostButton} disabled={busy} onClick={cancel} title={CANCEL_HINT}>
+        <button
+          type="button"
+          className={ghostButton}
+          disabled={busy}
+          onClick={cancel}
+          title={CANCEL_HINT}
+        >
           Cancel
         </button>
-        <button type="button" className={ghostButton} disabled={busy} onClick={cancel} title={total > 1 ? SKIP_ALL_HINT : SKIP_HINT}>
+        <button
+          type="button"
+          className={ghostButton}
+          disabled={busy}
+          onClick={cancel}
+          title={total > 1 ? SKIP_ALL_HINT : SKIP_HINT}
+        >
           Skip
         </button>
         {index > 0 && (
-          <button type="button" className={secondaryButton} disabled={busy} onClick={() => goTo(index - 1)}>
+          <button
+            type="button"
+            className={secondaryButton}
+            disabled={busy}
+            onClick={() => goTo(index - 1)}
+          >
             Back
           </button>
         )}

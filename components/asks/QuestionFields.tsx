@@ -1,7 +1,14 @@
 import type { AskQuestion } from "../../lib/ask.ts";
 import { cx } from "./format.ts";
 import { OptionRow } from "./OptionRow.tsx";
-import { hasTypedField, isPicked, isRecommended, pickOption, type Draft, type QuestionMode } from "./question-model.ts";
+import {
+  hasTypedField,
+  isPicked,
+  isRecommended,
+  pickOption,
+  type Draft,
+  type QuestionMode,
+} from "./question-model.ts";
 import { muted } from "./styles.ts";
 import { TypedAnswerField } from "./TypedAnswerField.tsx";
 
@@ -36,7 +43,9 @@ export function QuestionFields({ baseId, question, mode, draft, busy, onChange }
       {mode === "choice" && (
         <fieldset disabled={busy}>
           <legend className="sr-only">{question.question || question.header}</legend>
-          {question.multiSelect && <p className={cx("mb-2 text-sm", muted)}>Choose all that apply.</p>}
+          {question.multiSelect && (
+            <p className={cx("mb-2 text-sm", muted)}>Choose all that apply.</p>
+          )}
           <div className="flex flex-col gap-2">
             {question.options.map((_, i) => option(i, question.multiSelect ? "checkbox" : "radio"))}
           </div>
@@ -45,7 +54,9 @@ export function QuestionFields({ baseId, question, mode, draft, busy, onChange }
 
       {mode === "typed-multi" && (
         <div>
-          <p className={cx("mb-2 text-sm", muted)}>Choose all that apply: press an option or type their numbers or names.</p>
+          <p className={cx("mb-2 text-sm", muted)}>
+            Choose all that apply: press an option or type their numbers or names.
+          </p>
           <ol className="flex flex-col gap-2">
             {question.options.map((item, i) => (
               <li key={item.label}>{option(i, "toggle")}</li>
@@ -54,7 +65,16 @@ export function QuestionFields({ baseId, question, mode, draft, busy, onChange }
         </div>
       )}
 
-      {hasTypedField(question, mode) && <TypedAnswerField baseId={baseId} question={question} mode={mode} draft={draft} busy={busy} onChange={onChange} />}
+      {hasTypedField(question, mode) && (
+        <TypedAnswerField
+          baseId={baseId}
+          question={question}
+          mode={mode}
+          draft={draft}
+          busy={busy}
+          onChange={onChange}
+        />
+      )}
     </div>
   );
 }

@@ -3,12 +3,24 @@ import { cx } from "./format.ts";
 import { EMPTY_DRAFT, draftValues, questionMode, type Draft } from "./question-model.ts";
 
 /** The steps of a 2-3 question ask: where you are, which are answered; each step is a button to it. */
-export function QuestionStepper({ ask, drafts, current, onGo }: { ask: QuestionAsk; drafts: Record<string, Draft>; current: number; onGo: (step: number) => void }) {
+export function QuestionStepper({
+  ask,
+  drafts,
+  current,
+  onGo,
+}: {
+  ask: QuestionAsk;
+  drafts: Record<string, Draft>;
+  current: number;
+  onGo: (step: number) => void;
+}) {
   return (
     <nav aria-label="Questions" className="mb-3">
       <ol className="flex gap-1.5">
         {ask.questions.map((question, i) => {
-          const answered = draftValues(question, questionMode(ask, question), drafts[question.id] ?? EMPTY_DRAFT).length > 0;
+          const answered =
+            draftValues(question, questionMode(ask, question), drafts[question.id] ?? EMPTY_DRAFT)
+              .length > 0;
           const name = question.header || question.question;
           return (
             <li key={question.id} className="min-w-0 flex-1">
@@ -33,7 +45,10 @@ export function QuestionStepper({ ask, drafts, current, onGo }: { ask: QuestionA
                 </span>
                 {answered && <span className="sr-only"> (answered)</span>}
                 {answered && i !== current && (
-                  <span aria-hidden="true" className="shrink-0 text-emerald-700 dark:text-emerald-400">
+                  <span
+                    aria-hidden="true"
+                    className="shrink-0 text-emerald-700 dark:text-emerald-400"
+                  >
                     ✓
                   </span>
                 )}

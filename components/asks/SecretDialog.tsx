@@ -3,7 +3,16 @@ import type { SecretAsk } from "../../lib/ask.ts";
 import type { SecretOutcome, TabAnswer } from "../../lib/protocol.ts";
 import { SECRET_REQUESTED } from "../../lib/wording.ts";
 import { cx, textDirection } from "./format.ts";
-import { card, errorText, ghostButton, muted, primaryButton, secondaryButton, secretEyebrow, textInput } from "./styles.ts";
+import {
+  card,
+  errorText,
+  ghostButton,
+  muted,
+  primaryButton,
+  secondaryButton,
+  secretEyebrow,
+  textInput,
+} from "./styles.ts";
 import type { SubmitAnswer } from "./types.ts";
 import { useSendAnswer } from "./use-send-answer.ts";
 
@@ -34,7 +43,8 @@ const NO_AUTOFILL = {
   "data-form-type": "other",
 } as const;
 
-const FOCUSABLE = 'button:not([disabled]), input:not([disabled]), [href], select:not([disabled]), textarea:not([disabled]), [tabindex]:not([tabindex="-1"])';
+const FOCUSABLE =
+  'button:not([disabled]), input:not([disabled]), [href], select:not([disabled]), textarea:not([disabled]), [tabindex]:not([tabindex="-1"])';
 
 /**
  * The masked secret dialog (docs/SECURITY.md#secrets-are-never-kept; docs/ARCHITECTURE.md#user-interface). The value lives only in the password field's DOM property
@@ -60,7 +70,8 @@ export function SecretDialog({ ask, onAnswer, onOutcome, headingLevel = 2 }: Pro
 
   useEffect(() => {
     // Not when the page does not have focus (the widget while the person types in Open WebUI's composer).
-    if (document.hasFocus()) (inputRef.current ?? dialogRef.current?.querySelector<HTMLElement>("button"))?.focus();
+    if (document.hasFocus())
+      (inputRef.current ?? dialogRef.current?.querySelector<HTMLElement>("button"))?.focus();
   }, []);
 
   const finish = async (answer: TabAnswer) => {
@@ -69,7 +80,10 @@ export function SecretDialog({ ask, onAnswer, onOutcome, headingLevel = 2 }: Pro
       inputRef.current?.focus();
       return;
     }
-    onOutcome?.(accepted.outcome ?? (answer.type === "cancel" ? "cancelled" : ask.source === "text-prompt" ? "sent" : "stored"));
+    onOutcome?.(
+      accepted.outcome ??
+        (answer.type === "cancel" ? "cancelled" : ask.source === "text-prompt" ? "sent" : "stored"),
+    );
   };
 
   const submit = () => {
@@ -84,8 +98,12 @@ export function SecretDialog({ ask, onAnswer, onOutcome, headingLevel = 2 }: Pro
       input.focus();
       return;
     }
-    const changed = secret.allowedHostsEditable && (hosts.length !== originalHosts.length || hosts.some((host, i) => host !== originalHosts[i]));
-    void finish(changed ? { type: "secret", value, allowedHosts: hosts } : { type: "secret", value });
+    const changed =
+      secret.allowedHostsEditable &&
+      (hosts.length !== originalHosts.length || hosts.some((host, i) => host !== originalHosts[i]));
+    void finish(
+      changed ? { type: "secret", value, allowedHosts: hosts } : { type: "secret", value },
+    );
   };
 
   const cancel = () => {
@@ -141,7 +159,11 @@ export function SecretDialog({ ask, onAnswer, onOutcome, headingLevel = 2 }: Pro
       className={cx(card, "border-amber-300 dark:border-amber-500/60")}
     >
       <p className={secretEyebrow}>{SECRET_REQUESTED}</p>
-      <Heading id={`${baseId}-title`} className="mt-1 text-base font-semibold break-words sm:text-lg" dir="auto">
+      <Heading
+        id={`${baseId}-title`}
+        className="mt-1 text-base font-semibold break-words sm:text-lg"
+        dir="auto"
+      >
         {name}
       </Heading>
       <div id={`${baseId}-why`} className="mt-2 space-y-1 text-sm">
@@ -166,7 +188,11 @@ export function SecretDialog({ ask, onAnswer, onOutcome, headingLevel = 2 }: Pro
       {!maskedEntryOnly && (
         <>
           <div className="mt-4">
-            <label htmlFor={`${baseId}-value`} className="mb-1 block text-sm font-medium" dir="auto">
+            <label
+              htmlFor={`${baseId}-value`}
+              className="mb-1 block text-sm font-medium"
+              dir="auto"
+            >
               {name}
             </label>
             <input
@@ -187,7 +213,9 @@ export function SecretDialog({ ask, onAnswer, onOutcome, headingLevel = 2 }: Pro
                 May be sent to
               </p>
               {hosts.length === 0 ? (
-                <p className={cx("text-sm", muted)}>No host yet: the secret can be stored but not sent anywhere.</p>
+                <p className={cx("text-sm", muted)}>
+                  No host yet: the secret can be stored but not sent anywhere.
+                </p>
               ) : (
                 <ul className="flex flex-wrap gap-1.5">
                   {hosts.map((host) => (
@@ -202,7 +230,9 @@ export function SecretDialog({ ask, onAnswer, onOutcome, headingLevel = 2 }: Pro
                           type="button"
                           aria-label={`Remove ${host}`}
                           disabled={busy}
-                          onClick={() => setHosts((current) => current.filter((item) => item !== host))}
+                          onClick={() =>
+                            setHosts((current) => current.filter((item) => item !== host))
+                          }
                           className="inline-flex size-6 items-center justify-center rounded-full hover:bg-zinc-200 dark:hover:bg-zinc-700"
                         >
                           <span aria-hidden="true">×</span>
@@ -230,7 +260,12 @@ export function SecretDialog({ ask, onAnswer, onOutcome, headingLevel = 2 }: Pro
                     onKeyDown={onEnter(addHost)}
                     className={cx(textInput, "min-w-0 flex-1")}
                   />
-                  <button type="button" className={secondaryButton} disabled={busy} onClick={addHost}>
+                  <button
+                    type="button"
+                    className={secondaryButton}
+                    disabled={busy}
+                    onClick={addHost}
+                  >
                     Add host
                   </button>
                 </div>

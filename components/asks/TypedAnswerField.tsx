@@ -51,7 +51,10 @@ export function TypedAnswerField({ baseId, question, mode, draft, busy, onChange
           aria-describedby={hint ? hintId : undefined}
           placeholder={mode === "typed-multi" ? "e.g. 1, 3" : "Type your own answer"}
           onChange={(event) => change(event.target.value)}
-          className={cx(textInput, otherActive && "border-sky-600 ring-2 ring-sky-500/40 dark:border-sky-400")}
+          className={cx(
+            textInput,
+            otherActive && "border-sky-600 ring-2 ring-sky-500/40 dark:border-sky-400",
+          )}
         />
       )}
       {hint && (

@@ -42,11 +42,20 @@ export function hasTypedField(question: AskQuestion, mode: QuestionMode): boolea
 
 /** Options whose label already says it (`Postgres (Recommended)`) get no second tag. */
 export function isRecommended(question: AskQuestion, index: number): boolean {
-  return index === 0 && question.options.length > 1 && !/recommended/i.test(question.options[0]?.label ?? "");
+  return (
+    index === 0 &&
+    question.options.length > 1 &&
+    !/recommended/i.test(question.options[0]?.label ?? "")
+  );
 }
 
 /** Picks (or toggles, for multi-select) option `index`. */
-export function pickOption(question: AskQuestion, mode: QuestionMode, draft: Draft, index: number): Draft {
+export function pickOption(
+  question: AskQuestion,
+  mode: QuestionMode,
+  draft: Draft,
+  index: number,
+): Draft {
   const option = question.options[index];
   if (!option) return draft;
   if (mode === "typed-multi") return { ...draft, other: toggleTypedNumber(draft.other, index + 1) };
@@ -54,10 +63,18 @@ export function pickOption(question: AskQuestion, mode: QuestionMode, draft: Dra
   const picked = new Set(draft.selected);
   if (picked.has(option.label)) picked.delete(option.label);
   else picked.add(option.label);
-  return { ...draft, selected: question.options.map((o) => o.label).filter((label) => picked.has(label)) };
+  return {
+    ...draft,
+    selected: question.options.map((o) => o.label).filter((label) => picked.has(label)),
+  };
 }
 
-export function typeOther(question: AskQuestion, mode: QuestionMode, draft: Draft, text: string): Draft {
+export function typeOther(
+  question: AskQuestion,
+  mode: QuestionMode,
+  draft: Draft,
+  text: string,
+): Draft {
   if (mode === "choice" && !question.multiSelect) {
     const useOther = text.trim() !== "";
     return { selected: useOther ? [] : draft.selected, other: text, useOther };
@@ -66,12 +83,24 @@ export function typeOther(question: AskQuestion, mode: QuestionMode, draft: Draf
 }
 
 /** Is option `index` picked (for typed multi-select: named by its number or label in the text)? */
-export function isPicked(question: AskQuestion, mode: QuestionMode, draft: Draft, index: number): boolean {
+export function isPicked(
+  question: AskQuestion,
+  mode: QuestionMode,
+  draft: Draft,
+  index: number,
+): boolean {
   const option = question.options[index];
   if (!option) return false;
   if (mode === "typed-multi") {
     const tokens = typedTokens(draft.other).map((token) => token.toLowerCase());
-    return tokens.includes(String(index + 1)) || draft.other.toLowerCase().split(",").map((part) => part.trim()).includes(option.label.toLowerCase());
+    return (
+      tokens.includes(String(index + 1)) ||
+      draft.other
+        .toLowerCase()
+        .split(",")
+        .map((part) => part.trim())
+        .includes(option.label.toLowerCase())
+    );
   }
   return draft.selected.includes(option.label);
 }
@@ -85,7 +114,10 @@ export function draftValues(question: AskQuestion, mode: QuestionMode, draft: Dr
     case "confirm":
       return typed ? [typed] : [];
     case "choice":
-      if (!question.multiSelect) return draft.useOther && typed && question.allowOther ? [typed] : draft.selected.slice(0, 1);
+      if (!question.multiSelect)
+        return draft.useOther && typed && question.allowOther
+          ? [typed]
+          : draft.selected.slice(0, 1);
       return question.allowOther && typed ? [...draft.selected, typed] : [...draft.selected];
   }
 }
@@ -96,20 +128,27 @@ export type BuiltAnswer = { ok: true; answer: TabAnswer } | { ok: false; missing
  * Every question must have an answer (the Gateway refuses partial answers; Skip declines the record).
  * A text prompt's typed multi-select goes as typed text, which the server maps to option labels.
  */
-export function buildAnswer(ask: QuestionAsk, drafts: Readonly<Record<string, Draft>>): BuiltAnswer {
+export function buildAnswer(
+  ask: QuestionAsk,
+  drafts: Readonly<Record<string, Draft>>,
+): BuiltAnswer {
   const answers: Record<string, string[]> = {};
   for (const [index, question] of ask.questions.entries()) {
     const mode = questionMode(ask, question);
     const values = draftValues(question, mode, drafts[question.id] ?? EMPTY_DRAFT);
     if (values.length === 0) return { ok: false, missing: index };
-    if (ask.questions.length === 1 && mode === "typed-multi") return { ok: true, answer: { type: "text", text: values[0] ?? "" } };
+    if (ask.questions.length === 1 && mode === "typed-multi")
+      return { ok: true, answer: { type: "text", text: values[0] ?? "" } };
     answers[question.id] = values;
   }
   return { ok: true, answer: { type: "questions", answers } };
 }
 
 /** The words of a confirmation's two buttons, as the text-prompt classifier offers them. */
-export const [CONFIRM_YES, CONFIRM_NO] = CONFIRM_OPTIONS.map((option) => option.label) as [string, string];
+export const [CONFIRM_YES, CONFIRM_NO] = CONFIRM_OPTIONS.map((option) => option.label) as [
+  string,
+  string,
+];
 
 /** Yes / No on a confirmation: the matching option's own label when the card has one, else the word. */
 export function confirmAnswer(ask: QuestionAsk, yes: boolean): TabAnswer {

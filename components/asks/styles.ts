@@ -3,7 +3,8 @@
 export const card =
   "rounded-2xl border border-zinc-200 bg-white p-4 text-start shadow-sm outline-none dark:border-zinc-700 dark:bg-zinc-900 sm:p-5";
 
-export const cardFocus = "focus-visible:ring-2 focus-visible:ring-sky-500/70 focus-visible:outline-none";
+export const cardFocus =
+  "focus-visible:ring-2 focus-visible:ring-sky-500/70 focus-visible:outline-none";
 
 const buttonBase =
   "inline-flex min-h-11 items-center justify-center gap-1.5 rounded-lg px-3.5 py-2 text-sm font-medium transition-colors disabled:cursor-not-allowed disabled:opacity-50";

@@ -19,7 +19,9 @@ export function describeStatus(state: ConnectionState, gateway: GatewayStatus | 
     case "connected":
       if (!gateway) return { tone: "busy", text: "Connecting…" };
       if (gateway.degraded) return { tone: "warn", text: gateway.degraded };
-      return gateway.connected ? { tone: "ok", text: "Gateway connected" } : { tone: "warn", text: "Gateway unreachable, retrying" };
+      return gateway.connected
+        ? { tone: "ok", text: "Gateway connected" }
+        : { tone: "warn", text: "Gateway unreachable, retrying" };
   }
 }
 
@@ -39,7 +41,13 @@ const TEXT: Record<StatusView["tone"], string> = {
 
 export function StatusPill({ view, className }: { view: StatusView; className?: string }) {
   return (
-    <span className={cx("inline-flex items-center gap-1.5 text-xs font-medium", TEXT[view.tone], className)}>
+    <span
+      className={cx(
+        "inline-flex items-center gap-1.5 text-xs font-medium",
+        TEXT[view.tone],
+        className,
+      )}
+    >
       <span aria-hidden="true" className={cx("size-2 shrink-0 rounded-full", DOT[view.tone])} />
       {view.text}
     </span>

@@ -46,24 +46,46 @@ export function Dashboard({ openWebUiUrl }: { openWebUiUrl: string | null }) {
     { id: "devices", label: "Devices" },
   ];
   const onTabKey = (event: KeyboardEvent<HTMLButtonElement>) => {
-    if (event.key !== "ArrowRight" && event.key !== "ArrowLeft" && event.key !== "Home" && event.key !== "End") return;
+    if (
+      event.key !== "ArrowRight" &&
+      event.key !== "ArrowLeft" &&
+      event.key !== "Home" &&
+      event.key !== "End"
+    )
+      return;
     event.preventDefault();
     const at = VIEWS.indexOf(view);
     const next: View =
-      event.key === "Home" ? VIEWS[0] : event.key === "End" ? VIEWS[VIEWS.length - 1]! : VIEWS[(at + (event.key === "ArrowRight" ? 1 : VIEWS.length - 1)) % VIEWS.length]!;
+      event.key === "Home"
+        ? VIEWS[0]
+        : event.key === "End"
+          ? VIEWS[VIEWS.length - 1]!
+          : VIEWS[(at + (event.key === "ArrowRight" ? 1 : VIEWS.length - 1)) % VIEWS.length]!;
     setView(next);
     document.getElementById(`${baseId}-tab-${next}`)?.focus();
   };
-  const panelProps = (id: View) => ({ id: `${baseId}-panel-${id}`, tabId: `${baseId}-tab-${id}`, hidden: view !== id });
+  const panelProps = (id: View) => ({
+    id: `${baseId}-panel-${id}`,
+    tabId: `${baseId}-tab-${id}`,
+    hidden: view !== id,
+  });
 
   return (
     <div className="min-h-dvh bg-zinc-50 font-sans text-zinc-900 dark:bg-zinc-950 dark:text-zinc-100">
       <div inert={modalOpen || undefined}>
-        <DashboardHeader status={describeStatus(feed.connection, feed.gateway)} push={push} notifications={notifications} onHelp={openHelp} />
+        <DashboardHeader
+          status={describeStatus(feed.connection, feed.gateway)}
+          push={push}
+          notifications={notifications}
+          onHelp={openHelp}
+        />
 
         <main className="mx-auto max-w-6xl px-3 py-4 sm:px-4">
           {problem && (
-            <p role="alert" className="mb-4 rounded-xl border border-rose-300 bg-rose-50 px-4 py-3 text-sm font-medium text-rose-800 dark:border-rose-700 dark:bg-rose-950/60 dark:text-rose-200">
+            <p
+              role="alert"
+              className="mb-4 rounded-xl border border-rose-300 bg-rose-50 px-4 py-3 text-sm font-medium text-rose-800 dark:border-rose-700 dark:bg-rose-950/60 dark:text-rose-200"
+            >
               {problem}
             </p>
           )}
@@ -78,7 +100,11 @@ export function Dashboard({ openWebUiUrl }: { openWebUiUrl: string | null }) {
             </p>
           )}
 
-          <div role="tablist" aria-label="Views" className="mb-4 flex gap-1 border-b border-zinc-200 dark:border-zinc-800">
+          <div
+            role="tablist"
+            aria-label="Views"
+            className="mb-4 flex gap-1 border-b border-zinc-200 dark:border-zinc-800"
+          >
             {tabs.map((tab) => (
               <button
                 key={tab.id}
@@ -98,7 +124,11 @@ export function Dashboard({ openWebUiUrl }: { openWebUiUrl: string | null }) {
                 )}
               >
                 {tab.label}
-                {tab.count !== undefined && <span className="rounded-full bg-zinc-200 px-1.5 text-xs tabular-nums dark:bg-zinc-800">{tab.count}</span>}
+                {tab.count !== undefined && (
+                  <span className="rounded-full bg-zinc-200 px-1.5 text-xs tabular-nums dark:bg-zinc-800">
+                    {tab.count}
+                  </span>
+                )}
               </button>
             ))}
           </div>
@@ -142,7 +172,19 @@ export function Dashboard({ openWebUiUrl }: { openWebUiUrl: string | null }) {
 }
 
 /** A view's panel, named for screen readers by its heading and its tab. */
-function TabPanel({ id, tabId, hidden, title, children }: { id: string; tabId: string; hidden: boolean; title: string; children: ReactNode }) {
+function TabPanel({
+  id,
+  tabId,
+  hidden,
+  title,
+  children,
+}: {
+  id: string;
+  tabId: string;
+  hidden: boolean;
+  title: string;
+  children: ReactNode;
+}) {
   return (
     <section id={id} role="tabpanel" aria-labelledby={tabId} hidden={hidden}>
       <h2 className="sr-only">{title}</h2>

@@ -1,15 +1,31 @@
 import { useCallback, useEffect, useId, useState } from "react";
-import type { DeviceLink as Link, DeviceList, DeviceMinter, DeviceSummary, PushSubscriptionList, PushSubscriptionSummary } from "../../lib/devices.ts";
+import type {
+  DeviceLink as Link,
+  DeviceList,
+  DeviceMinter,
+  DeviceSummary,
+  PushSubscriptionList,
+  PushSubscriptionSummary,
+} from "../../lib/devices.ts";
 import { cx, formatTime } from "../asks/format.ts";
 import { card, muted, primaryButton, secondaryButton, textInput } from "../asks/styles.ts";
 import { QrCode } from "./QrCode.tsx";
 import { errorMessage } from "../../lib/error-message.ts";
 
-async function call<T>(path: string, token: string, init: RequestInit = {}): Promise<{ ok: true; body: T } | { ok: false; message: string }> {
+async function call<T>(
+  path: string,
+  token: string,
+  init: RequestInit = {},
+): Promise<{ ok: true; body: T } | { ok: false; message: string }> {
   try {
-    const response = await fetch(path, { ...init, headers: { "content-type": "application/json", authorization: `Bearer ${token}` } });
+    const response = await fetch(path, {
+      ...init,
+      headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+    });
     const body = (await response.json()) as T & { ok?: boolean; error?: { message?: string } };
-    return body.ok ? { ok: true, body } : { ok: false, message: body.error?.message ?? `HTTP ${response.status}` };
+    return body.ok
+      ? { ok: true, body }
+      : { ok: false, message: body.error?.message ?? `HTTP ${response.status}` };
   } catch (error) {
     return { ok: false, message: errorMessage(error) };
   }
@@ -30,7 +46,9 @@ function madeBy(minter: DeviceMinter): string {
 /** Which link a push subscription was made with: a listed device, else the owner links. */
 function subscribedWith(subscription: PushSubscriptionSummary, devices: DeviceSummary[]): string {
   const device = devices.find((candidate) => candidate.kid === subscription.linkKid);
-  return device ? `with ${device.name}'s link` : `with an owner link (${subscription.linkKid.slice(0, 8)})`;
+  return device
+    ? `with ${device.name}'s link`
+    : `with an owner link (${subscription.linkKid.slice(0, 8)})`;
 }
 
 /**
@@ -52,7 +70,10 @@ export function DevicesPanel({ token, active }: { token: string | null; active: 
 
   const refresh = useCallback(async () => {
     if (!token) return;
-    const [listed, pushed] = await Promise.all([call<DeviceList>("/devices", token), call<PushSubscriptionList>("/push/subscriptions", token)]);
+    const [listed, pushed] = await Promise.all([
+      call<DeviceList>("/devices", token),
+      call<PushSubscriptionList>("/push/subscriptions", token),
+    ]);
     if (listed.ok) {
       setDevices(listed.body.devices);
       setCanManage(listed.body.canManage);
@@ -69,7 +90,10 @@ export function DevicesPanel({ token, active }: { token: string | null; active: 
     if (!token || busy) return;
     setBusy(true);
     setMessage(null);
-    const created = await call<Link>("/devices", token, { method: "POST", body: JSON.stringify({ name }) });
+    const created = await call<Link>("/devices", token, {
+      method: "POST",
+      body: JSON.stringify({ name }),
+    });
     setBusy(false);
     if (!created.ok) {
       setMessage(created.message);
@@ -82,16 +106,28 @@ export function DevicesPanel({ token, active }: { token: string | null; active: 
 
   const revoke = async (device: DeviceSummary) => {
     if (!token) return;
-    const revoked = await call<object>(`/devices/${encodeURIComponent(device.kid)}`, token, { method: "DELETE" });
-    setMessage(revoked.ok ? `${device.name} is revoked: its link no longer signs in.` : revoked.message);
+    const revoked = await call<object>(`/devices/${encodeURIComponent(device.kid)}`, token, {
+      method: "DELETE",
+    });
+    setMessage(
+      revoked.ok ? `${device.name} is revoked: its link no longer signs in.` : revoked.message,
+    );
     if (link && revoked.ok && link.name === device.name) setLink(null);
     await refresh();
   };
 
   const remove = async (subscription: PushSubscriptionSummary) => {
     if (!token) return;
-    const removed = await call<object>(`/push/subscriptions/${encodeURIComponent(subscription.id)}`, token, { method: "DELETE" });
-    setMessage(removed.ok ? `Push to ${subscription.service} is removed: that browser gets no more notifications.` : removed.message);
+    const removed = await call<object>(
+      `/push/subscriptions/${encodeURIComponent(subscription.id)}`,
+      token,
+      { method: "DELETE" },
+    );
+    setMessage(
+      removed.ok
+        ? `Push to ${subscription.service} is removed: that browser gets no more notifications.`
+        : removed.message,
+    );
     await refresh();
   };
 
@@ -102,8 +138,8 @@ export function DevicesPanel({ token, active }: { token: string | null; active: 
           Sign in on a phone
         </h3>
         <p className={cx("mt-1 text-sm", muted)}>
-          A device link signs that one device in as you for 30 days at most; revoke it here at any time. Install the dashboard from the phone&apos;s browser
-          menu and it keeps the link.
+          A device link signs that one device in as you for 30 days at most; revoke it here at any
+          time. Install the dashboard from the phone&apos;s browser menu and it keeps the link.
         </p>
         {canManage === true && (
           <form
@@ -114,17 +150,36 @@ export function DevicesPanel({ token, active }: { token: string | null; active: 
             }}
           >
             <div className="min-w-0 flex-[1_1_12rem]">
-              <label htmlFor={`${id}-name`} className={cx("mb-0.5 block text-xs font-medium", muted)}>
+              <label
+                htmlFor={`${id}-name`}
+                className={cx("mb-0.5 block text-xs font-medium", muted)}
+              >
                 Device name
               </label>
-              <input id={`${id}-name`} value={name} onChange={(event) => setName(event.target.value)} maxLength={60} required className={cx(textInput, "min-h-11")} />
+              <input
+                id={`${id}-name`}
+                value={name}
+                onChange={(event) => setName(event.target.value)}
+                maxLength={60}
+                required
+                className={cx(textInput, "min-h-11")}
+              />
             </div>
-            <button type="submit" className={primaryButton} disabled={busy || !token || name.trim() === ""}>
+            <button
+              type="submit"
+              className={primaryButton}
+              disabled={busy || !token || name.trim() === ""}
+            >
               {busy ? "Creating…" : "Create device link"}
             </button>
           </form>
         )}
-        {canManage === false && <p className="mt-3 text-sm">Device links are made and revoked from a dashboard opened with an owner link (npm run owner-link), not from this one.</p>}
+        {canManage === false && (
+          <p className="mt-3 text-sm">
+            Device links are made and revoked from a dashboard opened with an owner link (npm run
+            owner-link), not from this one.
+          </p>
+        )}
         {link && (
           <div className="mt-4 flex flex-col items-center gap-2 text-center">
             <QrCode text={link.url} label={`QR code: device link for ${link.name}`} />
@@ -134,7 +189,13 @@ export function DevicesPanel({ token, active }: { token: string | null; active: 
             <label htmlFor={`${id}-link`} className="sr-only">
               Device link for {link.name}
             </label>
-            <input id={`${id}-link`} readOnly value={link.url} onFocus={(event) => event.target.select()} className={cx(textInput, "min-h-11 font-mono text-xs")} />
+            <input
+              id={`${id}-link`}
+              readOnly
+              value={link.url}
+              onFocus={(event) => event.target.select()}
+              className={cx(textInput, "min-h-11 font-mono text-xs")}
+            />
           </div>
         )}
       </section>
@@ -155,11 +216,17 @@ export function DevicesPanel({ token, active }: { token: string | null; active: 
                 <span className="min-w-0 flex-1">
                   <bdi className="block font-medium break-words">{device.name}</bdi>
                   <span className={cx("block text-xs", muted)}>
-                    added {formatTime(device.createdAt)}, {madeBy(device.mintedBy)} · until {formatTime(device.expiresAt)}
+                    added {formatTime(device.createdAt)}, {madeBy(device.mintedBy)} · until{" "}
+                    {formatTime(device.expiresAt)}
                   </span>
                 </span>
                 {canManage && (
-                  <button type="button" className={secondaryButton} aria-label={`Revoke ${device.name}`} onClick={() => void revoke(device)}>
+                  <button
+                    type="button"
+                    className={secondaryButton}
+                    aria-label={`Revoke ${device.name}`}
+                    onClick={() => void revoke(device)}
+                  >
                     Revoke
                   </button>
                 )}
@@ -174,18 +241,29 @@ export function DevicesPanel({ token, active }: { token: string | null; active: 
         {subscriptions.length === 0 ? (
           <p className={cx("mt-2 text-sm", muted)}>No browser gets push notifications.</p>
         ) : (
-          <ul aria-labelledby={`${id}-push`} className="mt-2 divide-y divide-zinc-200 dark:divide-zinc-800">
+          <ul
+            aria-labelledby={`${id}-push`}
+            className="mt-2 divide-y divide-zinc-200 dark:divide-zinc-800"
+          >
             {subscriptions.map((subscription) => (
               <li key={subscription.id} className="flex items-center gap-3 py-2">
                 <span className="min-w-0 flex-1">
-                  <span className="block font-medium break-words">{new URL(subscription.service).host}</span>
+                  <span className="block font-medium break-words">
+                    {new URL(subscription.service).host}
+                  </span>
                   <span className={cx("block text-xs", muted)}>
-                    since {formatTime(subscription.createdAt)}, <bdi>{subscribedWith(subscription, devices)}</bdi>
+                    since {formatTime(subscription.createdAt)},{" "}
+                    <bdi>{subscribedWith(subscription, devices)}</bdi>
                     {subscription.failures > 0 && ` · the last ${subscription.failures} failed`}
                   </span>
                 </span>
                 {canManage && (
-                  <button type="button" className={secondaryButton} aria-label={`Remove push to ${new URL(subscription.service).host} (since ${formatTime(subscription.createdAt)})`} onClick={() => void remove(subscription)}>
+                  <button
+                    type="button"
+                    className={secondaryButton}
+                    aria-label={`Remove push to ${new URL(subscription.service).host} (since ${formatTime(subscription.createdAt)})`}
+                    onClick={() => void remove(subscription)}
+                  >
                     Remove
                   </button>
                 )}

@@ -37,7 +37,12 @@ function FilterSelect<T extends string>({
       <label htmlFor={id} className={cx("mb-0.5 block text-xs font-medium", muted)}>
         {label}
       </label>
-      <select id={id} value={value} onChange={(event) => onChange(event.target.value as T | "all")} className={select}>
+      <select
+        id={id}
+        value={value}
+        onChange={(event) => onChange(event.target.value as T | "all")}
+        className={select}
+      >
         <option value="all">{allLabel}</option>
         {values.map((option) => (
           <option key={option} value={option}>
@@ -66,16 +71,51 @@ export function HistoryFilters({
   const id = useId();
   const set = (change: Partial<HistoryFilter>) => onChange({ ...filter, ...change });
   return (
-    <form role="search" aria-label="Filter the history" className="mb-3 grid gap-2 sm:grid-cols-[2fr_1fr_1fr_1fr]" onSubmit={(event) => event.preventDefault()}>
+    <form
+      role="search"
+      aria-label="Filter the history"
+      className="mb-3 grid gap-2 sm:grid-cols-[2fr_1fr_1fr_1fr]"
+      onSubmit={(event) => event.preventDefault()}
+    >
       <div>
         <label htmlFor={`${id}-text`} className={cx("mb-0.5 block text-xs font-medium", muted)}>
           Search questions and titles
         </label>
-        <input id={`${id}-text`} type="search" value={filter.text} onChange={(event) => set({ text: event.target.value })} className={cx(textInput, "min-h-11")} />
+        <input
+          id={`${id}-text`}
+          type="search"
+          value={filter.text}
+          onChange={(event) => set({ text: event.target.value })}
+          className={cx(textInput, "min-h-11")}
+        />
       </div>
-      <FilterSelect id={`${id}-kind`} label="Kind" allLabel="All kinds" value={filter.kind} values={KINDS} labelOf={kindLabel} onChange={(kind) => set({ kind })} />
-      <FilterSelect id={`${id}-outcome`} label="Outcome" allLabel="All outcomes" value={filter.outcome} values={OUTCOMES} labelOf={outcomeLabel} onChange={(outcome) => set({ outcome })} />
-      <FilterSelect id={`${id}-chat`} label="Chat" allLabel="All chats" value={filter.chat} values={chats} labelOf={chatLabel} onChange={(chat) => set({ chat })} />
+      <FilterSelect
+        id={`${id}-kind`}
+        label="Kind"
+        allLabel="All kinds"
+        value={filter.kind}
+        values={KINDS}
+        labelOf={kindLabel}
+        onChange={(kind) => set({ kind })}
+      />
+      <FilterSelect
+        id={`${id}-outcome`}
+        label="Outcome"
+        allLabel="All outcomes"
+        value={filter.outcome}
+        values={OUTCOMES}
+        labelOf={outcomeLabel}
+        onChange={(outcome) => set({ outcome })}
+      />
+      <FilterSelect
+        id={`${id}-chat`}
+        label="Chat"
+        allLabel="All chats"
+        value={filter.chat}
+        values={chats}
+        labelOf={chatLabel}
+        onChange={(chat) => set({ chat })}
+      />
       <p role="status" className={cx("text-xs sm:col-span-4", muted)}>
         {shown === total ? `${total} finished` : `${shown} of ${total} finished`}
       </p>

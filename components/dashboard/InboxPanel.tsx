@@ -40,7 +40,19 @@ function withMember(set: ReadonlySet<string>, id: string, member: boolean): Set<
  * cards the widget shows, with keyboard triage (use-inbox-keys.ts) and bulk deny/cancel. A number key
  * on a row opens it and hands the number to its card (`pick`).
  */
-export function InboxPanel({ pending, answer, kept, active, ready, openWebUiUrl, chatTitles, onHelp, onReveal, onModal, onSecretOutcome }: Props) {
+export function InboxPanel({
+  pending,
+  answer,
+  kept,
+  active,
+  ready,
+  openWebUiUrl,
+  chatTitles,
+  onHelp,
+  onReveal,
+  onModal,
+  onSecretOutcome,
+}: Props) {
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
   const [expanded, setExpanded] = useState<ReadonlySet<string>>(new Set());
   const [pick, setPick] = useState<(NumberPick & { id: string }) | null>(null);
@@ -85,10 +97,22 @@ export function InboxPanel({ pending, answer, kept, active, ready, openWebUiUrl,
     help: onHelp,
     move: (row, step) => {
       const index = row === null ? -1 : pending.findIndex((ask) => ask.id === row);
-      const next = pending[index < 0 ? (step === 1 ? 0 : pending.length - 1) : Math.min(Math.max(index + step, 0), pending.length - 1)];
+      const next =
+        pending[
+          index < 0
+            ? step === 1
+              ? 0
+              : pending.length - 1
+            : Math.min(Math.max(index + step, 0), pending.length - 1)
+        ];
       if (next) kept.focusRow(next.id);
     },
-    deny: (row) => void triage(row, { type: "cancel" }, pending.find((ask) => ask.id === row)?.kind === "approval" ? "Denied" : "Cancelled"),
+    deny: (row) =>
+      void triage(
+        row,
+        { type: "cancel" },
+        pending.find((ask) => ask.id === row)?.kind === "approval" ? "Denied" : "Cancelled",
+      ),
     allow: (row) => {
       const ask = pending.find((item) => item.id === row);
       if (ask?.kind !== "approval" || !ask.approval.decisions.includes("allow-once")) {
@@ -108,12 +132,16 @@ export function InboxPanel({ pending, answer, kept, active, ready, openWebUiUrl,
     if (ids.length === 0 || bulkBusy) return;
     setBulkBusy(true);
     setMessage(null);
-    const results = await Promise.all(ids.map(async (id) => ({ id, result: await answer(id, { type: "cancel" }) })));
+    const results = await Promise.all(
+      ids.map(async (id) => ({ id, result: await answer(id, { type: "cancel" }) })),
+    );
     const failed = results.filter((item) => !item.result.ok);
     const done = results.length - failed.length;
     const parts = [];
     if (done > 0) parts.push(`${done} ${done === 1 ? "ask" : "asks"} denied or cancelled.`);
-    for (const item of failed) if (!item.result.ok) parts.push(`${titleOf(item.id, "An ask")}: ${item.result.error.message}`);
+    for (const item of failed)
+      if (!item.result.ok)
+        parts.push(`${titleOf(item.id, "An ask")}: ${item.result.error.message}`);
     setMessage(parts.join(" "));
     setSelected(new Set());
     setBulkBusy(false);
@@ -131,13 +159,22 @@ export function InboxPanel({ pending, answer, kept, active, ready, openWebUiUrl,
               ref={(element) => {
                 if (element) element.indeterminate = selected.size > 0 && !allSelected;
               }}
-              onChange={(event) => setSelected(event.target.checked ? new Set(pending.map((ask) => ask.id)) : new Set())}
+              onChange={(event) =>
+                setSelected(
+                  event.target.checked ? new Set(pending.map((ask) => ask.id)) : new Set(),
+                )
+              }
               className="size-5 accent-sky-700 dark:accent-sky-400"
             />
             Select all
           </label>
           <span className={cx("text-sm", muted)}>{selected.size} selected</span>
-          <button type="button" className={cx(dangerButton, "ms-auto")} disabled={selected.size === 0 || bulkBusy} onClick={() => void bulkCancel()}>
+          <button
+            type="button"
+            className={cx(dangerButton, "ms-auto")}
+            disabled={selected.size === 0 || bulkBusy}
+            onClick={() => void bulkCancel()}
+          >
             {bulkBusy ? "Working…" : "Deny or cancel selected"}
           </button>
         </div>
@@ -146,11 +183,22 @@ export function InboxPanel({ pending, answer, kept, active, ready, openWebUiUrl,
         {message}
       </p>
       {pending.length === 0 ? (
-        <p ref={kept.emptyRef} tabIndex={-1} className={cx("rounded-xl border border-dashed border-zinc-300 px-4 py-8 text-center text-sm dark:border-zinc-700", muted)}>
+        <p
+          ref={kept.emptyRef}
+          tabIndex={-1}
+          className={cx(
+            "rounded-xl border border-dashed border-zinc-300 px-4 py-8 text-center text-sm dark:border-zinc-700",
+            muted,
+          )}
+        >
           {ready ? "Nothing pending" : "—"}
         </p>
       ) : (
-        <ul aria-label="Pending asks" onFocus={kept.onFocus} className="flex flex-col gap-2 [overflow-anchor:none]">
+        <ul
+          aria-label="Pending asks"
+          onFocus={kept.onFocus}
+          className="flex flex-col gap-2 [overflow-anchor:none]"
+        >
           {pending.map((ask) => (
             <InboxRow
               key={ask.id}

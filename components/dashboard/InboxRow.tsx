@@ -41,7 +41,19 @@ const KIND_TONE: Record<Ask["kind"], string> = {
  * that expands in place to the full card. The row's toggle is what keyboard triage moves between
  * (`data-row-toggle`); the card inside keeps its own keys.
  */
-export function InboxRow({ ask, expanded, onExpand, selected, onSelect, onAnswer, openWebUiUrl, chatTitle, onModal, onSecretOutcome, pick }: Props) {
+export function InboxRow({
+  ask,
+  expanded,
+  onExpand,
+  selected,
+  onSelect,
+  onAnswer,
+  openWebUiUrl,
+  chatTitle,
+  onModal,
+  onSecretOutcome,
+  pick,
+}: Props) {
   const panelId = useId();
   const title = rowTitle(ask);
   const critical = ask.kind === "approval" && ask.approval.severity === "critical";
@@ -50,7 +62,9 @@ export function InboxRow({ ask, expanded, onExpand, selected, onSelect, onAnswer
       data-inbox-row={ask.id}
       className={cx(
         "rounded-xl border bg-white dark:bg-zinc-900",
-        critical ? "border-rose-400 dark:border-rose-500/70" : "border-zinc-200 dark:border-zinc-800",
+        critical
+          ? "border-rose-400 dark:border-rose-500/70"
+          : "border-zinc-200 dark:border-zinc-800",
       )}
     >
       <div className="flex items-start gap-1 pe-2">
@@ -72,15 +86,30 @@ export function InboxRow({ ask, expanded, onExpand, selected, onSelect, onAnswer
             onClick={() => onExpand(!expanded)}
             className="flex min-h-11 min-w-0 flex-[1_1_16rem] flex-wrap items-center gap-x-2 gap-y-1 rounded-lg py-1.5 text-start"
           >
-            <span className={cx("shrink-0 rounded-full px-2 py-0.5 text-xs font-semibold", critical ? "bg-rose-700 text-white dark:bg-rose-400 dark:text-zinc-950" : KIND_TONE[ask.kind])}>
+            <span
+              className={cx(
+                "shrink-0 rounded-full px-2 py-0.5 text-xs font-semibold",
+                critical
+                  ? "bg-rose-700 text-white dark:bg-rose-400 dark:text-zinc-950"
+                  : KIND_TONE[ask.kind],
+              )}
+            >
               {kindLabel(ask)}
             </span>
             {/* On a phone the title gets a line of its own, under the kind and the time left. */}
-            <span className="min-w-0 flex-1 font-medium break-words max-sm:order-last max-sm:basis-full" dir="auto">
+            <span
+              className="min-w-0 flex-1 font-medium break-words max-sm:order-last max-sm:basis-full"
+              dir="auto"
+            >
               {title}
             </span>
             <TimeLeft expiresAt={ask.expiresAt} />
-            <svg aria-hidden="true" viewBox="0 0 20 20" className={cx("size-4 shrink-0 transition-transform", expanded && "rotate-180")} fill="currentColor">
+            <svg
+              aria-hidden="true"
+              viewBox="0 0 20 20"
+              className={cx("size-4 shrink-0 transition-transform", expanded && "rotate-180")}
+              fill="currentColor"
+            >
               <path d="M5.3 7.3a1 1 0 0 1 1.4 0L10 10.6l3.3-3.3a1 1 0 1 1 1.4 1.4l-4 4a1 1 0 0 1-1.4 0l-4-4a1 1 0 0 1 0-1.4Z" />
             </svg>
           </button>
@@ -92,7 +121,12 @@ export function InboxRow({ ask, expanded, onExpand, selected, onSelect, onAnswer
           {ask.textPrompt?.continues === "chat" ? (
             <AnsweredInChat ask={ask} openWebUiUrl={openWebUiUrl} />
           ) : ask.kind === "secret" ? (
-            <SecretLauncher ask={ask} onAnswer={onAnswer} onModal={onModal} onOutcome={onSecretOutcome} />
+            <SecretLauncher
+              ask={ask}
+              onAnswer={onAnswer}
+              onModal={onModal}
+              onOutcome={onSecretOutcome}
+            />
           ) : (
             <AskView ask={ask} onAnswer={onAnswer} headingLevel={3} pick={pick} />
           )}
@@ -117,7 +151,12 @@ function AnsweredInChat({ ask, openWebUiUrl }: { ask: Ask; openWebUiUrl: string 
         {ask.chatId !== null && openWebUiUrl && (
           <>
             {" "}
-            <a href={chatHref(openWebUiUrl, ask.chatId)} target="_blank" rel="noreferrer" className="font-medium text-sky-800 underline dark:text-sky-300">
+            <a
+              href={chatHref(openWebUiUrl, ask.chatId)}
+              target="_blank"
+              rel="noreferrer"
+              className="font-medium text-sky-800 underline dark:text-sky-300"
+            >
               Open the chat
             </a>
           </>
@@ -130,18 +169,33 @@ function AnsweredInChat({ ask, openWebUiUrl }: { ask: Ask; openWebUiUrl: string 
 /** Time left, in words; only this part re-renders every second. */
 function TimeLeft({ expiresAt }: { expiresAt: number | null }) {
   const now = useNow(1000);
-  if (expiresAt === null) return <span className={cx("shrink-0 text-xs max-sm:ms-auto", muted)}>no limit</span>;
+  if (expiresAt === null)
+    return <span className={cx("shrink-0 text-xs max-sm:ms-auto", muted)}>no limit</span>;
   const left = expiresAt - now;
   return (
-    <span className={cx("shrink-0 text-xs tabular-nums max-sm:ms-auto", left < 60_000 ? "font-semibold text-rose-700 dark:text-rose-300" : muted)}>
+    <span
+      className={cx(
+        "shrink-0 text-xs tabular-nums max-sm:ms-auto",
+        left < 60_000 ? "font-semibold text-rose-700 dark:text-rose-300" : muted,
+      )}
+    >
       {left > 0 ? `${formatSpan(left)} left` : "expiring"}
     </span>
   );
 }
 
 /** The chat the ask came from, by its title when Open WebUI gave it one: a link into Open WebUI when its address is configured. */
-function ChatLink({ chatId, title, openWebUiUrl }: { chatId: string | null; title: string | undefined; openWebUiUrl: string | null }) {
-  if (chatId === null) return <span className={cx("py-1 text-xs", muted)}>no chat (dashboard only)</span>;
+function ChatLink({
+  chatId,
+  title,
+  openWebUiUrl,
+}: {
+  chatId: string | null;
+  title: string | undefined;
+  openWebUiUrl: string | null;
+}) {
+  if (chatId === null)
+    return <span className={cx("py-1 text-xs", muted)}>no chat (dashboard only)</span>;
   const label = title ? (
     <span className="max-w-[14rem] truncate" dir="auto">
       {title}
@@ -151,7 +205,10 @@ function ChatLink({ chatId, title, openWebUiUrl }: { chatId: string | null; titl
   );
   if (!openWebUiUrl) {
     return (
-      <span className={cx("inline-flex min-w-0 items-center gap-1 py-1 text-xs", muted)} title={chatId}>
+      <span
+        className={cx("inline-flex min-w-0 items-center gap-1 py-1 text-xs", muted)}
+        title={chatId}
+      >
         Chat {label}
       </span>
     );
@@ -208,7 +265,11 @@ function SecretLauncher({
   };
 
   return (
-    <section aria-labelledby={titleId} data-ask-id={ask.id} className={cx(card, "border-amber-300 dark:border-amber-500/60")}>
+    <section
+      aria-labelledby={titleId}
+      data-ask-id={ask.id}
+      className={cx(card, "border-amber-300 dark:border-amber-500/60")}
+    >
       <p className={secretEyebrow}>{SECRET_REQUESTED}</p>
       <h3 id={titleId} className="mt-1 text-base font-semibold break-words" dir="auto">
         {ask.secret.name ?? "Secret"}
@@ -232,7 +293,13 @@ function SecretLauncher({
         <button type="button" className={ghostButton} disabled={busy} onClick={() => void cancel()}>
           Cancel
         </button>
-        <button ref={openerRef} type="button" className={primaryButton} disabled={busy} onClick={() => setOpen(true)}>
+        <button
+          ref={openerRef}
+          type="button"
+          className={primaryButton}
+          disabled={busy}
+          onClick={() => setOpen(true)}
+        >
           Enter secret…
         </button>
       </div>

@@ -30,7 +30,10 @@ export function KeyboardHelp({ open, onClose }: { open: boolean; onClose(): void
       ref={ref}
       aria-labelledby={titleId}
       onClose={onClose}
-      className={cx(card, "m-auto w-[min(28rem,calc(100vw-1.5rem))] text-zinc-900 backdrop:bg-zinc-950/60 dark:text-zinc-100")}
+      className={cx(
+        card,
+        "m-auto w-[min(28rem,calc(100vw-1.5rem))] text-zinc-900 backdrop:bg-zinc-950/60 dark:text-zinc-100",
+      )}
     >
       <h2 id={titleId} className="text-base font-semibold">
         Keyboard shortcuts
@@ -42,7 +45,9 @@ export function KeyboardHelp({ open, onClose }: { open: boolean; onClose(): void
               {keys.map((key, i) => (
                 <span key={key}>
                   {i > 0 && " – "}
-                  <kbd className="rounded border border-zinc-300 bg-zinc-100 px-1.5 py-0.5 font-mono text-xs dark:border-zinc-600 dark:bg-zinc-800">{key}</kbd>
+                  <kbd className="rounded border border-zinc-300 bg-zinc-100 px-1.5 py-0.5 font-mono text-xs dark:border-zinc-600 dark:bg-zinc-800">
+                    {key}
+                  </kbd>
                 </span>
               ))}
             </dt>

@@ -15,11 +15,17 @@ const ask = (id: string, over: Partial<Ask> = {}): Ask =>
     expiresAt: null,
     status: "pending",
     resolution: null,
-    approval: { title: id, description: "", severity: "warning", decisions: ["deny", "allow-once"] },
+    approval: {
+      title: id,
+      description: "",
+      severity: "warning",
+      decisions: ["deny", "allow-once"],
+    },
     ...over,
   }) as Ask;
 
-const done = (id: string, at: number): Ask => ask(id, { status: "answered", resolution: { by: "owner", at, summary: "Deny", tabId: null } });
+const done = (id: string, at: number): Ask =>
+  ask(id, { status: "answered", resolution: { by: "owner", at, summary: "Deny", tabId: null } });
 
 describe("dashboard state", () => {
   it("never brings a finished ask back to pending", () => {
@@ -47,17 +53,45 @@ describe("dashboard state", () => {
   it("lists the most urgent first, and history newest first", () => {
     let state = dashboardReducer(EMPTY_DASHBOARD, {
       type: "listed",
-      asks: [ask("later", { expiresAt: 500 }), ask("never"), ask("soon", { expiresAt: 100 }), done("old", 1), done("new", 9)],
+      asks: [
+        ask("later", { expiresAt: 500 }),
+        ask("never"),
+        ask("soon", { expiresAt: 100 }),
+        done("old", 1),
+        done("new", 9),
+      ],
     });
-    state = dashboardReducer(state, { type: "changed", ask: ask("older-soon", { expiresAt: 100, createdAt: 0 }) });
-    expect(pendingAsks(state).map((item) => item.id)).toEqual(["older-soon", "soon", "later", "never"]);
+    state = dashboardReducer(state, {
+      type: "changed",
+      ask: ask("older-soon", { expiresAt: 100, createdAt: 0 }),
+    });
+    expect(pendingAsks(state).map((item) => item.id)).toEqual([
+      "older-soon",
+      "soon",
+      "later",
+      "never",
+    ]);
     expect(finishedAsks(state).map((item) => item.id)).toEqual(["new", "old"]);
   });
 
   it("puts critical approvals first, whatever their deadline, then the rest by time left and age", () => {
     const critical = (id: string, over: Partial<Ask> = {}) =>
-      ask(id, { approval: { title: id, description: "", severity: "critical", decisions: ["deny", "allow-once"] }, ...over } as Partial<Ask>);
-    const question = { kind: "question", source: "gateway.question", questions: [{ id: "q", header: "", question: "?", options: [], multiSelect: false, allowOther: true }] } as Partial<Ask>;
+      ask(id, {
+        approval: {
+          title: id,
+          description: "",
+          severity: "critical",
+          decisions: ["deny", "allow-once"],
+        },
+        ...over,
+      } as Partial<Ask>);
+    const question = {
+      kind: "question",
+      source: "gateway.question",
+      questions: [
+        { id: "q", header: "", question: "?", options: [], multiSelect: false, allowOther: true },
+      ],
+    } as Partial<Ask>;
     const state = dashboardReducer(EMPTY_DASHBOARD, {
       type: "listed",
       asks: [

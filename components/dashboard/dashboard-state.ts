@@ -31,7 +31,8 @@ export function dashboardReducer(state: DashboardState, action: DashboardAction)
       const listed = new Set(action.asks.map((ask) => ask.id));
       const asks: Record<string, Ask> = {};
       // A pending ask the server no longer lists ended while this page was away.
-      for (const [id, ask] of Object.entries(state.asks)) if (ask.status !== "pending" || listed.has(id)) asks[id] = ask;
+      for (const [id, ask] of Object.entries(state.asks))
+        if (ask.status !== "pending" || listed.has(id)) asks[id] = ask;
       for (const ask of action.asks) if (accept(asks[ask.id], ask)) asks[ask.id] = ask;
       return { asks };
     }
@@ -46,7 +47,12 @@ const deadline = (ask: Ask) => ask.expiresAt ?? Number.POSITIVE_INFINITY;
  * deadline last), then the oldest. The id breaks ties so the order never flickers.
  */
 export function byUrgency(a: Ask, b: Ask): number {
-  return Number(isCritical(b)) - Number(isCritical(a)) || deadline(a) - deadline(b) || a.createdAt - b.createdAt || a.id.localeCompare(b.id);
+  return (
+    Number(isCritical(b)) - Number(isCritical(a)) ||
+    deadline(a) - deadline(b) ||
+    a.createdAt - b.createdAt ||
+    a.id.localeCompare(b.id)
+  );
 }
 
 export function pendingAsks(state: DashboardState): Ask[] {

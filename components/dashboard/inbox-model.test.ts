@@ -2,9 +2,22 @@ import { describe, expect, it } from "vitest";
 import type { Ask } from "../../lib/ask.ts";
 import { SECRET_ENTERED_SUMMARY } from "../../lib/outcomes.ts";
 import { secretAsk } from "../../test/support/ask-fixtures.ts";
-import { NO_FILTER, historyChats, matchesHistoryFilter, outcomeOf, rowTitle } from "./inbox-model.ts";
+import {
+  NO_FILTER,
+  historyChats,
+  matchesHistoryFilter,
+  outcomeOf,
+  rowTitle,
+} from "./inbox-model.ts";
 
-const base = { source: "gateway.question", sessionKey: "k", agentId: "dev", runId: null, createdAt: 1, expiresAt: null } as const;
+const base = {
+  source: "gateway.question",
+  sessionKey: "k",
+  agentId: "dev",
+  runId: null,
+  createdAt: 1,
+  expiresAt: null,
+} as const;
 const question: Ask = {
   ...base,
   id: "q",
@@ -12,10 +25,25 @@ const question: Ask = {
   chatId: "chat-a",
   status: "answered",
   resolution: { by: "owner", at: 2, summary: "Postgres", tabId: null },
-  questions: [{ id: "db", header: "Database", question: "Which database?", options: [{ label: "Postgres" }, { label: "SQLite" }], multiSelect: false, allowOther: false }],
+  questions: [
+    {
+      id: "db",
+      header: "Database",
+      question: "Which database?",
+      options: [{ label: "Postgres" }, { label: "SQLite" }],
+      multiSelect: false,
+      allowOther: false,
+    },
+  ],
 };
 // What the store keeps of an entered secret: never its value.
-const secret: Ask = secretAsk({ id: "s", chatId: "chat-b", createdAt: 1, status: "answered", resolution: { by: "owner", at: 3, summary: SECRET_ENTERED_SUMMARY, tabId: null } });
+const secret: Ask = secretAsk({
+  id: "s",
+  chatId: "chat-b",
+  createdAt: 1,
+  status: "answered",
+  resolution: { by: "owner", at: 3, summary: SECRET_ENTERED_SUMMARY, tabId: null },
+});
 const approval: Ask = {
   ...base,
   id: "a",
@@ -24,7 +52,13 @@ const approval: Ask = {
   chatId: null,
   status: "answered",
   resolution: { by: "owner", at: 4, summary: "Deny", tabId: null },
-  approval: { title: "Run rm -rf ./build", description: "The agent wants to run a command.", severity: "critical", command: "rm -rf ./build", decisions: ["deny", "allow-once"] },
+  approval: {
+    title: "Run rm -rf ./build",
+    description: "The agent wants to run a command.",
+    severity: "critical",
+    command: "rm -rf ./build",
+    decisions: ["deny", "allow-once"],
+  },
 };
 
 describe("inbox rows", () => {
@@ -32,14 +66,23 @@ describe("inbox rows", () => {
     expect(rowTitle(question)).toBe("Which database?");
     expect(rowTitle(approval)).toBe("Run rm -rf ./build");
     expect(rowTitle(secret)).toBe("GITHUB_TOKEN: To open the pull request");
-    const two = { ...question, questions: [...(question.kind === "question" ? question.questions : []), { id: "b", header: "B", question: "", options: [], multiSelect: false, allowOther: true }] } as Ask;
+    const two = {
+      ...question,
+      questions: [
+        ...(question.kind === "question" ? question.questions : []),
+        { id: "b", header: "B", question: "", options: [], multiSelect: false, allowOther: true },
+      ],
+    } as Ask;
     expect(rowTitle(two)).toBe("Which database? (+1 more)");
   });
 });
 
 describe("history filter", () => {
   const all = [question, secret, approval];
-  const matching = (filter: Partial<typeof NO_FILTER>) => all.filter((ask) => matchesHistoryFilter(ask, { ...NO_FILTER, ...filter })).map((ask) => ask.id);
+  const matching = (filter: Partial<typeof NO_FILTER>) =>
+    all
+      .filter((ask) => matchesHistoryFilter(ask, { ...NO_FILTER, ...filter }))
+      .map((ask) => ask.id);
 
   it("keeps everything without a filter", () => {
     expect(matching({})).toEqual(["q", "s", "a"]);
@@ -55,7 +98,8 @@ describe("history filter", () => {
   });
 
   it("tells an approval's decision apart, made here, elsewhere or by policy", () => {
-    const decided = (summary: string, status: Ask["status"] = "answered") => outcomeOf({ ...approval, status, resolution: { by: null, at: 5, summary, tabId: null } });
+    const decided = (summary: string, status: Ask["status"] = "answered") =>
+      outcomeOf({ ...approval, status, resolution: { by: null, at: 5, summary, tabId: null } });
     expect(decided("Allow once")).toBe("allowed");
     expect(decided("Always allow (elsewhere)")).toBe("allowed");
     expect(decided("Deny (elsewhere)")).toBe("denied");
@@ -78,6 +122,10 @@ describe("history filter", () => {
   });
 
   it("lists the history's chats once each, in order", () => {
-    expect(historyChats([question, secret, approval, { ...question, id: "q2" }])).toEqual(["chat-a", "chat-b", "none"]);
+    expect(historyChats([question, secret, approval, { ...question, id: "q2" }])).toEqual([
+      "chat-a",
+      "chat-b",
+      "none",
+    ]);
   });
 });

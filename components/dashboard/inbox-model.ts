@@ -1,5 +1,11 @@
 import type { Ask, AskKind } from "../../lib/ask.ts";
-import { DECISION_LABELS, SECRET_REQUESTED, STATUS_LABELS, moreQuestions, questionHeading } from "../../lib/wording.ts";
+import {
+  DECISION_LABELS,
+  SECRET_REQUESTED,
+  STATUS_LABELS,
+  moreQuestions,
+  questionHeading,
+} from "../../lib/wording.ts";
 
 /**
  * What the inbox shows of an ask in one row, and the history's filter. Pure, so both are tested
@@ -12,7 +18,9 @@ export function rowTitle(ask: Ask): string {
     case "question":
       return `${questionHeading(ask.questions[0])}${moreQuestions(ask.questions.length)}`;
     case "secret":
-      return ask.secret.name ? `${ask.secret.name}: ${ask.secret.reason ?? ask.secret.prompt}` : ask.secret.prompt || SECRET_REQUESTED;
+      return ask.secret.name
+        ? `${ask.secret.name}: ${ask.secret.reason ?? ask.secret.prompt}`
+        : ask.secret.prompt || SECRET_REQUESTED;
     case "approval":
       return ask.approval.title;
   }
@@ -39,7 +47,11 @@ export function outcomeOf(ask: Ask): Outcome | null {
   // A decision's summary is its label, "(elsewhere)" added when it was made elsewhere (lib/answers.ts, the Gateway adapter).
   const summary = ask.resolution?.summary ?? "";
   if (summary.startsWith(DECISION_LABELS.deny)) return "denied";
-  if (summary.startsWith(DECISION_LABELS["allow-once"]) || summary.startsWith(DECISION_LABELS["allow-always"])) return "allowed";
+  if (
+    summary.startsWith(DECISION_LABELS["allow-once"]) ||
+    summary.startsWith(DECISION_LABELS["allow-always"])
+  )
+    return "allowed";
   return "answered";
 }
 
@@ -64,11 +76,24 @@ export const NO_CHAT = "none";
 export function searchableText(ask: Ask): string {
   switch (ask.kind) {
     case "question":
-      return ask.questions.flatMap((question) => [question.header, question.question, ...question.options.map((option) => option.label)]).join("\n");
+      return ask.questions
+        .flatMap((question) => [
+          question.header,
+          question.question,
+          ...question.options.map((option) => option.label),
+        ])
+        .join("\n");
     case "secret":
       return [ask.secret.name, ask.secret.reason, ask.secret.prompt].filter(Boolean).join("\n");
     case "approval":
-      return [ask.approval.title, ask.approval.description, ask.approval.command, ask.approval.toolName].filter(Boolean).join("\n");
+      return [
+        ask.approval.title,
+        ask.approval.description,
+        ask.approval.command,
+        ask.approval.toolName,
+      ]
+        .filter(Boolean)
+        .join("\n");
   }
 }
 

@@ -3,7 +3,13 @@ import type { Ask } from "../../lib/ask.ts";
 import { request, type TabClientSocket } from "../../client/socket.ts";
 import { useTabSession } from "../../client/use-tab-session.ts";
 import { useLatest } from "../common/use-latest.ts";
-import { EMPTY_DASHBOARD, dashboardReducer, finishedAsks, pendingAsks, type DashboardAction } from "./dashboard-state.ts";
+import {
+  EMPTY_DASHBOARD,
+  dashboardReducer,
+  finishedAsks,
+  pendingAsks,
+  type DashboardAction,
+} from "./dashboard-state.ts";
 
 const TOKEN_KEY = "openclaw-asks:token";
 /** A device link's token, kept by the installed app (client/token.ts). */
@@ -36,17 +42,24 @@ export function useAskFeed(options: AskFeedOptions) {
       dispatchNow(action);
     };
     const addTitles = (titles: Record<string, string> | undefined) => {
-      if (titles && Object.keys(titles).length > 0) setChatTitles((current) => new Map([...current, ...Object.entries(titles)]));
+      if (titles && Object.keys(titles).length > 0)
+        setChatTitles((current) => new Map([...current, ...Object.entries(titles)]));
     };
     const load = async () => {
       listed = false;
       const watch = await request(socket, (timed) => timed.emitWithAck("asks:watch", {}));
       if (!watch.ok) {
-        setAccessError(watch.error.code === "FORBIDDEN" ? "This link is not an owner's: the dashboard is for owners only." : watch.error.message);
+        setAccessError(
+          watch.error.code === "FORBIDDEN"
+            ? "This link is not an owner's: the dashboard is for owners only."
+            : watch.error.message,
+        );
         return;
       }
       setAccessError(null);
-      const all = await request(socket, (timed) => timed.emitWithAck("asks:list", { status: "all" }));
+      const all = await request(socket, (timed) =>
+        timed.emitWithAck("asks:list", { status: "all" }),
+      );
       if (all.ok) {
         for (const ask of all.asks) if (ask.status === "pending") seenPending.add(ask.id);
         addTitles(all.chatTitles);

@@ -19,7 +19,8 @@ export function useDesktopNotifications() {
     if (typeof Notification === "undefined") return;
     setSupported(true);
     try {
-      if (window.localStorage.getItem(PREF_KEY) === "on" && Notification.permission === "granted") setEnabled(true);
+      if (window.localStorage.getItem(PREF_KEY) === "on" && Notification.permission === "granted")
+        setEnabled(true);
     } catch {
       // No storage: the preference lasts for this page only.
     }
@@ -40,9 +41,14 @@ export function useDesktopNotifications() {
       remember(false);
       return;
     }
-    const permission = Notification.permission === "default" ? await Notification.requestPermission() : Notification.permission;
+    const permission =
+      Notification.permission === "default"
+        ? await Notification.requestPermission()
+        : Notification.permission;
     if (permission !== "granted") {
-      setError("Desktop notifications are blocked for this site; allow them in the browser's site settings.");
+      setError(
+        "Desktop notifications are blocked for this site; allow them in the browser's site settings.",
+      );
       return;
     }
     setError(null);
@@ -51,10 +57,18 @@ export function useDesktopNotifications() {
   }, []);
 
   const notify = useCallback((ask: Ask) => {
-    if (!enabledRef.current || typeof Notification === "undefined" || Notification.permission !== "granted") return;
+    if (
+      !enabledRef.current ||
+      typeof Notification === "undefined" ||
+      Notification.permission !== "granted"
+    )
+      return;
     if (document.visibilityState !== "hidden") return;
     const where = ask.chatId ? `Chat ${ask.chatId}` : `Agent ${ask.agentId}`;
-    const notification = new Notification(`${kindLabel(ask)}: ${askTitle(ask)}`, { body: where, tag: ask.id });
+    const notification = new Notification(`${kindLabel(ask)}: ${askTitle(ask)}`, {
+      body: where,
+      tag: ask.id,
+    });
     notification.onclick = () => {
       window.focus();
       notification.close();

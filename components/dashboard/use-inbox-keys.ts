@@ -18,8 +18,16 @@ export type InboxKeyActions = {
 };
 
 function isTyping(target: HTMLElement): boolean {
-  if (target.isContentEditable || target instanceof HTMLTextAreaElement || target instanceof HTMLSelectElement) return true;
-  return target instanceof HTMLInputElement && !["checkbox", "radio", "button", "submit", "reset"].includes(target.type);
+  if (
+    target.isContentEditable ||
+    target instanceof HTMLTextAreaElement ||
+    target instanceof HTMLSelectElement
+  )
+    return true;
+  return (
+    target instanceof HTMLInputElement &&
+    !["checkbox", "radio", "button", "submit", "reset"].includes(target.type)
+  );
 }
 
 export function useInboxKeys(enabled: boolean, actions: InboxKeyActions): void {
@@ -27,7 +35,14 @@ export function useInboxKeys(enabled: boolean, actions: InboxKeyActions): void {
 
   useEffect(() => {
     const onKeyDown = (event: KeyboardEvent) => {
-      if (!latest.current.enabled || event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey) return;
+      if (
+        !latest.current.enabled ||
+        event.defaultPrevented ||
+        event.altKey ||
+        event.ctrlKey ||
+        event.metaKey
+      )
+        return;
       const target = event.target instanceof HTMLElement ? event.target : document.body;
       // An open modal has the keys. Asked of the page rather than of React's state: on Esc the browser
       // closes a <dialog> at once, but its close event (React's state) and the focus leaving it come a
@@ -40,7 +55,8 @@ export function useInboxKeys(enabled: boolean, actions: InboxKeyActions): void {
       else if (event.key === "k") act.move(row, -1);
       else if (event.key === "d" && row) act.deny(row);
       else if (event.key === "a" && row) act.allow(row);
-      else if (/^[1-9]$/.test(event.key) && row && !target.closest("[data-row-panel]")) act.pick(row, event.key);
+      else if (/^[1-9]$/.test(event.key) && row && !target.closest("[data-row-panel]"))
+        act.pick(row, event.key);
       else return;
       event.preventDefault();
     };

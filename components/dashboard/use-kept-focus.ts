@@ -30,17 +30,21 @@ export function useKeptFocus(): KeptFocus {
 
   return useMemo<KeptFocus>(() => {
     const rowOf = (id: string) => document.querySelector<HTMLElement>(rowSelector(id));
-    const focusRow = (id: string) => rowOf(id)?.querySelector<HTMLElement>("[data-row-toggle]")?.focus();
+    const focusRow = (id: string) =>
+      rowOf(id)?.querySelector<HTMLElement>("[data-row-toggle]")?.focus();
     return {
       emptyRef,
       focusRow,
       onFocus(event) {
-        focused.current = (event.target as HTMLElement).closest<HTMLElement>("[data-inbox-row]")?.dataset.inboxRow ?? null;
+        focused.current =
+          (event.target as HTMLElement).closest<HTMLElement>("[data-inbox-row]")?.dataset
+            .inboxRow ?? null;
       },
       measure() {
         const id = focused.current;
         const row = id ? rowOf(id) : null;
-        if (id && row && row.contains(document.activeElement)) anchor.current = { id, top: row.getBoundingClientRect().top };
+        if (id && row && row.contains(document.activeElement))
+          anchor.current = { id, top: row.getBoundingClientRect().top };
       },
       restore(ids) {
         const before = previous.current;
@@ -61,7 +65,12 @@ export function useKeptFocus(): KeptFocus {
         focused.current = null;
         if (document.activeElement && document.activeElement !== document.body) return;
         const at = before.indexOf(id);
-        const next = before.slice(at + 1).find((other) => ids.includes(other)) ?? before.slice(0, Math.max(at, 0)).reverse().find((other) => ids.includes(other));
+        const next =
+          before.slice(at + 1).find((other) => ids.includes(other)) ??
+          before
+            .slice(0, Math.max(at, 0))
+            .reverse()
+            .find((other) => ids.includes(other));
         if (next) focusRow(next);
         else emptyRef.current?.focus();
       },

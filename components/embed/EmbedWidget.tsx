@@ -55,18 +55,26 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
   const superseded = useRef(false);
 
   /** Views the chat again: this tab becomes its newest viewer and takes its cards. */
-  const viewAgain = useCallback((target: TabClientSocket) => void request(target, (timed) => timed.emitWithAck("chat:view", { chatId })), [chatId]);
+  const viewAgain = useCallback(
+    (target: TabClientSocket) =>
+      void request(target, (timed) => timed.emitWithAck("chat:view", { chatId })),
+    [chatId],
+  );
 
   const setup = useCallback(
     (socket: TabClientSocket) => {
       let shownSinceConnect: Set<string> | null = null;
       const loadSummaries = () =>
-        request(socket, (timed) => timed.emitWithAck("asks:list", { status: "all" })).then((ack) => {
-          if (!ack.ok || replyId.current === null) return;
-          const finished = ack.asks.filter((ask: Ask) => ask.status !== "pending" && ask.replyId === replyId.current).map(finishedOf);
-          finished.sort((a: Finished, b: Finished) => a.at - b.at);
-          dispatch({ type: "summaries", finished });
-        });
+        request(socket, (timed) => timed.emitWithAck("asks:list", { status: "all" })).then(
+          (ack) => {
+            if (!ack.ok || replyId.current === null) return;
+            const finished = ack.asks
+              .filter((ask: Ask) => ask.status !== "pending" && ask.replyId === replyId.current)
+              .map(finishedOf);
+            finished.sort((a: Finished, b: Finished) => a.at - b.at);
+            dispatch({ type: "summaries", finished });
+          },
+        );
       let summariesLoaded = false;
       const view = () => {
         if (superseded.current) return;
@@ -103,7 +111,8 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
       // The tab the user is in wins (docs/ARCHITECTURE.md#routing): coming back to the front views the chat again.
       // Cards it still holds are not shown again, so this view reconciles nothing.
       const onVisible = () => {
-        if (document.visibilityState === "visible" && socket.connected && !superseded.current) viewAgain(socket);
+        if (document.visibilityState === "visible" && socket.connected && !superseded.current)
+          viewAgain(socket);
       };
       document.addEventListener("visibilitychange", onVisible);
       socket.on("ask:show", (ask) => {
@@ -129,7 +138,14 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
     [chatId, viewAgain],
   );
 
-  const { socket, connection, gateway, answer: sendAnswer, problem: connectionProblem, token } = useTabSession({ relink: "Reopen the chat to get a new link.", setup });
+  const {
+    socket,
+    connection,
+    gateway,
+    answer: sendAnswer,
+    problem: connectionProblem,
+    token,
+  } = useTabSession({ relink: "Reopen the chat to get a new link.", setup });
   replyId.current = token ? tokenReplyId(token) : null;
   /**
    * An answered card gives way to its line at once (widget-state.ts), and comes back if the answer is
@@ -139,7 +155,8 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
    */
   const answer = useCallback(
     async (askId: string, tabAnswer: TabAnswer) => {
-      if (cardOf(rootRef.current, askId)?.contains(document.activeElement)) restoreFocus.current = true;
+      if (cardOf(rootRef.current, askId)?.contains(document.activeElement))
+        restoreFocus.current = true;
       dispatch({ type: "sending", askId, at: Date.now() });
       const ack = await sendAnswer(askId, tabAnswer);
       if (ack.ok) dispatch({ type: "answered", askId, status: ack.status, at: Date.now() });
@@ -147,7 +164,8 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
         refocus.current = askId;
         dispatch({ type: "unsent", askId });
       }
-      if (ack.ok && ack.chatMessage !== undefined && window.parent !== window) window.parent.postMessage({ type: "input:prompt:submit", text: ack.chatMessage }, "*");
+      if (ack.ok && ack.chatMessage !== undefined && window.parent !== window)
+        window.parent.postMessage({ type: "input:prompt:submit", text: ack.chatMessage }, "*");
       return ack;
     },
     [sendAnswer],
@@ -164,10 +182,10 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
     const next = firstVisibleCard(rootRef.current);
     const previous = returnFocus.current;
     if (next) next.focus();
-    else if (previous instanceof HTMLElement && previous.isConnected && previous !== document.body) previous.focus();
+    else if (previous instanceof HTMLElement && previous.isConnected && previous !== document.body)
+      previous.focus();
     else statusRef.current?.focus();
   }, [state.pending, state.sending]);
-
 
   const status = describeStatus(connection, gateway);
   const secret = state.pending.find((ask) => ask.kind === "secret");
@@ -179,16 +197,31 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
   // No empty gap under the reply (docs/ARCHITECTURE.md#live-and-idle-widgets): with nothing to show the widget is 0 px tall, and the
   // connection's state matters only to a card waiting for an answer.
   const showStatus = problem !== null || (state.pending.length > 0 && status.tone !== "ok");
-  const empty = state.history.length === 0 && state.pending.length === 0 && !toast && !state.moved && !showStatus;
+  const empty =
+    state.history.length === 0 &&
+    state.pending.length === 0 &&
+    !toast &&
+    !state.moved &&
+    !showStatus;
 
   return (
     <main
       ref={rootRef}
       aria-label="Agent questions"
       // For tests and tools: whether this widget is its chat's live one, and how many cards it holds.
-      data-widget={state.superseded ? "superseded" : viewing && connection.phase === "connected" ? "live" : "connecting"}
+      data-widget={
+        state.superseded
+          ? "superseded"
+          : viewing && connection.phase === "connected"
+            ? "live"
+            : "connecting"
+      }
       data-pending={state.pending.length}
-      className={cx("flex flex-col gap-2 font-sans text-zinc-900 dark:text-zinc-100", !empty && "p-1.5")}>
+      className={cx(
+        "flex flex-col gap-2 font-sans text-zinc-900 dark:text-zinc-100",
+        !empty && "p-1.5",
+      )}
+    >
       <div role="status" aria-live="polite" className="sr-only">
         {state.announcement}
       </div>
@@ -196,25 +229,42 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
       {state.history.length > 0 && (
         <section aria-label="Answered here" inert={behindSecret} className="flex flex-col gap-1.5">
           {state.history.map((item) => (
-            <AskSummary key={item.id} question={item.question} summary={item.summary} status={item.status} at={item.at} />
+            <AskSummary
+              key={item.id}
+              question={item.question}
+              summary={item.summary}
+              status={item.status}
+              at={item.at}
+            />
           ))}
         </section>
       )}
 
       {secret && (
         <div key={secret.id} data-card hidden={isSending(secret) || undefined}>
-          <AskView ask={secret} onAnswer={(tabAnswer) => answer(secret.id, tabAnswer)} onSecretOutcome={(outcome) => setToast(secretOutcomeToast(outcome))} />
+          <AskView
+            ask={secret}
+            onAnswer={(tabAnswer) => answer(secret.id, tabAnswer)}
+            onSecretOutcome={(outcome) => setToast(secretOutcomeToast(outcome))}
+          />
         </div>
       )}
 
       {others.map((ask) => (
         <div key={ask.id} data-card hidden={isSending(ask) || undefined} inert={behindSecret}>
-          <AskView ask={ask} autoFocus={!behindSecret && focusTarget === ask.id} onAnswer={(tabAnswer) => answer(ask.id, tabAnswer)} />
+          <AskView
+            ask={ask}
+            autoFocus={!behindSecret && focusTarget === ask.id}
+            onAnswer={(tabAnswer) => answer(ask.id, tabAnswer)}
+          />
         </div>
       ))}
 
       {toast && (
-        <p role="status" className="rounded-lg bg-emerald-100 px-3 py-2 text-sm font-medium text-emerald-900 dark:bg-emerald-900/60 dark:text-emerald-100">
+        <p
+          role="status"
+          className="rounded-lg bg-emerald-100 px-3 py-2 text-sm font-medium text-emerald-900 dark:bg-emerald-900/60 dark:text-emerald-100"
+        >
           {toast}
         </p>
       )}
@@ -225,13 +275,21 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
             <span className="font-medium">Moved to a newer tab</span>
             <span className={muted}> — it is open in another tab of this chat now.</span>
           </p>
-          <button type="button" className={cx(secondaryButton, "min-h-8 py-1")} onClick={() => socket && viewAgain(socket)}>
+          <button
+            type="button"
+            className={cx(secondaryButton, "min-h-8 py-1")}
+            onClick={() => socket && viewAgain(socket)}
+          >
             Show here
           </button>
         </div>
       )}
 
-      <div ref={statusRef} tabIndex={-1} className="flex flex-wrap items-center gap-x-3 gap-y-1 px-1 text-xs outline-none">
+      <div
+        ref={statusRef}
+        tabIndex={-1}
+        className="flex flex-wrap items-center gap-x-3 gap-y-1 px-1 text-xs outline-none"
+      >
         {problem ? (
           <p role="alert" className="font-medium text-rose-700 dark:text-rose-300">
             {problem}

@@ -15,7 +15,11 @@ export function useFrameHeight(ref: RefObject<HTMLElement | null>): void {
     let last = -1;
     report.current = () => {
       const style = getComputedStyle(document.body);
-      const height = Math.ceil(element.getBoundingClientRect().height + parseFloat(style.marginTop) + parseFloat(style.marginBottom));
+      const height = Math.ceil(
+        element.getBoundingClientRect().height +
+          parseFloat(style.marginTop) +
+          parseFloat(style.marginBottom),
+      );
       if (height === last) return;
       last = height;
       window.parent.postMessage({ type: "iframe:height", height }, "*");

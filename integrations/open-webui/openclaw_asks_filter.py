@@ -126,7 +126,11 @@ class PromptScanner:
         self._tail += "".join(self._held)
         self._held = []
         base = self._tail_start
-        prompt, after = separate_repeats(self._tail, self._prompt_start - base, _phrase_starts(self._tail, self._trigger_end - base))
+        prompt, after = separate_repeats(
+            self._tail,
+            self._prompt_start - base,
+            _phrase_starts(self._tail, self._trigger_end - base),
+        )
         return before, prompt, after
 
     @property
@@ -245,7 +249,9 @@ class PromptScanner:
     def _end_line(self, newline_at: int) -> None:
         is_fence_line = self._state in (_FENCE_OPENING, _FENCE_CLOSING)
         if self._state == _FENCE_RUN:
-            is_fence_line = self._run_length >= (self._fence[1] if self._fence else _MIN_FENCE_LENGTH)
+            is_fence_line = self._run_length >= (
+                self._fence[1] if self._fence else _MIN_FENCE_LENGTH
+            )
         if is_fence_line:
             self._fence = (self._run_char, self._run_length) if self._fence is None else None
         self._line_start = newline_at + 1
@@ -258,7 +264,11 @@ def _phrase_starts(text: str, start: int) -> list[int]:
     starts: list[int] = []
     position = start
     while True:
-        found = [(index, phrase) for phrase in TRIGGER_PHRASES if (index := text.find(phrase, position)) >= 0]
+        found = [
+            (index, phrase)
+            for phrase in TRIGGER_PHRASES
+            if (index := text.find(phrase, position)) >= 0
+        ]
         if not found:
             return starts
         index, phrase = min(found)
@@ -314,7 +324,11 @@ def _form_option(option: Any) -> Optional[dict]:
         return {"label": label.strip()}
     if not isinstance(description, str):
         return None
-    return {"label": label.strip(), "description": description.strip()} if description.strip() else {"label": label.strip()}
+    return (
+        {"label": label.strip(), "description": description.strip()}
+        if description.strip()
+        else {"label": label.strip()}
+    )
 
 
 def _form_question(item: Any) -> Optional[dict]:
@@ -324,7 +338,11 @@ def _form_question(item: Any) -> Optional[dict]:
     options, multi_select = item.get("options", []), item.get("multiSelect", False)
     if not isinstance(question, str) or not question.strip():
         return None
-    if not isinstance(header, str) or not isinstance(multi_select, bool) or not isinstance(options, list):
+    if (
+        not isinstance(header, str)
+        or not isinstance(multi_select, bool)
+        or not isinstance(options, list)
+    ):
         return None
     parsed = []
     seen = set()
@@ -336,7 +354,12 @@ def _form_question(item: Any) -> Optional[dict]:
         if key not in seen:
             seen.add(key)
             parsed.append(result)
-    return {"header": header.strip(), "question": question.strip(), "multiSelect": multi_select, "options": parsed}
+    return {
+        "header": header.strip(),
+        "question": question.strip(),
+        "multiSelect": multi_select,
+        "options": parsed,
+    }
 
 
 def parse_form(body: str) -> Optional[list[dict]]:
@@ -370,7 +393,11 @@ def prompt_fallback_text(prompt: str) -> str:
         return re.sub(r"^\s*\n|^[ \t]+", "", body, count=1).rstrip()
     lines = []
     for index, question in enumerate(form, start=1):
-        title = question["question"] if question["header"] == "" else f"{question['header']}: {question['question']}"
+        title = (
+            question["question"]
+            if question["header"] == ""
+            else f"{question['header']}: {question['question']}"
+        )
         multi = " (select all that apply)" if question["multiSelect"] else ""
         lines.append(f"{index}. {title}{multi}")
         for option in question["options"]:
@@ -425,9 +452,12 @@ def mint_embed_token(
         payload["mts"] = int(now_seconds * 1000)
     payload.update({"iat": issued, "exp": issued + ttl_seconds})
     signing_input = ".".join(
-        _b64url(json.dumps(part, separators=(",", ":")).encode("utf-8")) for part in (header, payload)
+        _b64url(json.dumps(part, separators=(",", ":")).encode("utf-8"))
+        for part in (header, payload)
     )
-    signature = hmac.new(secret.encode("utf-8"), signing_input.encode("ascii"), hashlib.sha256).digest()
+    signature = hmac.new(
+        secret.encode("utf-8"), signing_input.encode("ascii"), hashlib.sha256
+    ).digest()
     return f"{signing_input}.{_b64url(signature)}"
 
 
@@ -442,13 +472,17 @@ def reply_session_user(chat_id: str, message_id: str) -> str:
 
 def filter_key(secret: str) -> bytes:
     """The key the filter signs its calls with: derived from the shared secret, never a tab token's key."""
-    return hmac.new(secret.encode("utf-8"), b"openclaw-asks open-webui filter v1", hashlib.sha256).digest()
+    return hmac.new(
+        secret.encode("utf-8"), b"openclaw-asks open-webui filter v1", hashlib.sha256
+    ).digest()
 
 
 def sign_request(secret: str, body: bytes, now: Optional[float] = None) -> str:
     """`X-OpenClaw-Asks-Signature`: `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`."""
     t = int(now if now is not None else time.time())
-    signature = hmac.new(filter_key(secret), f"{t}.".encode("ascii") + body, hashlib.sha256).hexdigest()
+    signature = hmac.new(
+        filter_key(secret), f"{t}.".encode("ascii") + body, hashlib.sha256
+    ).hexdigest()
     return f"t={t},v1={signature}"
 
 
@@ -463,7 +497,10 @@ def post_signed(base_url: str, route: str, secret: str, payload: dict, timeout: 
         f"{base_url.rstrip('/')}{route}",
         data=body,
         method="POST",
-        headers={"content-type": "application/json", "x-openclaw-asks-signature": sign_request(secret, body)},
+        headers={
+            "content-type": "application/json",
+            "x-openclaw-asks-signature": sign_request(secret, body),
+        },
     )
     try:
         with _DIRECT.open(request, timeout=timeout) as response:
@@ -514,15 +551,22 @@ class _Reply:
 
 class Filter:
     class Valves(BaseModel):
-        asks_url: str = Field("http://127.0.0.1:3000", description="Where OpenClaw Asks is served, as the browser reaches it.")
-        auth_secret: str = Field("", description="The OpenClaw Asks AUTH_SECRET (at least 32 characters).")
+        asks_url: str = Field(
+            "http://127.0.0.1:3000",
+            description="Where OpenClaw Asks is served, as the browser reaches it.",
+        )
+        auth_secret: str = Field(
+            "", description="The OpenClaw Asks AUTH_SECRET (at least 32 characters)."
+        )
         server_url: str = Field(
-            "", description="Where Open WebUI's server reaches OpenClaw Asks, when not at asks_url (e.g. from inside a container)."
+            "",
+            description="Where Open WebUI's server reaches OpenClaw Asks, when not at asks_url (e.g. from inside a container).",
         )
         # A comma-separated string rather than a list: Open WebUI's valves form edits strings, numbers
         # and booleans.
         model_ids: str = Field(
-            "", description="Comma-separated ids of the models to act on; empty means OpenClaw's models (ids starting with openclaw)."
+            "",
+            description="Comma-separated ids of the models to act on; empty means OpenClaw's models (ids starting with openclaw).",
         )
         # An ask_user waits at most 1 hour, an approval 10 minutes, a text prompt 4 minutes; the token must
         # outlive its reply's run by that much. It is also how long a shared copy of the chat can answer.
@@ -547,7 +591,11 @@ class Filter:
         model = model or {}
         ids = [model.get("id") or body.get("model"), (model.get("info") or {}).get("base_model_id")]
         wanted = parse_model_ids(self.valves.model_ids)
-        return any((model_id in wanted) if wanted else is_openclaw_model(model_id) for model_id in ids if model_id)
+        return any(
+            (model_id in wanted) if wanted else is_openclaw_model(model_id)
+            for model_id in ids
+            if model_id
+        )
 
     # Open WebUI calls this before the model, passing each argument by name only if the signature
     # declares it (utils/filter.py:123 get_filter_params; `body` is the request, `__metadata__`,
@@ -571,7 +619,9 @@ class Filter:
         chat_id = metadata.get("chat_id")
         message_id = metadata.get("message_id")
         user_id = (__user__ or {}).get("id")
-        if not (chat_id and message_id and user_id and __event_emitter__) or chat_id.startswith(_UNSAVED_CHAT_PREFIXES):
+        if not (chat_id and message_id and user_id and __event_emitter__) or chat_id.startswith(
+            _UNSAVED_CHAT_PREFIXES
+        ):
             return body
         # The Gateway's session of this reply (docs/gateway/openai-http-api.md, "Session behavior"): it names the
         # chat and the reply, so the reply's asks are shown in its widget. A filter's `user` reaches a plain
@@ -580,16 +630,30 @@ class Filter:
         if len(self.valves.auth_secret) < 32:
             # Without the shared secret no token can be minted; say so on the reply instead of failing the chat.
             await __event_emitter__(
-                {"type": "status", "data": {"description": "OpenClaw Asks: set the auth_secret valve", "done": True}}
+                {
+                    "type": "status",
+                    "data": {
+                        "description": "OpenClaw Asks: set the auth_secret valve",
+                        "done": True,
+                    },
+                }
             )
             return body
         started = time.time()
         token = mint_embed_token(
-            self.valves.auth_secret, user_id, chat_id, self.valves.token_ttl_seconds, now=started, message_id=message_id
+            self.valves.auth_secret,
+            user_id,
+            chat_id,
+            self.valves.token_ttl_seconds,
+            now=started,
+            message_id=message_id,
         )
         # `replace`: the message's embeds become exactly this widget, in the database and in open tabs
         # (socket/main.py:1036-1050); Continue re-runs the same message and must not stack a second one.
-        event = {"type": "embeds", "data": {"embeds": [widget_url(self.valves.asks_url, chat_id, token)], "replace": True}}
+        event = {
+            "type": "embeds",
+            "data": {"embeds": [widget_url(self.valves.asks_url, chat_id, token)], "replace": True},
+        }
         await __event_emitter__(event)
         self._forget(message_id)
         title = await self._title_of(chat_id)
@@ -598,8 +662,17 @@ class Filter:
         self._replies[message_id] = reply
         while len(self._replies) > _REPLIES_KEPT:
             self._forget(next(iter(self._replies)))
-        start = {"chatId": chat_id, "replyId": message_id, "userId": user_id, "startedAt": int(started * 1000)}
-        await self._tell("/openwebui/replies", start | ({"title": title} if title else {}), "the start of a reply")
+        start = {
+            "chatId": chat_id,
+            "replyId": message_id,
+            "userId": user_id,
+            "startedAt": int(started * 1000),
+        }
+        await self._tell(
+            "/openwebui/replies",
+            start | ({"title": title} if title else {}),
+            "the start of a reply",
+        )
         return body
 
     async def _title_of(self, chat_id: str) -> Optional[str]:
@@ -612,7 +685,14 @@ class Filter:
     async def _tell(self, route: str, payload: dict, what: str) -> None:
         try:
             await asyncio.wait_for(
-                asyncio.to_thread(post_signed, self.valves.server_url or self.valves.asks_url, route, self.valves.auth_secret, payload, _REPLY_START_TIMEOUT_SECONDS),
+                asyncio.to_thread(
+                    post_signed,
+                    self.valves.server_url or self.valves.asks_url,
+                    route,
+                    self.valves.auth_secret,
+                    payload,
+                    _REPLY_START_TIMEOUT_SECONDS,
+                ),
                 _REPLY_START_TIMEOUT_SECONDS + 1,
             )
         except Exception as error:  # noqa: BLE001 - the chat goes on; the widget records the chat's user when it opens
@@ -624,7 +704,9 @@ class Filter:
         async for _ in _after_each(self.title_looks_after):
             title = await self._title_of(chat_id)
             if title:
-                await self._tell("/openwebui/titles", {"chatId": chat_id, "title": title}, "a chat's title")
+                await self._tell(
+                    "/openwebui/titles", {"chatId": chat_id, "title": title}, "a chat's title"
+                )
                 return
 
     # In a brand-new chat the tab learns the chat id only from the HTTP answer to its request
@@ -646,7 +728,13 @@ class Filter:
     async def stream(self, event: dict, __metadata__: Optional[dict] = None) -> dict:
         reply = self._replies.get((__metadata__ or {}).get("message_id") or "")
         choices = event.get("choices") if isinstance(event, dict) else None
-        if reply is None or reply.scanner.ended or not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        if (
+            reply is None
+            or reply.scanner.ended
+            or not isinstance(choices, list)
+            or not choices
+            or not isinstance(choices[0], dict)
+        ):
             return event
         choice = choices[0]
         delta = choice.get("delta") if isinstance(choice.get("delta"), dict) else {}
@@ -663,7 +751,12 @@ class Filter:
     # Once the reply is finished (utils/middleware.py:3505-3521): the widget once more, for a tab that was
     # slower still; a reply that did not stream is cleaned of its trigger here, in `content` and in the
     # `output` items the page draws (utils/middleware.py:3528-3553); then the reply is forgotten.
-    async def outlet(self, body: dict, __metadata__: Optional[dict] = None, __event_emitter__: Optional[EventEmitter] = None) -> dict:
+    async def outlet(
+        self,
+        body: dict,
+        __metadata__: Optional[dict] = None,
+        __event_emitter__: Optional[EventEmitter] = None,
+    ) -> dict:
         message_id = (__metadata__ or {}).get("message_id") or ""
         reply = self._forget(message_id)
         if reply is None:
@@ -677,7 +770,11 @@ class Filter:
         if reply.scanner.ended:
             return body
         for message in body.get("messages") or []:
-            if isinstance(message, dict) and message.get("id") == message_id and message.get("role") == "assistant":
+            if (
+                isinstance(message, dict)
+                and message.get("id") == message_id
+                and message.get("role") == "assistant"
+            ):
                 if reply.scanner.started:
                     # It streamed but no chunk said it finished: what the scanner still holds is its end.
                     _append_to_message(message, _finish(reply.scanner))
@@ -699,7 +796,9 @@ def _message_texts(message: dict) -> list[dict]:
         for item in message.get("output") or []
         if isinstance(item, dict) and item.get("type") == "message"
         for part in item.get("content") or []
-        if isinstance(part, dict) and part.get("type") == "output_text" and isinstance(part.get("text"), str)
+        if isinstance(part, dict)
+        and part.get("type") == "output_text"
+        and isinstance(part.get("text"), str)
     ]
 
 

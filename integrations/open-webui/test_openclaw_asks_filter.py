@@ -32,7 +32,9 @@ from openclaw_asks_filter import (  # noqa: E402
 )
 
 SECRET = "s" * 40
-CASES = json.loads((Path(__file__).parents[2] / "test" / "fixtures" / "text-prompts.json").read_text("utf-8"))["cases"]
+CASES = json.loads(
+    (Path(__file__).parents[2] / "test" / "fixtures" / "text-prompts.json").read_text("utf-8")
+)["cases"]
 
 
 def decode(token: str) -> dict:
@@ -63,13 +65,20 @@ class MessageEmitter:
 
 
 def new_chat(*assistant_ids: str) -> dict:
-    return {"messages": {message_id: {"id": message_id, "role": "assistant", "content": ""} for message_id in assistant_ids}}
+    return {
+        "messages": {
+            message_id: {"id": message_id, "role": "assistant", "content": ""}
+            for message_id in assistant_ids
+        }
+    }
 
 
 async def call(plugin: Filter, hook: str, payload: dict, extra_params: dict):
     handler = getattr(plugin, hook)
     first = "event" if hook == "stream" else "body"
-    params = {first: payload} | {k: v for k, v in extra_params.items() if k in inspect.signature(handler).parameters}
+    params = {first: payload} | {
+        k: v for k, v in extra_params.items() if k in inspect.signature(handler).parameters
+    }
     return await handler(**params)
 
 
@@ -88,11 +97,17 @@ class ReplyStarts:
                 body = self.rfile.read(int(self.headers["content-length"]))
                 header = self.headers.get("x-openclaw-asks-signature", "")
                 t = header.split(",")[0].removeprefix("t=")
-                if self.path not in ("/openwebui/replies", "/openwebui/titles") or header != sign_request(SECRET, body, now=int(t or 0)) or abs(time.time() - int(t)) > 300:
+                if (
+                    self.path not in ("/openwebui/replies", "/openwebui/titles")
+                    or header != sign_request(SECRET, body, now=int(t or 0))
+                    or abs(time.time() - int(t)) > 300
+                ):
                     starts.refused.append(header)
                     self.send_response(401)
                 else:
-                    (starts.received if self.path == "/openwebui/replies" else starts.titles).append(json.loads(body))
+                    (
+                        starts.received if self.path == "/openwebui/replies" else starts.titles
+                    ).append(json.loads(body))
                     self.send_response(starts.status)
                 self.end_headers()
 
@@ -101,7 +116,9 @@ class ReplyStarts:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True).start()
+        threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
+        ).start()
 
     def close(self) -> None:
         self.server.shutdown()
@@ -123,7 +140,9 @@ class FilterTestCase(unittest.IsolatedAsyncioTestCase):
             return self.chat_titles.get(chat_id)
 
         self.plugin.chat_title = chat_title
-        self.plugin.valves = Filter.Valves(auth_secret=SECRET, asks_url="https://asks.example.com/", server_url=self.starts.url)
+        self.plugin.valves = Filter.Valves(
+            auth_secret=SECRET, asks_url="https://asks.example.com/", server_url=self.starts.url
+        )
 
     async def asyncTearDown(self) -> None:
         for message_id in list(self.plugin._replies):
@@ -133,7 +152,13 @@ class FilterTestCase(unittest.IsolatedAsyncioTestCase):
 
     def params(self, reply: str = "assistant-2", **metadata) -> tuple[dict, MessageEmitter]:
         emitter = MessageEmitter(self.chat, reply)
-        meta = {"user_id": "user-7", "chat_id": "chat/42", "message_id": reply, "session_id": "sock-1", **metadata}
+        meta = {
+            "user_id": "user-7",
+            "chat_id": "chat/42",
+            "message_id": reply,
+            "session_id": "sock-1",
+            **metadata,
+        }
         return {
             "__event_emitter__": emitter,
             "__event_call__": None,
@@ -146,10 +171,19 @@ class FilterTestCase(unittest.IsolatedAsyncioTestCase):
             "__id__": "openclaw_asks",
         }, emitter
 
-    async def inlet(self, message_id: str = "assistant-2", body: dict | None = None, **overrides) -> tuple[dict, MessageEmitter]:
+    async def inlet(
+        self, message_id: str = "assistant-2", body: dict | None = None, **overrides
+    ) -> tuple[dict, MessageEmitter]:
         params, emitter = self.params(message_id, **overrides.pop("metadata", {}))
         params.update(overrides)
-        body = body if body is not None else {"model": "openclaw/main", "messages": [{"id": "user-1", "role": "user", "content": "hi"}]}
+        body = (
+            body
+            if body is not None
+            else {
+                "model": "openclaw/main",
+                "messages": [{"id": "user-1", "role": "user", "content": "hi"}],
+            }
+        )
         result = await call(self.plugin, "inlet", body, params)
         self.assertIs(result, body, "the inlet returns the request body it was given")
         return body, emitter
@@ -168,8 +202,13 @@ class InletTest(FilterTestCase):
         self.assertEqual([event["type"] for event in emitter.events], ["embeds"])
         self.assertIs(emitter.events[0]["data"]["replace"], True)
         url, claims = self.widget_of("assistant-2")
-        self.assertEqual((url.scheme, url.netloc, url.path), ("https", "asks.example.com", "/embed/chat/chat%2F42"))
-        self.assertEqual((claims["sub"], claims["chat"], claims["msg"]), ("user-7", "chat/42", "assistant-2"))
+        self.assertEqual(
+            (url.scheme, url.netloc, url.path),
+            ("https", "asks.example.com", "/embed/chat/chat%2F42"),
+        )
+        self.assertEqual(
+            (claims["sub"], claims["chat"], claims["msg"]), ("user-7", "chat/42", "assistant-2")
+        )
         self.assertEqual(claims["exp"] - claims["iat"], 24 * 3600, "default lifetime: 24 h")
         self.assertLessEqual(int(before * 1000), claims["mts"])
         self.assertLessEqual(claims["mts"], int(time.time() * 1000))
@@ -183,7 +222,17 @@ class InletTest(FilterTestCase):
         await self.inlet()
         _, claims = self.widget_of("assistant-2")
         # Received before the inlet returned: the reply's first ask already meets the guest rules.
-        self.assertEqual(self.starts.received, [{"chatId": "chat/42", "replyId": "assistant-2", "userId": "user-7", "startedAt": claims["mts"]}])
+        self.assertEqual(
+            self.starts.received,
+            [
+                {
+                    "chatId": "chat/42",
+                    "replyId": "assistant-2",
+                    "userId": "user-7",
+                    "startedAt": claims["mts"],
+                }
+            ],
+        )
         self.assertEqual(self.starts.refused, [])
 
     async def test_reaches_openclaw_asks_at_asks_url_when_no_server_url_is_set(self):
@@ -204,14 +253,22 @@ class InletTest(FilterTestCase):
             await self.inlet()
 
     async def test_takes_chat_and_message_from_the_metadata_not_the_body(self):
-        body = {"model": "openclaw/main", "chat_id": "forged-chat", "id": "forged-message", "user": "forged", "messages": []}
+        body = {
+            "model": "openclaw/main",
+            "chat_id": "forged-chat",
+            "id": "forged-message",
+            "user": "forged",
+            "messages": [],
+        }
         await self.inlet(body=body)
         _, claims = self.widget_of("assistant-2")
         self.assertEqual((claims["chat"], claims["msg"]), ("chat/42", "assistant-2"))
         self.assertEqual(body["user"], "openwebui:chat/42:assistant-2")
 
     async def test_continue_replaces_the_widget_instead_of_stacking_one(self):
-        self.chat["messages"]["assistant-2"]["embeds"] = ["https://old.example.com/embed/chat/c?token=old"]
+        self.chat["messages"]["assistant-2"]["embeds"] = [
+            "https://old.example.com/embed/chat/c?token=old"
+        ]
         await self.inlet()
         _, first = self.widget_of("assistant-2")
         await self.inlet()
@@ -228,7 +285,12 @@ class InletTest(FilterTestCase):
         self.assertLessEqual(older["mts"], newer["mts"])
 
     async def test_skips_background_tasks(self):
-        for task in ("title_generation", "tags_generation", "follow_up_generation", "memory_review"):
+        for task in (
+            "title_generation",
+            "tags_generation",
+            "follow_up_generation",
+            "memory_review",
+        ):
             body, emitter = await self.inlet(metadata={"task": task})
             self.assertEqual(emitter.events, [], task)
             self.assertNotIn("user", body)
@@ -236,22 +298,38 @@ class InletTest(FilterTestCase):
         self.assertEqual(self.starts.received, [])
 
     async def test_acts_on_openclaw_models_by_default(self):
-        for model_id in ("openclaw", "openclaw/default", "openclaw/main", "openclaw:main", "gateway.openclaw/main", "openclaw_pipe.main"):
+        for model_id in (
+            "openclaw",
+            "openclaw/default",
+            "openclaw/main",
+            "openclaw:main",
+            "gateway.openclaw/main",
+            "openclaw_pipe.main",
+        ):
             self.assertTrue(is_openclaw_model(model_id), model_id)
         for model_id in ("llama3", "gpt-4o", "my-openclaw", "openclawish", ""):
             self.assertFalse(is_openclaw_model(model_id), model_id)
-        body, other = await self.inlet(body={"model": "llama3", "messages": []}, __model__={"id": "llama3"})
+        body, other = await self.inlet(
+            body={"model": "llama3", "messages": []}, __model__={"id": "llama3"}
+        )
         self.assertEqual(other.events, [])
         self.assertNotIn("user", body)
         # A workspace model built on an OpenClaw one.
-        body, custom = await self.inlet(body={"model": "research", "messages": []}, __model__={"id": "research", "info": {"base_model_id": "openclaw/research"}})
+        body, custom = await self.inlet(
+            body={"model": "research", "messages": []},
+            __model__={"id": "research", "info": {"base_model_id": "openclaw/research"}},
+        )
         self.assertEqual([event["type"] for event in custom.events], ["embeds"])
 
     async def test_acts_only_on_the_listed_models_when_a_list_is_given(self):
-        self.plugin.valves = Filter.Valves(auth_secret=SECRET, server_url=self.starts.url, model_ids=" agent-main , agent-ops ")
+        self.plugin.valves = Filter.Valves(
+            auth_secret=SECRET, server_url=self.starts.url, model_ids=" agent-main , agent-ops "
+        )
         _, other = await self.inlet(__model__={"id": "openclaw/main"})
         self.assertEqual(other.events, [])
-        _, listed = await self.inlet(body={"model": "agent-ops", "messages": []}, __model__={"id": "agent-ops"})
+        _, listed = await self.inlet(
+            body={"model": "agent-ops", "messages": []}, __model__={"id": "agent-ops"}
+        )
         self.assertEqual([event["type"] for event in listed.events], ["embeds"])
 
     async def test_the_model_list_falls_back_to_the_body_model_without_a_model_object(self):
@@ -259,20 +337,36 @@ class InletTest(FilterTestCase):
         self.assertEqual(len(emitter.events), 1)
 
     async def test_honours_the_token_lifetime_valve(self):
-        self.plugin.valves = Filter.Valves(auth_secret=SECRET, server_url=self.starts.url, token_ttl_seconds=7200)
+        self.plugin.valves = Filter.Valves(
+            auth_secret=SECRET, server_url=self.starts.url, token_ttl_seconds=7200
+        )
         await self.inlet()
         _, claims = self.widget_of("assistant-2")
         self.assertEqual(claims["exp"] - claims["iat"], 7200)
 
     async def test_does_nothing_without_chat_message_user_or_emitter_or_in_unsaved_chats(self):
-        for metadata in ({"chat_id": ""}, {"message_id": ""}, {"chat_id": "channel:c1"}, {"chat_id": "temporary:sock-1"}, {"chat_id": "local:sock-1"}):
+        for metadata in (
+            {"chat_id": ""},
+            {"message_id": ""},
+            {"chat_id": "channel:c1"},
+            {"chat_id": "temporary:sock-1"},
+            {"chat_id": "local:sock-1"},
+        ):
             body, emitter = await self.inlet(metadata=metadata)
             self.assertEqual(emitter.events, [], metadata)
             self.assertNotIn("user", body, metadata)
         _, emitter = await self.inlet(__user__={})
         self.assertEqual(emitter.events, [])
         body = {"messages": []}
-        self.assertIs(await call(self.plugin, "inlet", body, {"__user__": {"id": "u"}, "__metadata__": {"chat_id": "c", "message_id": "m"}}), body)
+        self.assertIs(
+            await call(
+                self.plugin,
+                "inlet",
+                body,
+                {"__user__": {"id": "u"}, "__metadata__": {"chat_id": "c", "message_id": "m"}},
+            ),
+            body,
+        )
         self.assertIs(await call(self.plugin, "inlet", body, {}), body)
         self.assertEqual(self.starts.received, [])
 
@@ -366,7 +460,9 @@ class SendAgainTest(FilterTestCase):
         self.assertEqual(again.events, [again.events[0], again.events[0]])
 
     async def test_nothing_for_a_reply_whose_inlet_sent_nothing(self):
-        self.plugin.valves = Filter.Valves(auth_secret=SECRET, server_url=self.starts.url, model_ids="other")
+        self.plugin.valves = Filter.Valves(
+            auth_secret=SECRET, server_url=self.starts.url, model_ids="other"
+        )
         await self.inlet()
         params, emitter = self.params()
         await call(self.plugin, "outlet", {"messages": []}, params)
@@ -385,7 +481,11 @@ class SendAgainTest(FilterTestCase):
 
 def chunk(content=None, finish=None) -> dict:
     delta = {} if content is None else {"content": content}
-    return {"id": "chatcmpl_1", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+    return {
+        "id": "chatcmpl_1",
+        "object": "chat.completion.chunk",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
 
 
 def pieces(text: str, size: int) -> list[str]:
@@ -410,7 +510,11 @@ class StreamTest(FilterTestCase):
         for case in CASES:
             reply = case["reply"]
             chunkings = [[reply], pieces(reply, 1), pieces(reply, 7), pieces(reply, 3)]
-            cuts = sorted(rng.sample(range(1, len(reply)), min(4, max(len(reply) - 1, 0)))) if len(reply) > 1 else []
+            cuts = (
+                sorted(rng.sample(range(1, len(reply)), min(4, max(len(reply) - 1, 0))))
+                if len(reply) > 1
+                else []
+            )
             chunkings.append([reply[a:b] for a, b in zip([0, *cuts], [*cuts, len(reply)])])
             for deltas in chunkings:
                 with self.subTest(case=case["name"], sizes=[len(delta) for delta in deltas][:3]):
@@ -425,40 +529,86 @@ class StreamTest(FilterTestCase):
         await self.inlet()
         params, _ = self.params()
         seen = []
-        for delta in ["Almost done.\nOpen", "Claw needs input: Which database?\n1. Postgres\n", "2. SQLite"]:
-            seen.append((await call(self.plugin, "stream", chunk(delta), params))["choices"][0]["delta"]["content"])
+        for delta in [
+            "Almost done.\nOpen",
+            "Claw needs input: Which database?\n1. Postgres\n",
+            "2. SQLite",
+        ]:
+            seen.append(
+                (await call(self.plugin, "stream", chunk(delta), params))["choices"][0]["delta"][
+                    "content"
+                ]
+            )
         self.assertEqual(seen, ["Almost done.\n", "", ""])
         end = await call(self.plugin, "stream", chunk(finish="stop"), params)
-        self.assertEqual(end["choices"][0]["delta"]["content"], "Which database?\n1. Postgres\n2. SQLite")
+        self.assertEqual(
+            end["choices"][0]["delta"]["content"], "Which database?\n1. Postgres\n2. SQLite"
+        )
 
-    async def test_a_reply_that_goes_on_after_open_webuis_own_tool_call_ends_at_its_last_finish(self):
+    async def test_a_reply_that_goes_on_after_open_webuis_own_tool_call_ends_at_its_last_finish(
+        self,
+    ):
         await self.inlet()
         params, _ = self.params()
         await call(self.plugin, "stream", chunk("Let me check.\n"), params)
-        self.assertEqual((await call(self.plugin, "stream", chunk(finish="tool_calls"), params))["choices"][0]["delta"], {})
+        self.assertEqual(
+            (await call(self.plugin, "stream", chunk(finish="tool_calls"), params))["choices"][0][
+                "delta"
+            ],
+            {},
+        )
         await call(self.plugin, "stream", chunk("OpenClaw needs input: Go on?"), params)
-        self.assertEqual((await call(self.plugin, "stream", chunk(finish="stop"), params))["choices"][0]["delta"]["content"], "Go on?")
+        self.assertEqual(
+            (await call(self.plugin, "stream", chunk(finish="stop"), params))["choices"][0][
+                "delta"
+            ]["content"],
+            "Go on?",
+        )
 
     async def test_passes_other_chunks_and_other_replies_through(self):
         await self.inlet()
         params, _ = self.params()
         usage = {"choices": [], "usage": {"prompt_tokens": 1}}
-        self.assertEqual(await call(self.plugin, "stream", usage, params), {"choices": [], "usage": {"prompt_tokens": 1}})
+        self.assertEqual(
+            await call(self.plugin, "stream", usage, params),
+            {"choices": [], "usage": {"prompt_tokens": 1}},
+        )
         other, _ = self.params("assistant-4")
         raw = chunk("OpenClaw needs input: untouched")
-        self.assertEqual((await call(self.plugin, "stream", raw, other))["choices"][0]["delta"]["content"], "OpenClaw needs input: untouched")
+        self.assertEqual(
+            (await call(self.plugin, "stream", raw, other))["choices"][0]["delta"]["content"],
+            "OpenClaw needs input: untouched",
+        )
         self.assertEqual(await call(self.plugin, "stream", "not a dict", params), "not a dict")
 
 
 class OutletTest(FilterTestCase):
     def stored(self, text: str) -> dict:
-        return {"id": "assistant-2", "role": "assistant", "content": text, "output": [{"type": "message", "content": [{"type": "output_text", "text": text}]}]}
+        return {
+            "id": "assistant-2",
+            "role": "assistant",
+            "content": text,
+            "output": [{"type": "message", "content": [{"type": "output_text", "text": text}]}],
+        }
 
-    async def test_cleans_a_reply_that_did_not_stream_in_content_and_in_the_output_items_the_page_draws(self):
+    async def test_cleans_a_reply_that_did_not_stream_in_content_and_in_the_output_items_the_page_draws(
+        self,
+    ):
         await self.inlet()
-        message = self.stored("Sure.\nOpenClaw needs input: Which database?\n1. Postgres\n2. SQLite")
+        message = self.stored(
+            "Sure.\nOpenClaw needs input: Which database?\n1. Postgres\n2. SQLite"
+        )
         params, _ = self.params()
-        body = {"messages": [{"id": "user-1", "role": "user", "content": "OpenClaw needs input: typed by the user"}, message]}
+        body = {
+            "messages": [
+                {
+                    "id": "user-1",
+                    "role": "user",
+                    "content": "OpenClaw needs input: typed by the user",
+                },
+                message,
+            ]
+        }
         self.assertIs(await call(self.plugin, "outlet", body, params), body)
         self.assertEqual(message["content"], "Sure.\nWhich database?\n1. Postgres\n2. SQLite")
         self.assertEqual(message["output"][0]["content"][0]["text"], message["content"])
@@ -492,12 +642,18 @@ class TokenTest(unittest.TestCase):
 
     def test_a_message_token_carries_the_message_and_the_mint_time_in_milliseconds(self):
         token = mint_embed_token(SECRET, "u", "c", 60, now=1000.4567, message_id="m-1")
-        self.assertEqual(decode(token), {"sub": "u", "chat": "c", "msg": "m-1", "mts": 1000456, "iat": 1000, "exp": 1060})
+        self.assertEqual(
+            decode(token),
+            {"sub": "u", "chat": "c", "msg": "m-1", "mts": 1000456, "iat": 1000, "exp": 1060},
+        )
 
     def test_signs_the_reply_start_as_the_server_checks_it(self):
         # The same vector is checked by server/http/filter-route.test.ts against the server's own code.
         body = b'{"chatId":"c1","replyId":"m1","userId":"u1","startedAt":1700000000000}'
-        self.assertEqual(sign_request(SECRET, body, now=1700000000), "t=1700000000,v1=1223c034bd677d30c2f59f00bed7d7ec6cab40f8105dd9b74f97b7bcfa0ed278")
+        self.assertEqual(
+            sign_request(SECRET, body, now=1700000000),
+            "t=1700000000,v1=1223c034bd677d30c2f59f00bed7d7ec6cab40f8105dd9b74f97b7bcfa0ed278",
+        )
 
 
 if __name__ == "__main__":

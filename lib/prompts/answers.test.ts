@@ -1,7 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { resolveChoiceAnswer } from "./answers.ts";
 
-const options = [{ label: "Postgres", description: "needs a server" }, { label: "SQLite" }, { label: "Park it" }];
+const options = [
+  { label: "Postgres", description: "needs a server" },
+  { label: "SQLite" },
+  { label: "Park it" },
+];
 const toppings = [{ label: "Extra cheese" }, { label: "Mushrooms" }, { label: "Olives" }];
 
 describe("resolveChoiceAnswer: single choice", () => {
@@ -21,7 +25,9 @@ describe("resolveChoiceAnswer: single choice", () => {
     expect(resolveChoiceAnswer("0", options, false)).toBe("0");
     expect(resolveChoiceAnswer("01", options, false)).toBe("01");
     expect(resolveChoiceAnswer("1, 2", options, false)).toBe("1, 2");
-    expect(resolveChoiceAnswer("Postgres - needs a server", options, false)).toBe("Postgres - needs a server");
+    expect(resolveChoiceAnswer("Postgres - needs a server", options, false)).toBe(
+      "Postgres - needs a server",
+    );
   });
 
   it("reads a number as a number before a label", () => {
@@ -55,19 +61,28 @@ describe("resolveChoiceAnswer: multi-select", () => {
     expect(resolveChoiceAnswer(typed, toppings, true)).toBe(expected);
   });
 
-  it.each(["1 and 3", "1, 5", "0", "all", "extra cheese mushrooms", "1, 2, pineapple", ",", "1.3", "-1"])(
-    "sends %j as typed",
-    (typed) => {
-      expect(resolveChoiceAnswer(typed, toppings, true)).toBe(typed);
-    },
-  );
+  it.each([
+    "1 and 3",
+    "1, 5",
+    "0",
+    "all",
+    "extra cheese mushrooms",
+    "1, 2, pineapple",
+    ",",
+    "1.3",
+    "-1",
+  ])("sends %j as typed", (typed) => {
+    expect(resolveChoiceAnswer(typed, toppings, true)).toBe(typed);
+  });
 
   it("trims what it sends as typed", () => {
     expect(resolveChoiceAnswer("  1 and 3 ", toppings, true)).toBe("1 and 3");
   });
 
   it("matches a label that contains a comma as a whole", () => {
-    expect(resolveChoiceAnswer("salt, pepper", [{ label: "Salt, pepper" }, { label: "None" }], true)).toBe("Salt, pepper");
+    expect(
+      resolveChoiceAnswer("salt, pepper", [{ label: "Salt, pepper" }, { label: "None" }], true),
+    ).toBe("Salt, pepper");
   });
 
   it("gives no answer for an empty or blank one", () => {

@@ -21,7 +21,11 @@ const OPTION_NUMBER = /^[1-9]\d*$/u;
  * commas around them. Anything that is not only option numbers and labels (`1 and 3`, `1, 5` with
  * 3 options, `0`, `all`) is sent as typed.
  */
-export function resolveChoiceAnswer(typed: string, options: readonly PromptOption[], multiSelect: boolean): string {
+export function resolveChoiceAnswer(
+  typed: string,
+  options: readonly PromptOption[],
+  multiSelect: boolean,
+): string {
   const answer = typed.trim();
   if (answer === "") return "";
   // The whole answer as one option first: a label may itself contain commas or spaces.

@@ -15,9 +15,18 @@ describe("classifyPrompt rule 1: JSON form", () => {
       {
         header: "Database",
         question: "Which database?",
-        options: [{ label: "Postgres", description: "needs a server" }, "SQLite", { label: "postgres " }],
+        options: [
+          { label: "Postgres", description: "needs a server" },
+          "SQLite",
+          { label: "postgres " },
+        ],
       },
-      { header: "Toppings", question: "Which toppings?", options: ["Cheese", "Mushrooms"], multiSelect: true },
+      {
+        header: "Toppings",
+        question: "Which toppings?",
+        options: ["Cheese", "Mushrooms"],
+        multiSelect: true,
+      },
     ],
   };
   const expected = {
@@ -43,7 +52,9 @@ describe("classifyPrompt rule 1: JSON form", () => {
   });
 
   it("reads a JSON body on the following lines, in a ```json fence", () => {
-    expect(classifyPrompt(`Codex needs input:\n\`\`\`json\n${JSON.stringify(form, null, 2)}\n\`\`\`\n`)).toEqual(expected);
+    expect(
+      classifyPrompt(`Codex needs input:\n\`\`\`json\n${JSON.stringify(form, null, 2)}\n\`\`\`\n`),
+    ).toEqual(expected);
   });
 
   it("reads a JSON body with words around it", () => {
@@ -60,7 +71,11 @@ describe("classifyPrompt rule 1: JSON form", () => {
   it("accepts three questions but not four or none", () => {
     const q = { question: "Q?", options: ["A", "B"] };
     expectKinds("form", JSON.stringify({ questions: [q, q, q] }));
-    expectKinds("text", JSON.stringify({ questions: [q, q, q, q] }), JSON.stringify({ questions: [] }));
+    expectKinds(
+      "text",
+      JSON.stringify({ questions: [q, q, q, q] }),
+      JSON.stringify({ questions: [] }),
+    );
   });
 
   it("falls back to the other rules for invalid JSON or an invalid question", () => {
@@ -80,7 +95,11 @@ describe("classifyPrompt rule 1: JSON form", () => {
 
 describe("classifyPrompt rule 2: secret", () => {
   it("asks for a credential", () => {
-    expect(ask("Please paste your API key")).toEqual({ kind: "secret", header: "", question: "Please paste your API key" });
+    expect(ask("Please paste your API key")).toEqual({
+      kind: "secret",
+      header: "",
+      question: "Please paste your API key",
+    });
     expectKinds(
       "secret",
       "Enter the password for the db",
@@ -114,7 +133,11 @@ describe("classifyPrompt rule 2: secret", () => {
   });
 
   it("is not a secret with a yes/no marker, a confirm question, or two numbered options", () => {
-    expectKinds("confirm", "Store the token in the keychain? (y/n)", "Do you want me to rotate the API key?");
+    expectKinds(
+      "confirm",
+      "Store the token in the keychain? (y/n)",
+      "Do you want me to rotate the API key?",
+    );
     expectKinds("choice", "Which token should I use?\n1. Work\n2. Personal");
   });
 
@@ -124,7 +147,11 @@ describe("classifyPrompt rule 2: secret", () => {
 
   it("splits header and question like any prompt", () => {
     const body = "GitHub access\nPaste a token with repo scope.";
-    expect(ask(body)).toEqual({ kind: "secret", header: "GitHub access", question: "Paste a token with repo scope." });
+    expect(ask(body)).toEqual({
+      kind: "secret",
+      header: "GitHub access",
+      question: "Paste a token with repo scope.",
+    });
   });
 });
 
@@ -140,7 +167,9 @@ describe("classifyPrompt rule 3: numbered options", () => {
   });
 
   it("splits `label - description` at a hyphen, en dash or em dash with spaces around", () => {
-    const spec = ask("Which?\n1. Postgres - needs a server\n2. SQLite – a file\n3. DuckDB — for analytics\n4. Mid-size");
+    const spec = ask(
+      "Which?\n1. Postgres - needs a server\n2. SQLite – a file\n3. DuckDB — for analytics\n4. Mid-size",
+    );
     expect(spec.kind === "choice" && spec.options).toEqual([
       { label: "Postgres", description: "needs a server" },
       { label: "SQLite", description: "a file" },
@@ -150,7 +179,9 @@ describe("classifyPrompt rule 3: numbered options", () => {
   });
 
   it("takes an indented line under an option as more of its description", () => {
-    const spec = ask("Which?\n1. Postgres\n   Needs a server.\n   - Good for production\n2. SQLite - a file\n   zero setup");
+    const spec = ask(
+      "Which?\n1. Postgres\n   Needs a server.\n   - Good for production\n2. SQLite - a file\n   zero setup",
+    );
     expect(spec.kind === "choice" && spec.options).toEqual([
       { label: "Postgres", description: "Needs a server. Good for production" },
       { label: "SQLite", description: "a file zero setup" },
@@ -159,7 +190,10 @@ describe("classifyPrompt rule 3: numbered options", () => {
 
   it("collapses duplicate options (case-insensitive, trimmed) before counting them", () => {
     const spec = ask("Which?\n1. Postgres\n2.  postgres \n3. SQLite");
-    expect(spec.kind === "choice" && spec.options).toEqual([{ label: "Postgres" }, { label: "SQLite" }]);
+    expect(spec.kind === "choice" && spec.options).toEqual([
+      { label: "Postgres" },
+      { label: "SQLite" },
+    ]);
     expectKinds("text", "Which?\n1. Postgres\n2. POSTGRES");
   });
 
@@ -192,7 +226,9 @@ describe("classifyPrompt rule 3: numbered options", () => {
       question: "Which toppings?",
       multiSelect: true,
     });
-    expect(ask("Toppings\nWhich ones? Select all that apply.\n1. Cheese\n2. Mushrooms")).toMatchObject({
+    expect(
+      ask("Toppings\nWhich ones? Select all that apply.\n1. Cheese\n2. Mushrooms"),
+    ).toMatchObject({
       header: "Toppings",
       question: "Which ones?",
     });
@@ -210,12 +246,17 @@ describe("classifyPrompt rule 3: numbered options", () => {
 });
 
 describe("classifyPrompt rule 4: yes/no", () => {
-  it.each(["Deploy now? (y/n)", "Deploy now [y/n]", "Deploy now (Y/N)", "Deploy now (yes/no)", "Deploy now [Yes / No]", "לפרוס עכשיו (כן/לא)", "النشر الآن (نعم/لا)"])(
-    "is a confirm with the marker in %j",
-    (line) => {
-      expectKinds("confirm", line);
-    },
-  );
+  it.each([
+    "Deploy now? (y/n)",
+    "Deploy now [y/n]",
+    "Deploy now (Y/N)",
+    "Deploy now (yes/no)",
+    "Deploy now [Yes / No]",
+    "לפרוס עכשיו (כן/לא)",
+    "النشر الآن (نعم/لا)",
+  ])("is a confirm with the marker in %j", (line) => {
+    expectKinds("confirm", line);
+  });
 
   it.each([
     "Should I proceed?",
@@ -243,7 +284,11 @@ describe("classifyPrompt rule 4: yes/no", () => {
   });
 
   it("removes the marker from what is shown", () => {
-    expect(ask("Deploy now? (y/n)")).toEqual({ kind: "confirm", header: "", question: "Deploy now?" });
+    expect(ask("Deploy now? (y/n)")).toEqual({
+      kind: "confirm",
+      header: "",
+      question: "Deploy now?",
+    });
     expect(ask("Deploy\nShip it to production [Y/n] ?")).toEqual({
       kind: "confirm",
       header: "Deploy",
@@ -261,12 +306,20 @@ describe("classifyPrompt rule 5 and header/question split", () => {
 
   it("uses the first line as the header when more text follows", () => {
     const body = "Naming\nWhat should the project be called?\nKeep it short.";
-    expect(ask(body)).toEqual({ kind: "text", header: "Naming", question: "What should the project be called?\nKeep it short." });
+    expect(ask(body)).toEqual({
+      kind: "text",
+      header: "Naming",
+      question: "What should the project be called?\nKeep it short.",
+    });
   });
 
   it("takes the question from the lines after an empty trigger line", () => {
     const prompt = "OpenClaw needs input:\n\nNaming\n  What should it be called?\n";
-    expect(classifyPrompt(prompt)).toEqual({ kind: "text", header: "Naming", question: "What should it be called?" });
+    expect(classifyPrompt(prompt)).toEqual({
+      kind: "text",
+      header: "Naming",
+      question: "What should it be called?",
+    });
   });
 
   it("has no header when the first line is longer than 80 characters", () => {
@@ -283,11 +336,23 @@ describe("classifyPrompt rule 5 and header/question split", () => {
   });
 
   it("keeps a lone numbered line in a non-choice question", () => {
-    expect(ask("Steps\n1. Open the settings")).toEqual({ kind: "text", header: "Steps", question: "1. Open the settings" });
+    expect(ask("Steps\n1. Open the settings")).toEqual({
+      kind: "text",
+      header: "Steps",
+      question: "1. Open the settings",
+    });
   });
 
   it("handles a trigger with nothing after it, and a prompt with leading indentation", () => {
-    expect(classifyPrompt("OpenClaw needs input:")).toEqual({ kind: "text", header: "", question: "" });
-    expect(classifyPrompt("   Codex needs input: Name?\r\n")).toEqual({ kind: "text", header: "", question: "Name?" });
+    expect(classifyPrompt("OpenClaw needs input:")).toEqual({
+      kind: "text",
+      header: "",
+      question: "",
+    });
+    expect(classifyPrompt("   Codex needs input: Name?\r\n")).toEqual({
+      kind: "text",
+      header: "",
+      question: "Name?",
+    });
   });
 });

@@ -1,5 +1,11 @@
 import { parseForm } from "./form.ts";
-import { hasMultiSelectMarker, hasYesNoMarker, isConfirmQuestion, mentionsCredential, removeMarkers } from "./markers.ts";
+import {
+  hasMultiSelectMarker,
+  hasYesNoMarker,
+  isConfirmQuestion,
+  mentionsCredential,
+  removeMarkers,
+} from "./markers.ts";
 import { parseOptionLines } from "./options.ts";
 import { questionBody } from "./phrases.ts";
 import type { PromptSpec } from "./types.ts";
@@ -34,7 +40,12 @@ export function classifyPrompt(prompt: string): PromptSpec {
     return { kind: "secret", ...headerAndQuestion(lines) };
   }
   if (options.length >= 2) {
-    return { kind: "choice", ...headerAndQuestion(otherLines), multiSelect: hasMultiSelectMarker(body), options };
+    return {
+      kind: "choice",
+      ...headerAndQuestion(otherLines),
+      multiSelect: hasMultiSelectMarker(body),
+      options,
+    };
   }
   if (yesNo || confirmQuestion) return { kind: "confirm", ...headerAndQuestion(lines) };
   return { kind: "text", ...headerAndQuestion(lines) };
@@ -66,7 +77,9 @@ function trimBlankLines(lines: readonly string[]): string[] {
 
 /** Lines joined, common indentation removed, runs of blank lines kept to one. */
 function formatQuestion(lines: readonly string[]): string {
-  const indents = lines.filter((line) => line.trim() !== "").map((line) => /^[ \t]*/u.exec(line)?.[0].length ?? 0);
+  const indents = lines
+    .filter((line) => line.trim() !== "")
+    .map((line) => /^[ \t]*/u.exec(line)?.[0].length ?? 0);
   const common = indents.reduce((least, indent) => Math.min(least, indent), indents[0] ?? 0);
   return lines
     .map((line) => line.slice(common))

@@ -15,7 +15,9 @@ describe("promptFallbackText", () => {
   });
 
   it("drops an empty trigger line and the blank lines after it, keeping the question's indentation", () => {
-    expect(promptFallbackText("OpenClaw needs input:\n\n  Which DB?\n  1. Postgres")).toBe("  Which DB?\n  1. Postgres");
+    expect(promptFallbackText("OpenClaw needs input:\n\n  Which DB?\n  1. Postgres")).toBe(
+      "  Which DB?\n  1. Postgres",
+    );
   });
 
   it("handles the trigger line's indentation", () => {
@@ -25,12 +27,23 @@ describe("promptFallbackText", () => {
   it("turns a JSON form into its numbered questions with their options", () => {
     const form = {
       questions: [
-        { header: "Database", question: "Which database?", options: [{ label: "Postgres", description: "needs a server" }, "SQLite"] },
-        { header: "Toppings", question: "Which toppings?", options: ["Cheese", "Mushrooms"], multiSelect: true },
+        {
+          header: "Database",
+          question: "Which database?",
+          options: [{ label: "Postgres", description: "needs a server" }, "SQLite"],
+        },
+        {
+          header: "Toppings",
+          question: "Which toppings?",
+          options: ["Cheese", "Mushrooms"],
+          multiSelect: true,
+        },
         { question: "Anything else?" },
       ],
     };
-    expect(promptFallbackText(`OpenClaw needs input:\n\`\`\`json\n${JSON.stringify(form)}\n\`\`\``)).toBe(
+    expect(
+      promptFallbackText(`OpenClaw needs input:\n\`\`\`json\n${JSON.stringify(form)}\n\`\`\``),
+    ).toBe(
       [
         "1. Database: Which database?",
         "   - Postgres (needs a server)",

@@ -25,7 +25,8 @@ export function promptFallbackText(prompt: string): string {
 function formatForm(questions: readonly FormQuestion[]): string {
   return questions
     .map((question, index) => {
-      const title = question.header === "" ? question.question : `${question.header}: ${question.question}`;
+      const title =
+        question.header === "" ? question.question : `${question.header}: ${question.question}`;
       const multi = question.multiSelect ? " (select all that apply)" : "";
       const options = question.options.map(({ label, description }) =>
         description === undefined ? `   - ${label}` : `   - ${label} (${description})`,

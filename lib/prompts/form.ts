@@ -61,14 +61,20 @@ function formQuestion(item: unknown): FormQuestion | null {
   if (!isRecord(item)) return null;
   const { header = "", question, options = [], multiSelect = false } = item;
   if (typeof question !== "string" || question.trim() === "") return null;
-  if (typeof header !== "string" || typeof multiSelect !== "boolean" || !Array.isArray(options)) return null;
+  if (typeof header !== "string" || typeof multiSelect !== "boolean" || !Array.isArray(options))
+    return null;
   const parsedOptions: PromptOption[] = [];
   for (const option of options as unknown[]) {
     const parsed = formOption(option);
     if (parsed === null) return null;
     parsedOptions.push(parsed);
   }
-  return { header: header.trim(), question: question.trim(), multiSelect, options: dedupeOptions(parsedOptions) };
+  return {
+    header: header.trim(),
+    question: question.trim(),
+    multiSelect,
+    options: dedupeOptions(parsedOptions),
+  };
 }
 
 function formOption(option: unknown): PromptOption | null {
@@ -78,5 +84,7 @@ function formOption(option: unknown): PromptOption | null {
   if (typeof label !== "string" || label.trim() === "") return null;
   if (description === undefined || description === null) return { label: label.trim() };
   if (typeof description !== "string") return null;
-  return description.trim() === "" ? { label: label.trim() } : { label: label.trim(), description: description.trim() };
+  return description.trim() === ""
+    ? { label: label.trim() }
+    : { label: label.trim(), description: description.trim() };
 }

@@ -11,7 +11,10 @@ const NOT_AFTER_WORD_CHAR = String.raw`(?<![\p{L}\p{N}])`;
 const NOT_BEFORE_WORD_CHAR = String.raw`(?![\p{L}\p{N}])`;
 
 function wholeWords(alternatives: readonly string[]): RegExp {
-  return new RegExp(`${NOT_AFTER_WORD_CHAR}(?:${alternatives.join("|")})${NOT_BEFORE_WORD_CHAR}`, "iu");
+  return new RegExp(
+    `${NOT_AFTER_WORD_CHAR}(?:${alternatives.join("|")})${NOT_BEFORE_WORD_CHAR}`,
+    "iu",
+  );
 }
 
 const CREDENTIAL = wholeWords([
@@ -86,7 +89,9 @@ const MARKER_REMOVAL = new RegExp(
   [
     YES_NO_SOURCE,
     BRACKETED_MULTI_SELECT,
-    ...MULTI_SELECT_PHRASES.map((phrase) => String.raw`[(\[]\s*${phrase}\s*[.!]?\s*[)\]]|${phrase}\s*[.:!،]?`),
+    ...MULTI_SELECT_PHRASES.map(
+      (phrase) => String.raw`[(\[]\s*${phrase}\s*[.!]?\s*[)\]]|${phrase}\s*[.:!،]?`,
+    ),
   ].join("|"),
   "giu",
 );

@@ -35,7 +35,10 @@ export function dedupeOptions(options: readonly PromptOption[]): PromptOption[] 
  * option (or after such a line) continues that option's description, since agents often write
  * `1. Postgres` and, below it, `   Needs a server.`; a blank line ends that.
  */
-export function parseOptionLines(lines: readonly string[]): { options: PromptOption[]; otherLines: string[] } {
+export function parseOptionLines(lines: readonly string[]): {
+  options: PromptOption[];
+  otherLines: string[];
+} {
   const options: PromptOption[] = [];
   const otherLines: string[] = [];
   let current: PromptOption | null = null;
@@ -46,7 +49,8 @@ export function parseOptionLines(lines: readonly string[]): { options: PromptOpt
       options.push(current);
     } else if (current !== null && /^\s/u.test(line) && line.trim() !== "") {
       const more = line.trim().replace(BULLET, "");
-      current.description = current.description === undefined ? more : `${current.description} ${more}`;
+      current.description =
+        current.description === undefined ? more : `${current.description} ${more}`;
     } else {
       current = null;
       otherLines.push(line);

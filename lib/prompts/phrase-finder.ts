@@ -60,7 +60,10 @@ export function findTriggerPhrases(
   let current = state;
   for (let i = from; i < text.length; i++) {
     const code = text.charCodeAt(i);
-    current = code < ALPHABET_SIZE ? (transitions[current * ALPHABET_SIZE + code] ?? FINDER_START) : FINDER_START;
+    current =
+      code < ALPHABET_SIZE
+        ? (transitions[current * ALPHABET_SIZE + code] ?? FINDER_START)
+        : FINDER_START;
     const length = completedLength[current] ?? 0;
     if (length > 0) {
       found.push(offset + i + 1 - length);

@@ -26,7 +26,18 @@ const question = fc.constantFrom(
 const triggerLine = fc
   .tuple(indentation, fc.constantFrom(...TRIGGER_PHRASES), question)
   .map(([indent, phrase, rest]) => `${indent}${phrase}${rest}`);
-const fenceLine = fc.constantFrom("```", "```json", "~~~", "````", "~~~~ info", "   ```", "    ```", "```a`b", "``", "```  ");
+const fenceLine = fc.constantFrom(
+  "```",
+  "```json",
+  "~~~",
+  "````",
+  "~~~~ info",
+  "   ```",
+  "    ```",
+  "```a`b",
+  "``",
+  "```  ",
+);
 const partialTrigger = fc.constantFrom(
   "Open",
   "OpenClaw needs input",
@@ -55,13 +66,23 @@ const gluedRepeat = fc
   .map(([before, phrase, rest]) => `${before}${phrase}${rest}`);
 /** A question with options, asked again: glued onto its last option or on a new line, spaced differently. */
 const repeatedQuestion = fc
-  .tuple(fc.constantFrom(...TRIGGER_PHRASES), fc.constantFrom(...TRIGGER_PHRASES), question, fc.constantFrom("", "\n", "\n\n"))
+  .tuple(
+    fc.constantFrom(...TRIGGER_PHRASES),
+    fc.constantFrom(...TRIGGER_PHRASES),
+    question,
+    fc.constantFrom("", "\n", "\n\n"),
+  )
   .map(([first, again, rest, glue]) => {
     const asked = `${rest}\n1. Postgres\n2. SQLite\n3. Park it`;
     return `${first}${asked}${glue}${again}${asked.replaceAll(" ", "  ")}`;
   });
-const randomLine = fc.string({ maxLength: 12, unit: fc.constantFrom("O", "C", " ", "`", "~", ":", "\t", "a", "é", "\n") });
-const indentedLine = fc.tuple(indentation, fc.oneof(triggerLine, ordinaryLine)).map(([indent, line]) => indent + line);
+const randomLine = fc.string({
+  maxLength: 12,
+  unit: fc.constantFrom("O", "C", " ", "`", "~", ":", "\t", "a", "é", "\n"),
+});
+const indentedLine = fc
+  .tuple(indentation, fc.oneof(triggerLine, ordinaryLine))
+  .map(([indent, line]) => indent + line);
 
 const line = fc.oneof(
   { weight: 4, arbitrary: ordinaryLine },
@@ -81,7 +102,10 @@ const reply = fc
 
 /** A reply and random cut points in it. */
 const replyWithCuts = reply.chain((text) =>
-  fc.tuple(fc.constant(text), fc.array(fc.nat({ max: Math.max(text.length, 1) }), { maxLength: 20 })),
+  fc.tuple(
+    fc.constant(text),
+    fc.array(fc.nat({ max: Math.max(text.length, 1) }), { maxLength: 20 }),
+  ),
 );
 
 /** More runs on demand: FC_RUNS=20000 vitest run lib/prompts */
@@ -194,14 +218,18 @@ describe("PromptScanner properties: a replacing snapshot", () => {
         const scanner = new PromptScanner();
         let shownBefore = "";
         if (asDeltas) for (const ch of old.split("")) shownBefore += scanner.push(ch);
-        else for (const snapshot of cumulative(slices(old, 5))) shownBefore += scanner.pushSnapshot(snapshot);
+        else
+          for (const snapshot of cumulative(slices(old, 5)))
+            shownBefore += scanner.pushSnapshot(snapshot);
         const after = scanner.pushSnapshot(next);
         const end = scanner.end();
 
         if (agreesOnCheckWindow(old, next)) {
           // Taken as the same reply continuing (or replayed): what `old + the rest of next` gives.
           const continued = old + next.slice(old.length);
-          expect({ visible: shownBefore + after + end.text, prompt: end.prompt }).toEqual(feedDeltas([continued]));
+          expect({ visible: shownBefore + after + end.text, prompt: end.prompt }).toEqual(
+            feedDeltas([continued]),
+          );
           return;
         }
         const divergence = commonPrefixLength(old, next);

@@ -15,11 +15,22 @@ type Step =
   | { call: "push" | "pushSnapshot"; input: string; returns: string }
   | { call: "end"; returns: ReturnType<PromptScanner["end"]> };
 /** Feeds a delta, which must show `shows`. */
-const push = (delta: string, shows: string): Step => ({ call: "push", input: delta, returns: shows });
+const push = (delta: string, shows: string): Step => ({
+  call: "push",
+  input: delta,
+  returns: shows,
+});
 /** Feeds the whole reply so far, which must show `shows`. */
-const snapshot = (reply: string, shows: string): Step => ({ call: "pushSnapshot", input: reply, returns: shows });
+const snapshot = (reply: string, shows: string): Step => ({
+  call: "pushSnapshot",
+  input: reply,
+  returns: shows,
+});
 /** Ends the reply, which must release `text` and capture `prompt`. */
-const end = (text: string, prompt: string | null): Step => ({ call: "end", returns: { text, prompt } });
+const end = (text: string, prompt: string | null): Step => ({
+  call: "end",
+  returns: { text, prompt },
+});
 
 /** Plays the steps, in order, on one new scanner. */
 function expectReplay(steps: readonly Step[]) {
@@ -35,39 +46,67 @@ type Scan = { reply: string } & ScanResult;
 /** A reply without a trigger: all of it is shown, and there is no prompt. */
 const shownAsIs = (reply: string): Scan => ({ reply, visible: reply, prompt: null });
 /** A reply whose trigger line starts right after `shown`: the rest is the prompt. */
-const triggered = (shown: string, prompt: string): Scan => ({ reply: shown + prompt, visible: shown, prompt });
+const triggered = (shown: string, prompt: string): Scan => ({
+  reply: shown + prompt,
+  visible: shown,
+  prompt,
+});
 
 /** Scans each reply both ways. */
 function expectScans(scans: readonly Scan[]) {
-  for (const { reply, ...expected } of scans) expect(scanBothWays(reply), JSON.stringify(reply)).toEqual(expected);
+  for (const { reply, ...expected } of scans)
+    expect(scanBothWays(reply), JSON.stringify(reply)).toEqual(expected);
 }
 
 describe("PromptScanner: what is a trigger", () => {
   it.each<[string, ...Scan[]]>([
-    ["shows a reply without a trigger exactly as it came", shownAsIs("Sure, here is the plan.\nStep one.\n")],
-    ["captures a prompt that starts the reply", triggered("", "OpenClaw needs input: Which database?")],
+    [
+      "shows a reply without a trigger exactly as it came",
+      shownAsIs("Sure, here is the plan.\nStep one.\n"),
+    ],
+    [
+      "captures a prompt that starts the reply",
+      triggered("", "OpenClaw needs input: Which database?"),
+    ],
     [
       "shows the text before the trigger line and captures the rest",
       triggered("Sure.\n", "OpenClaw needs input: Which DB?\n1. Postgres\n2. SQLite\n"),
     ],
     ["recognises the Codex phrase too", triggered("Done.\n", "Codex needs input: Continue?")],
-    ["is case-sensitive", shownAsIs("openclaw needs input: x\nOPENCLAW NEEDS INPUT: y\nOpenClaw Needs Input: z")],
+    [
+      "is case-sensitive",
+      shownAsIs("openclaw needs input: x\nOPENCLAW NEEDS INPUT: y\nOpenClaw Needs Input: z"),
+    ],
     [
       "accepts up to 3 spaces before the phrase, and keeps them in the prompt",
-      ...["", " ", "  ", "   "].map((indent) => triggered("Hi\n", `${indent}OpenClaw needs input: Go?`)),
+      ...["", " ", "  ", "   "].map((indent) =>
+        triggered("Hi\n", `${indent}OpenClaw needs input: Go?`),
+      ),
     ],
     [
       "treats 4 spaces or a tab before the phrase as indented code",
-      ...["    OpenClaw needs input: Go?", "\tOpenClaw needs input: Go?", "Hi\n     Codex needs input: x"].map(shownAsIs),
+      ...[
+        "    OpenClaw needs input: Go?",
+        "\tOpenClaw needs input: Go?",
+        "Hi\n     Codex needs input: x",
+      ].map(shownAsIs),
     ],
     [
       "treats a mid-line mention as text",
-      shownAsIs('Write "OpenClaw needs input: ..." when you need me.\n- Codex needs input: is the other one'),
+      shownAsIs(
+        'Write "OpenClaw needs input: ..." when you need me.\n- Codex needs input: is the other one',
+      ),
     ],
-    ["needs the whole phrase, colon included", shownAsIs("OpenClaw needs input\nCodex needs\nOpenClaw needs input;")],
+    [
+      "needs the whole phrase, colon included",
+      shownAsIs("OpenClaw needs input\nCodex needs\nOpenClaw needs input;"),
+    ],
     [
       "handles CRLF line endings",
-      triggered("Sure.\r\n```\r\nOpenClaw needs input: no\r\n```\r\n", "OpenClaw needs input: Yes?\r\n"),
+      triggered(
+        "Sure.\r\n```\r\nOpenClaw needs input: no\r\n```\r\n",
+        "OpenClaw needs input: Yes?\r\n",
+      ),
     ],
   ])("%s", (_name, ...scans) => expectScans(scans));
 });
@@ -76,27 +115,44 @@ describe("PromptScanner: code is a quote, not a trigger", () => {
   it.each<[string, ...Scan[]]>([
     [
       "ignores a trigger inside a closed ``` fence, and finds one after it",
-      triggered("Example:\n```text\nOpenClaw needs input: Which DB?\n```\n", "OpenClaw needs input: Real?"),
+      triggered(
+        "Example:\n```text\nOpenClaw needs input: Which DB?\n```\n",
+        "OpenClaw needs input: Real?",
+      ),
     ],
-    ["ignores triggers inside a ~~~ fence", shownAsIs("~~~\nCodex needs input: quoted\n~~~\nafter")],
+    [
+      "ignores triggers inside a ~~~ fence",
+      shownAsIs("~~~\nCodex needs input: quoted\n~~~\nafter"),
+    ],
     [
       "ignores triggers inside an unclosed fence, to the end of the reply",
       ...["```", "~~~", "```json", "   ```"].map((fence) =>
-        shownAsIs(`Look:\n${fence}\nOpenClaw needs input: quoted\n\nCodex needs input: still quoted`),
+        shownAsIs(
+          `Look:\n${fence}\nOpenClaw needs input: quoted\n\nCodex needs input: still quoted`,
+        ),
       ),
     ],
-    ["closes a fence only with the same character", shownAsIs("```\n~~~\nOpenClaw needs input: still code")],
+    [
+      "closes a fence only with the same character",
+      shownAsIs("```\n~~~\nOpenClaw needs input: still code"),
+    ],
     [
       "closes a fence only with a run at least as long",
       shownAsIs("````\n```\nOpenClaw needs input: still code"),
       triggered("````\n`````\n", "OpenClaw needs input: Q"),
     ],
-    ["does not close a fence with a line that has an info string", shownAsIs("```\n```js\nOpenClaw needs input: still code")],
+    [
+      "does not close a fence with a line that has an info string",
+      shownAsIs("```\n```js\nOpenClaw needs input: still code"),
+    ],
     [
       "does not open a fence with a backtick run followed by a backtick in the info string",
       triggered("```inline``` code\n", "OpenClaw needs input: Q"),
     ],
-    ["does not open a fence indented by 4 spaces (that is indented code)", triggered("    ```\n", "OpenClaw needs input: Q")],
+    [
+      "does not open a fence indented by 4 spaces (that is indented code)",
+      triggered("    ```\n", "OpenClaw needs input: Q"),
+    ],
     ["needs at least three fence characters", triggered("``\n", "OpenClaw needs input: Q")],
   ])("%s", (_name, ...scans) => expectScans(scans));
 });
@@ -116,11 +172,18 @@ describe("PromptScanner: holding back only what could still be a trigger", () =>
       "releases held text the moment it cannot be a trigger",
       [push("Open", ""), push("x", "Openx"), push(" more", " more")],
     ],
-    ["holds indentation and a partial Codex phrase", [push("  Codex need", ""), push("ed", "  Codex needed")]],
+    [
+      "holds indentation and a partial Codex phrase",
+      [push("  Codex need", ""), push("ed", "  Codex needed")],
+    ],
     ["releases a line start at its 4th space", [push("   ", ""), push(" ", "    ")]],
     [
       "releases mid-line text at once, without waiting for the newline",
-      [push("Hel", "Hel"), push("lo", "lo"), push(" OpenClaw needs input:", " OpenClaw needs input:")],
+      [
+        push("Hel", "Hel"),
+        push("lo", "lo"),
+        push(" OpenClaw needs input:", " OpenClaw needs input:"),
+      ],
     ],
     ["releases a line that starts with a fence character at once", [push("``", "``")]],
     ["releases nothing held back inside a fence", [push("```\n", "```\n"), push("Open", "Open")]],
@@ -144,13 +207,19 @@ describe("PromptScanner: repeats and second questions", () => {
   const question = "OpenClaw needs input: Which DB?\n1. Postgres\n2. SQLite\n3. Park it";
 
   it("cuts the prompt at a repeat glued onto the last option, and drops the repeat", () => {
-    expect(scanBothWays(`Sure.\n${question}${question}`)).toEqual({ visible: "Sure.\n", prompt: question });
+    expect(scanBothWays(`Sure.\n${question}${question}`)).toEqual({
+      visible: "Sure.\n",
+      prompt: question,
+    });
   });
 
   it("drops a repeat that differs only in whitespace, or uses the other phrase", () => {
     const spaced = "OpenClaw needs input:  Which DB?\n\n1. Postgres\n2.   SQLite\n3. Park it\n";
     const codex = "Codex needs input: Which DB?\n1. Postgres\n2. SQLite\n3. Park it";
-    expect(scanBothWays(`${question}\n${spaced}${codex}`)).toEqual({ visible: "", prompt: `${question}\n` });
+    expect(scanBothWays(`${question}\n${spaced}${codex}`)).toEqual({
+      visible: "",
+      prompt: `${question}\n`,
+    });
   });
 
   it("shows a different second question as text, its trigger phrase included", () => {
@@ -184,7 +253,8 @@ describe("PromptScanner: repeats and second questions", () => {
 });
 
 describe("PromptScanner: snapshots", () => {
-  const text = "Sure.\n```\nOpenClaw needs input: no\n```\nOpenClaw needs input: Which DB?\n1. A\n2. B";
+  const text =
+    "Sure.\n```\nOpenClaw needs input: no\n```\nOpenClaw needs input: Which DB?\n1. A\n2. B";
 
   it("gives the same result for cumulative snapshots as for deltas", () => {
     expect(feedSnapshots(cumulative(text.split("")))).toEqual(feedDeltas([text]));
@@ -231,7 +301,11 @@ describe("PromptScanner: snapshots", () => {
     ],
     [
       "shows the text when a replace removes the trigger",
-      [snapshot("Ok\nOpenClaw needs input: Pick", "Ok\n"), snapshot("Ok\nNever mind.", "Never mind."), end("", null)],
+      [
+        snapshot("Ok\nOpenClaw needs input: Pick", "Ok\n"),
+        snapshot("Ok\nNever mind.", "Never mind."),
+        end("", null),
+      ],
     ],
     [
       "rescans fence state when a replace diverges before a fence",
@@ -249,7 +323,11 @@ describe("PromptScanner: snapshots", () => {
   ])("%s", (_name, steps) => expectReplay(steps));
 
   it("rescans held-back text when a replace diverges inside it", () => {
-    expectReplay([snapshot("Sure.\nOpen", "Sure.\n"), snapshot("Sure.\nOk, done", "Ok, done"), end("", null)]);
+    expectReplay([
+      snapshot("Sure.\nOpen", "Sure.\n"),
+      snapshot("Sure.\nOk, done", "Ok, done"),
+      end("", null),
+    ]);
     expectReplay([
       snapshot("Sure.\nOpen the", "Sure.\nOpen the"),
       snapshot("Sure.\nOpenClaw needs input: Go?", ""),

@@ -43,7 +43,9 @@ type Fence = { readonly char: number; readonly length: number };
 /** From the line starting at `at` on, the fence that is open (null: none). */
 type FenceChange = { readonly at: number; readonly fence: Fence | null };
 
-const phraseByFirstChar = new Map<number, string>(TRIGGER_PHRASES.map((phrase) => [phrase.charCodeAt(0), phrase]));
+const phraseByFirstChar = new Map<number, string>(
+  TRIGGER_PHRASES.map((phrase) => [phrase.charCodeAt(0), phrase]),
+);
 
 function isTrailingWhitespace(code: number): boolean {
   return code === SPACE || code === TAB || code === CARRIAGE_RETURN;
@@ -134,7 +136,11 @@ export class PromptScanner {
     this.ended = true;
     if (this.promptStart < 0) return { text: this.releaseUpTo(this.text.length), prompt: null };
     const before = this.releaseUpTo(this.promptStart);
-    const { prompt, shownAfter } = separateRepeats(this.text.toString(), this.promptStart, this.phraseStarts);
+    const { prompt, shownAfter } = separateRepeats(
+      this.text.toString(),
+      this.promptStart,
+      this.phraseStarts,
+    );
     return { text: before + shownAfter, prompt };
   }
 
@@ -160,7 +166,8 @@ export class PromptScanner {
   /** Where the text that is safe to show ends now. */
   private safeEnd(): number {
     if (this.promptStart >= 0) return this.promptStart;
-    const lineMayBeTrigger = this.fence === null && (this.lineState === LINE_START || this.lineState === TRIGGER_PREFIX);
+    const lineMayBeTrigger =
+      this.fence === null && (this.lineState === LINE_START || this.lineState === TRIGGER_PREFIX);
     return lineMayBeTrigger ? this.lineStart : this.text.length;
   }
 
@@ -315,7 +322,9 @@ export class PromptScanner {
     // The scanner's state is known at a line start before the trigger (the open fence is
     // recorded), and at the trigger line (no fence: triggers are never inside one).
     const restart =
-      this.promptStart >= 0 && divergence >= this.promptStart ? this.promptStart : lineStartAt(snapshot, divergence);
+      this.promptStart >= 0 && divergence >= this.promptStart
+        ? this.promptStart
+        : lineStartAt(snapshot, divergence);
     this.rewindTo(restart);
     this.released = Math.min(this.released, divergence);
     this.text.reset(snapshot);

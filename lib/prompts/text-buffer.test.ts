@@ -5,7 +5,15 @@ import { TextBuffer } from "./text-buffer.ts";
 describe("TextBuffer", () => {
   it("reads back what was appended, in short and long deltas, across block boundaries", () => {
     const buffer = new TextBuffer();
-    const deltas = ["a", "bc", "x".repeat(100), ..."y".repeat(5000).split(""), "z".repeat(64), "\u{1F680}", "\uD800"];
+    const deltas = [
+      "a",
+      "bc",
+      "x".repeat(100),
+      ..."y".repeat(5000).split(""),
+      "z".repeat(64),
+      "\u{1F680}",
+      "\uD800",
+    ];
     for (const delta of deltas) buffer.append(delta);
     const text = deltas.join("");
     expect(buffer.length).toBe(text.length);

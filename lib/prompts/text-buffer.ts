@@ -65,7 +65,8 @@ export class TextBuffer {
       if (++walked > TextBuffer.MAX_PARTS_WALKED) return this.toString().slice(from, to);
       const part = this.parts[i] ?? "";
       const start = end - part.length;
-      if (start < to) found.push(read(part, Math.max(from, start) - start, Math.min(to, end) - start));
+      if (start < to)
+        found.push(read(part, Math.max(from, start) - start, Math.min(to, end) - start));
       end = start;
     }
     return found.length === 1 ? (found[0] ?? "") : found.reverse().join("");

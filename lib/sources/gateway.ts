@@ -35,7 +35,9 @@ export function askFromQuestionRecord(record: QuestionRecord, context: AskContex
     resolution: null,
     ...replyOf(context),
   };
-  const secretQuestion = record.questions.find((question) => question.isSecret === true || question.secretStore !== undefined);
+  const secretQuestion = record.questions.find(
+    (question) => question.isSecret === true || question.secretStore !== undefined,
+  );
   if (secretQuestion) {
     const store = secretQuestion.secretStore;
     return {
@@ -58,7 +60,9 @@ export function askFromQuestionRecord(record: QuestionRecord, context: AskContex
     header: question.header,
     question: question.question,
     options: question.options.map((option) =>
-      option.description ? { label: option.label, description: option.description } : { label: option.label },
+      option.description
+        ? { label: option.label, description: option.description }
+        : { label: option.label },
     ),
     multiSelect: question.multiSelect === true,
     allowOther: question.isOther === true,
@@ -103,9 +107,14 @@ export type ExecApprovalRecord = ApprovalEvent<{
 /** Deny first, so the card's recommended (first) choice is the safe one. */
 const DECISION_ORDER: readonly Decision[] = ["deny", "allow-once", "allow-always"];
 
-export function orderDecisions(allowed: readonly Decision[] | null | undefined, unavailable: readonly string[] = []): Decision[] {
+export function orderDecisions(
+  allowed: readonly Decision[] | null | undefined,
+  unavailable: readonly string[] = [],
+): Decision[] {
   const offered = allowed && allowed.length > 0 ? allowed : DECISION_ORDER;
-  return DECISION_ORDER.filter((decision) => offered.includes(decision) && !unavailable.includes(decision));
+  return DECISION_ORDER.filter(
+    (decision) => offered.includes(decision) && !unavailable.includes(decision),
+  );
 }
 
 function clip(text: string | null | undefined, limit: number): string | undefined {
@@ -113,7 +122,12 @@ function clip(text: string | null | undefined, limit: number): string | undefine
   return text.length > limit ? text.slice(0, limit) : text;
 }
 
-function approvalAsk(event: ApprovalEvent<object>, source: ApprovalAsk["source"], approval: ApprovalAsk["approval"], context: AskContext): ApprovalAsk {
+function approvalAsk(
+  event: ApprovalEvent<object>,
+  source: ApprovalAsk["source"],
+  approval: ApprovalAsk["approval"],
+  context: AskContext,
+): ApprovalAsk {
   return {
     id: event.id,
     kind: "approval",
@@ -131,7 +145,10 @@ function approvalAsk(event: ApprovalEvent<object>, source: ApprovalAsk["source"]
   };
 }
 
-export function askFromPluginApproval(event: PluginApprovalRecord, context: AskContext): ApprovalAsk {
+export function askFromPluginApproval(
+  event: PluginApprovalRecord,
+  context: AskContext,
+): ApprovalAsk {
   const { request } = event;
   return approvalAsk(
     event,
@@ -152,7 +169,9 @@ export function askFromPluginApproval(event: PluginApprovalRecord, context: AskC
 
 export function askFromExecApproval(event: ExecApprovalRecord, context: AskContext): ApprovalAsk {
   const { request } = event;
-  const where = [request.host && `on ${request.host}`, request.cwd && `in ${request.cwd}`].filter(Boolean).join(" ");
+  const where = [request.host && `on ${request.host}`, request.cwd && `in ${request.cwd}`]
+    .filter(Boolean)
+    .join(" ");
   // Live records carry `warningText: null` and put the Gateway's own findings in `commandAnalysis`.
   const warnings = request.warningText || (request.commandAnalysis?.warningLines ?? []).join("\n");
   // The Gateway sends no severity for a command: read it from the command itself.

@@ -1,5 +1,10 @@
 import type { Ask, AskQuestion, TextPromptContinuation } from "../ask.ts";
-import { CONFIRM_OPTIONS, classifyPrompt, promptFallbackText, type PromptSpec } from "../prompts/index.ts";
+import {
+  CONFIRM_OPTIONS,
+  classifyPrompt,
+  promptFallbackText,
+  type PromptSpec,
+} from "../prompts/index.ts";
 import { replyOf } from "./gateway.ts";
 
 /**
@@ -35,13 +40,21 @@ export function askFromTextPrompt(prompt: string, origin: TextPromptOrigin): Ask
     status: "pending" as const,
     resolution: null,
     ...replyOf(origin),
-    textPrompt: { fallbackText: promptFallbackText(prompt), form: spec.kind === "choice" ? ("choice" as const) : spec.kind, continues: origin.continues },
+    textPrompt: {
+      fallbackText: promptFallbackText(prompt),
+      form: spec.kind === "choice" ? ("choice" as const) : spec.kind,
+      continues: origin.continues,
+    },
   };
   if (spec.kind === "secret") {
     return {
       ...base,
       kind: "secret",
-      secret: { name: spec.header || undefined, prompt: spec.question || spec.header, allowedHostsEditable: false },
+      secret: {
+        name: spec.header || undefined,
+        prompt: spec.question || spec.header,
+        allowedHostsEditable: false,
+      },
     };
   }
   return { ...base, kind: "question", questions: questionsOf(spec) };
@@ -59,7 +72,16 @@ function questionsOf(spec: PromptSpec): AskQuestion[] {
     }));
   }
   const single = { id: "answer", header: spec.header, question: spec.question };
-  if (spec.kind === "choice") return [{ ...single, options: spec.options, multiSelect: spec.multiSelect, allowOther: true }];
-  if (spec.kind === "confirm") return [{ ...single, options: CONFIRM_OPTIONS.map((option) => ({ ...option })), multiSelect: false, allowOther: false }];
+  if (spec.kind === "choice")
+    return [{ ...single, options: spec.options, multiSelect: spec.multiSelect, allowOther: true }];
+  if (spec.kind === "confirm")
+    return [
+      {
+        ...single,
+        options: CONFIRM_OPTIONS.map((option) => ({ ...option })),
+        multiSelect: false,
+        allowOther: false,
+      },
+    ];
   return [{ ...single, options: [], multiSelect: false, allowOther: true }];
 }

@@ -32,7 +32,24 @@ export async function mintDeviceLink(options: {
   const kid = `${DEVICE_KID_PREFIX}${randomBytes(12).toString("base64url")}`;
   const ttlSeconds = Math.floor((days * DAY_MS) / 1000);
   const expiresAt = options.now + ttlSeconds * 1000;
-  await options.store.add({ kid, owner: options.owner, name: options.name, createdAt: options.now, expiresAt, mintedBy: options.mintedBy });
-  const token = await mintTabToken(options.key, { userId: options.owner, ttlSeconds, kid, now: options.now });
-  return { url: `${options.baseUrl.replace(/\/$/, "")}/?device=1&token=${token}`, kid, name: options.name, expiresAt };
+  await options.store.add({
+    kid,
+    owner: options.owner,
+    name: options.name,
+    createdAt: options.now,
+    expiresAt,
+    mintedBy: options.mintedBy,
+  });
+  const token = await mintTabToken(options.key, {
+    userId: options.owner,
+    ttlSeconds,
+    kid,
+    now: options.now,
+  });
+  return {
+    url: `${options.baseUrl.replace(/\/$/, "")}/?device=1&token=${token}`,
+    kid,
+    name: options.name,
+    expiresAt,
+  };
 }

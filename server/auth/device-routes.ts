@@ -40,7 +40,10 @@ export type DeviceRoutesOptions = {
 /** Why a token that is not an owner link may not `what`: which kind of link it is, and what to use instead. */
 function refusal(what: string) {
   return ({ link }: OwnerRequest) => {
-    const which = link.kid === null ? "a token without a key id (such as an Open WebUI session token) cannot be revoked, so it" : "a device link";
+    const which =
+      link.kid === null
+        ? "a token without a key id (such as an Open WebUI session token) cannot be revoked, so it"
+        : "a device link";
     return `${which} cannot ${what}: open the dashboard with an owner link (npm run owner-link)`;
   };
 }
@@ -51,7 +54,15 @@ export function createDeviceRoutes(options: DeviceRoutesOptions) {
     path: "/devices",
     access: "owner",
     async handle({ sender: { owner, link } }): Promise<DeviceList> {
-      const devices = (await options.store.list(owner, options.now())).map(({ kid, name, createdAt, expiresAt, mintedBy }) => ({ kid, name, createdAt, expiresAt, mintedBy }));
+      const devices = (await options.store.list(owner, options.now())).map(
+        ({ kid, name, createdAt, expiresAt, mintedBy }) => ({
+          kid,
+          name,
+          createdAt,
+          expiresAt,
+          mintedBy,
+        }),
+      );
       return { ok: true, devices, canManage: await isOwnerLink(link, options.isOwnerLinkKid) };
     },
   });
@@ -78,7 +89,10 @@ export function createDeviceRoutes(options: DeviceRoutesOptions) {
       // was never handed out, so nothing else of its link is there to end.
       if (!(await options.isOwnerLinkKid(minting.kid))) {
         await options.store.revoke(link.kid, owner, options.now());
-        return fail("FORBIDDEN", "this owner link was revoked: mint a new one with npm run owner-link");
+        return fail(
+          "FORBIDDEN",
+          "this owner link was revoked: mint a new one with npm run owner-link",
+        );
       }
       return { ok: true, ...link };
     },
@@ -89,7 +103,8 @@ export function createDeviceRoutes(options: DeviceRoutesOptions) {
     path: /^\/devices\/([A-Za-z0-9_-]{1,80})$/,
     access: { link: "owner-link", refusal: refusal("revoke devices") },
     async handle({ sender: { owner }, param: kid }) {
-      if (!(await options.revocations.revokeDevice(kid, owner))) return fail("NOT_FOUND", "no such device of yours");
+      if (!(await options.revocations.revokeDevice(kid, owner)))
+        return fail("NOT_FOUND", "no such device of yours");
       return { ok: true };
     },
   });

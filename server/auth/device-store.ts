@@ -15,7 +15,14 @@ import { SetAside } from "../store/rows.ts";
  * once with its kid, left out of the list, and not a working link.
  */
 
-export type Device = { kid: string; owner: string; name: string; createdAt: number; expiresAt: number; mintedBy: DeviceMinter };
+export type Device = {
+  kid: string;
+  owner: string;
+  name: string;
+  createdAt: number;
+  expiresAt: number;
+  mintedBy: DeviceMinter;
+};
 
 export interface DeviceStore {
   add(device: Device): Promise<void>;
@@ -52,7 +59,8 @@ const StoredMinter = z
   .transform((stored, context): DeviceMinter => {
     if (stored === null) return { kind: "unrecorded" };
     if (stored === COMMAND_LINE) return { kind: "command-line" };
-    if (stored.startsWith(OWNER_LINK) && stored.length > OWNER_LINK.length) return { kind: "owner-link", kid: stored.slice(OWNER_LINK.length) };
+    if (stored.startsWith(OWNER_LINK) && stored.length > OWNER_LINK.length)
+      return { kind: "owner-link", kid: stored.slice(OWNER_LINK.length) };
     context.addIssue({ code: "custom", message: "is not a minter" });
     return z.NEVER;
   });
@@ -93,7 +101,15 @@ const STATEMENTS = {
 };
 
 /** A row as SQLite hands it back: a hand edit can leave any type in any column. */
-type Row = { kid: string; owner: unknown; name: unknown; created_at: unknown; expires_at: unknown; revoked_at: unknown; minted_by: unknown };
+type Row = {
+  kid: string;
+  owner: unknown;
+  name: unknown;
+  created_at: unknown;
+  expires_at: unknown;
+  revoked_at: unknown;
+  minted_by: unknown;
+};
 
 export class SqliteDeviceStore implements DeviceStore {
   private readonly database: PrivateDatabase<keyof typeof STATEMENTS>;
@@ -101,14 +117,26 @@ export class SqliteDeviceStore implements DeviceStore {
 
   constructor(file: string, log: (message: string) => void) {
     // Files from before minters were recorded: their devices read as unrecorded.
-    this.database = new PrivateDatabase(file, { schema: SCHEMA, statements: STATEMENTS, added: { devices: { minted_by: "TEXT" } } });
+    this.database = new PrivateDatabase(file, {
+      schema: SCHEMA,
+      statements: STATEMENTS,
+      added: { devices: { minted_by: "TEXT" } },
+    });
     // A value too large for a JavaScript number reads as a bigint (and is set aside) rather than failing the whole read.
-    for (const read of [this.database.statements.list, this.database.statements.get]) read.setReadBigInts(true);
+    for (const read of [this.database.statements.list, this.database.statements.get])
+      read.setReadBigInts(true);
     this.setAside = new SetAside("device", StoredDevice, log);
   }
 
   async add(device: Device): Promise<void> {
-    this.database.statements.add.run(device.kid, device.owner, device.name, device.createdAt, device.expiresAt, storedMinter(device.mintedBy));
+    this.database.statements.add.run(
+      device.kid,
+      device.owner,
+      device.name,
+      device.createdAt,
+      device.expiresAt,
+      storedMinter(device.mintedBy),
+    );
   }
 
   async list(owner: string, now: number): Promise<Device[]> {
@@ -122,7 +150,14 @@ export class SqliteDeviceStore implements DeviceStore {
   }
 
   private read(row: Row): Device | null {
-    const fields: StoredFields = { kid: row.kid, owner: row.owner, name: row.name, createdAt: safeNumber(row.created_at), expiresAt: safeNumber(row.expires_at), mintedBy: row.minted_by };
+    const fields: StoredFields = {
+      kid: row.kid,
+      owner: row.owner,
+      name: row.name,
+      createdAt: safeNumber(row.created_at),
+      expiresAt: safeNumber(row.expires_at),
+      mintedBy: row.minted_by,
+    };
     return this.setAside.read(String(row.kid), fields);
   }
 
@@ -147,7 +182,12 @@ export class SqliteDeviceStore implements DeviceStore {
 }
 
 /** A bigint that fits a JavaScript number as that number; anything else as it is (the schema judges it). */
-const safeNumber = (value: unknown): unknown => (typeof value === "bigint" && value <= BigInt(Number.MAX_SAFE_INTEGER) && value >= BigInt(Number.MIN_SAFE_INTEGER) ? Number(value) : value);
+const safeNumber = (value: unknown): unknown =>
+  typeof value === "bigint" &&
+  value <= BigInt(Number.MAX_SAFE_INTEGER) &&
+  value >= BigInt(Number.MIN_SAFE_INTEGER)
+    ? Number(value)
+    : value;
 
 /**
  * Newest first; an expired device (or one whose key Redis already let lapse) is forgotten on the way.
@@ -193,7 +233,18 @@ return 1
 `;
 
 /** LIST's reply: each device's kid, then its hash fields (owner, name, created, expires, mintedBy) as stored, for `read` to judge. */
-const Listed = flatRows(z.tuple([z.string(), z.tuple([z.string().nullable(), z.string().nullable(), z.string().nullable(), z.string().nullable(), z.string().nullable()])]));
+const Listed = flatRows(
+  z.tuple([
+    z.string(),
+    z.tuple([
+      z.string().nullable(),
+      z.string().nullable(),
+      z.string().nullable(),
+      z.string().nullable(),
+      z.string().nullable(),
+    ]),
+  ]),
+);
 
 const SCRIPTS = {
   list: { lua: LIST, reply: Listed },
@@ -229,7 +280,13 @@ export class RedisDeviceStore implements DeviceStore {
     await unavailableAs(this.redis, () =>
       this.redis
         .multi()
-        .hset(key, { owner: device.owner, name: device.name, created: device.createdAt, expires: device.expiresAt, ...(minter === null ? {} : { mintedBy: minter }) })
+        .hset(key, {
+          owner: device.owner,
+          name: device.name,
+          created: device.createdAt,
+          expires: device.expiresAt,
+          ...(minter === null ? {} : { mintedBy: minter }),
+        })
         .pexpireat(key, device.expiresAt)
         .zadd(`${this.prefix}owner-devices:${device.owner}`, device.createdAt, device.kid)
         .exec(),
@@ -246,15 +303,32 @@ export class RedisDeviceStore implements DeviceStore {
   }
 
   /** A device from its hash fields (owner, name, created, expires, mintedBy), or null when they do not read. */
-  private read(kid: string, [owner, name, created, expires, mintedBy]: readonly (string | null)[]): Device | null {
-    const fields: StoredFields = { kid, owner, name, createdAt: storedNumber(created ?? null), expiresAt: storedNumber(expires ?? null), mintedBy: mintedBy ?? null };
+  private read(
+    kid: string,
+    [owner, name, created, expires, mintedBy]: readonly (string | null)[],
+  ): Device | null {
+    const fields: StoredFields = {
+      kid,
+      owner,
+      name,
+      createdAt: storedNumber(created ?? null),
+      expiresAt: storedNumber(expires ?? null),
+      mintedBy: mintedBy ?? null,
+    };
     return this.setAside.read(kid, fields);
   }
 
   async isActive(kid: string, now: number): Promise<boolean> {
-    const stored = await unavailableAs(this.redis, () => this.redis.hgetall(`${this.prefix}device:${kid}`));
+    const stored = await unavailableAs(this.redis, () =>
+      this.redis.hgetall(`${this.prefix}device:${kid}`),
+    );
     if (Object.keys(stored).length === 0) return false;
-    const device = this.read(kid, [stored.owner, stored.name, stored.created, stored.expires, stored.mintedBy].map((field) => field ?? null));
+    const device = this.read(
+      kid,
+      [stored.owner, stored.name, stored.created, stored.expires, stored.mintedBy].map(
+        (field) => field ?? null,
+      ),
+    );
     return device !== null && device.expiresAt > now;
   }
 
@@ -267,8 +341,11 @@ export class RedisDeviceStore implements DeviceStore {
     let revoked = 0;
     let cursor = "0";
     do {
-      const [next, keys] = await unavailableAs(this.redis, () => this.redis.scan(cursor, "MATCH", globPrefix(keyPrefix), "COUNT", 200));
-      for (const key of keys) if (await this.run("revokeUnlessCommandLine", key.slice(keyPrefix.length))) revoked++;
+      const [next, keys] = await unavailableAs(this.redis, () =>
+        this.redis.scan(cursor, "MATCH", globPrefix(keyPrefix), "COUNT", 200),
+      );
+      for (const key of keys)
+        if (await this.run("revokeUnlessCommandLine", key.slice(keyPrefix.length))) revoked++;
       cursor = next;
     } while (cursor !== "0");
     return revoked;
@@ -278,4 +355,5 @@ export class RedisDeviceStore implements DeviceStore {
 }
 
 /** A number field as Redis keeps it (text): its number when it is one, else the text itself (the schema refuses it). */
-const storedNumber = (text: string | null): unknown => (text !== null && /^\d+$/.test(text) ? Number(text) : text);
+const storedNumber = (text: string | null): unknown =>
+  text !== null && /^\d+$/.test(text) ? Number(text) : text;

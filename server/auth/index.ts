@@ -33,11 +33,19 @@ export type Auth = {
   revocations: Revocations;
 };
 
-export function createAuth({ authSecret, store, devices, owners, maxTokenDays, clock }: AuthOptions): Auth {
+export function createAuth({
+  authSecret,
+  store,
+  devices,
+  owners,
+  maxTokenDays,
+  clock,
+}: AuthOptions): Auth {
   const key = secretKey(authSecret);
   const isOwnerLinkKid = isCurrentOwnerLinkKid(store);
   // Owner links share one kid; each device link has its own, revoked alone.
-  const isKnownKid = async (kid: string) => (await devices.isActive(kid, clock.now())) || (await isOwnerLinkKid(kid));
+  const isKnownKid = async (kid: string) =>
+    (await devices.isActive(kid, clock.now())) || (await isOwnerLinkKid(kid));
   return {
     key,
     isKnownKid,

@@ -34,9 +34,19 @@ export function isCurrentOwnerLinkKid(store: OwnerLinkKeyStore): (kid: string) =
   return async (kid) => kid === (await store.ownerLinkKid());
 }
 
-export async function mintOwnerLink(options: { store: OwnerLinkKeyStore; key: Uint8Array; owner: string; hours: number; baseUrl: string }): Promise<OwnerLink> {
+export async function mintOwnerLink(options: {
+  store: OwnerLinkKeyStore;
+  key: Uint8Array;
+  owner: string;
+  hours: number;
+  baseUrl: string;
+}): Promise<OwnerLink> {
   const { store, key, owner, hours, baseUrl } = options;
-  const token = await mintTabToken(key, { userId: owner, ttlSeconds: hours * 3600, kid: await currentKid(store) });
+  const token = await mintTabToken(key, {
+    userId: owner,
+    ttlSeconds: hours * 3600,
+    kid: await currentKid(store),
+  });
   return { url: `${baseUrl.replace(/\/$/, "")}/?token=${token}`, owner, hours };
 }
 

@@ -15,7 +15,14 @@ afterAll(() => {
 });
 
 const added = async (kid: string, owner = "owner") => {
-  await devices.add({ kid, owner, name: kid, createdAt: clock.now(), expiresAt: clock.now() + 60_000, mintedBy: { kind: "command-line" } });
+  await devices.add({
+    kid,
+    owner,
+    name: kid,
+    createdAt: clock.now(),
+    expiresAt: clock.now() + 60_000,
+    mintedBy: { kind: "command-line" },
+  });
   return kid;
 };
 

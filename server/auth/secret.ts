@@ -20,7 +20,9 @@ export function loadOrCreateAuthSecret(config: Pick<Config, "AUTH_SECRET" | "DAT
   if (existsSync(file)) {
     const secret = readFileSync(file, "utf8").trim();
     if (secret.length < MIN_SECRET_LENGTH) {
-      throw new AuthSecretError(`${file} holds a secret of ${secret.length} characters, fewer than ${MIN_SECRET_LENGTH}: replace it, or delete it to have a new one generated (tokens signed with the old one stop working)`);
+      throw new AuthSecretError(
+        `${file} holds a secret of ${secret.length} characters, fewer than ${MIN_SECRET_LENGTH}: replace it, or delete it to have a new one generated (tokens signed with the old one stop working)`,
+      );
     }
     restrictFiles(file);
     return secret;

@@ -15,7 +15,13 @@ import { errorMessage } from "../../lib/error-message.ts";
  * `kid`: the key id of an owner or device link (checked current), whose sockets its revocation closes.
  * `expiresAt`: its `exp`, in epoch ms (a push subscription made with the token lasts until then).
  */
-export type TabIdentity = { userId: string; chat: string | null; reply: ReplyClaim | null; kid: string | null; expiresAt: number };
+export type TabIdentity = {
+  userId: string;
+  chat: string | null;
+  reply: ReplyClaim | null;
+  kid: string | null;
+  expiresAt: number;
+};
 
 export class AuthError extends Error {}
 /** Validly signed, but past its `exp`: good for nothing live, still for a reply's summaries. */
@@ -39,8 +45,13 @@ export function secretKey(secret: string): Uint8Array {
   return new TextEncoder().encode(secret);
 }
 
-export async function verifyTabToken(token: unknown, key: Uint8Array, rules: TokenRules): Promise<TabIdentity> {
-  if (typeof token !== "string" || token.length === 0) throw new AuthError("missing token: connect with auth: {token}");
+export async function verifyTabToken(
+  token: unknown,
+  key: Uint8Array,
+  rules: TokenRules,
+): Promise<TabIdentity> {
+  if (typeof token !== "string" || token.length === 0)
+    throw new AuthError("missing token: connect with auth: {token}");
   const now = rules.now();
   try {
     const { payload, protectedHeader } = await jwtVerify(token, key, {
@@ -50,19 +61,37 @@ export async function verifyTabToken(token: unknown, key: Uint8Array, rules: Tok
       // jose takes no "ignore exp": a tolerance reaching back to the epoch admits every past exp.
       ...(rules.allowExpired ? { clockTolerance: Math.ceil(now / 1000) } : {}),
     });
-    if (protectedHeader.kid !== undefined && !(await rules.isKnownKid?.(protectedHeader.kid))) throw new AuthError("this owner link was revoked: mint a new one with npm run owner-link");
-    const userId = typeof payload.sub === "string" && payload.sub ? payload.sub : typeof payload.id === "string" ? payload.id : "";
+    if (protectedHeader.kid !== undefined && !(await rules.isKnownKid?.(protectedHeader.kid)))
+      throw new AuthError("this owner link was revoked: mint a new one with npm run owner-link");
+    const userId =
+      typeof payload.sub === "string" && payload.sub
+        ? payload.sub
+        : typeof payload.id === "string"
+          ? payload.id
+          : "";
     if (!userId) throw new AuthError("token has no user id (sub or id claim)");
-    if (payload.exp! * 1000 - now > rules.maxTokenDays * DAY_MS) throw new AuthError(`token lives too long: exp is more than ${rules.maxTokenDays} days ahead`);
+    if (payload.exp! * 1000 - now > rules.maxTokenDays * DAY_MS)
+      throw new AuthError(
+        `token lives too long: exp is more than ${rules.maxTokenDays} days ahead`,
+      );
     // A claim that is there but not a chat id must not read as "no claim", which would mean every chat.
     const chat = payload.chat;
-    if (chat !== undefined && (typeof chat !== "string" || chat === "")) throw new AuthError("token has a malformed chat claim: it must be a chat id");
-    return { userId, chat: chat ?? null, reply: replyClaim(payload.msg, payload.mts, chat !== undefined), kid: protectedHeader.kid ?? null, expiresAt: payload.exp! * 1000 };
+    if (chat !== undefined && (typeof chat !== "string" || chat === ""))
+      throw new AuthError("token has a malformed chat claim: it must be a chat id");
+    return {
+      userId,
+      chat: chat ?? null,
+      reply: replyClaim(payload.msg, payload.mts, chat !== undefined),
+      kid: protectedHeader.kid ?? null,
+      expiresAt: payload.exp! * 1000,
+    };
   } catch (error) {
     if (error instanceof AuthError) throw error;
     if (error instanceof errors.JWTExpired) throw new TokenExpired("token expired");
-    if (error instanceof errors.JWSSignatureVerificationFailed) throw new AuthError("token signature is invalid");
-    if (error instanceof errors.JWTClaimValidationFailed && error.claim === "exp") throw new AuthError("token has no exp: every token must expire");
+    if (error instanceof errors.JWSSignatureVerificationFailed)
+      throw new AuthError("token signature is invalid");
+    if (error instanceof errors.JWTClaimValidationFailed && error.claim === "exp")
+      throw new AuthError("token has no exp: every token must expire");
     throw new AuthError(`token rejected: ${errorMessage(error)}`);
   }
 }
@@ -73,8 +102,12 @@ const DAY_MS = 24 * 3600 * 1000;
 function replyClaim(msg: unknown, mts: unknown, hasChat: boolean): ReplyClaim | null {
   if (msg === undefined && mts === undefined) return null;
   if (!hasChat) throw new AuthError("token has a msg claim but no chat claim");
-  if (typeof msg !== "string" || msg === "" || msg.length > 200) throw new AuthError("token has a malformed msg claim: it must be a message id");
-  if (typeof mts !== "number" || !Number.isSafeInteger(mts) || mts < 0) throw new AuthError("token has a malformed mts claim: it must be the mint time in epoch milliseconds");
+  if (typeof msg !== "string" || msg === "" || msg.length > 200)
+    throw new AuthError("token has a malformed msg claim: it must be a message id");
+  if (typeof mts !== "number" || !Number.isSafeInteger(mts) || mts < 0)
+    throw new AuthError(
+      "token has a malformed mts claim: it must be the mint time in epoch milliseconds",
+    );
   return { msg, mts };
 }
 
@@ -82,12 +115,24 @@ function replyClaim(msg: unknown, mts: unknown, hasChat: boolean): ReplyClaim | 
  * `now`: the mint time, epoch ms, from the minter's clock (a device link's, whose expiry is stored with
  * it); without it jose reads the wall clock, as for the tokens the tests and the commands mint.
  */
-export async function mintTabToken(key: Uint8Array, claims: { userId: string; chat?: string; reply?: ReplyClaim; ttlSeconds: number; kid?: string; now?: number }): Promise<string> {
+export async function mintTabToken(
+  key: Uint8Array,
+  claims: {
+    userId: string;
+    chat?: string;
+    reply?: ReplyClaim;
+    ttlSeconds: number;
+    kid?: string;
+    now?: number;
+  },
+): Promise<string> {
   const issuedAt = claims.now === undefined ? undefined : Math.floor(claims.now / 1000);
   const jwt = new SignJWT(claims.chat ? { chat: claims.chat, ...(claims.reply ?? {}) } : {})
     .setProtectedHeader(claims.kid ? { alg: "HS256", kid: claims.kid } : { alg: "HS256" })
     .setSubject(claims.userId)
     .setIssuedAt(issuedAt)
-    .setExpirationTime(issuedAt === undefined ? `${claims.ttlSeconds}s` : issuedAt + claims.ttlSeconds);
+    .setExpirationTime(
+      issuedAt === undefined ? `${claims.ttlSeconds}s` : issuedAt + claims.ttlSeconds,
+    );
   return jwt.sign(key);
 }

@@ -26,25 +26,36 @@ export type AnsweringContext = {
   finish(ask: Ask, ending: Ending, by: { by: string | null; tabId: string | null }): Promise<void>;
 };
 
-export type AnswerRequest = { tab: Tab; askId: string; answer: TabAnswer; acknowledge?: (ack: AnswerAck) => void };
+export type AnswerRequest = {
+  tab: Tab;
+  askId: string;
+  answer: TabAnswer;
+  acknowledge?: (ack: AnswerAck) => void;
+};
 
 const ANSWERED_FIRST = "another answer to this ask was given first";
 
-export async function answerAsk(context: AnsweringContext, { tab, askId, answer, acknowledge }: AnswerRequest): Promise<AnswerAck> {
+export async function answerAsk(
+  context: AnsweringContext,
+  { tab, askId, answer, acknowledge }: AnswerRequest,
+): Promise<AnswerAck> {
   const { asks, store, source, instanceId } = context;
   const entry = asks.get(askId);
   const ask = asks.listed(askId);
   if (!entry || !ask) {
     const ended = await store.get(askId);
     if (!ended || !(await context.visibleTo(tab, ended))) return fail("NOT_FOUND", "no such ask");
-    return ended.status === "expired" ? fail("EXPIRED", "this ask has expired") : fail("ALREADY_RESOLVED", `this ask is already ${ended.status}`);
+    return ended.status === "expired"
+      ? fail("EXPIRED", "this ask has expired")
+      : fail("ALREADY_RESOLVED", `this ask is already ${ended.status}`);
   }
   // The same answer as for an id that does not exist: a refusal would confirm that it does.
   if (!(await context.visibleTo(tab, ask))) return fail("NOT_FOUND", "no such ask");
   const mapped = mapAnswer(ask, answer);
   if (!mapped.ok) return fail(mapped.code, mapped.message);
   // Only the chat's own widget can put the answer into the chat, as the person's next message.
-  if (mapped.chatMessage !== undefined && tab.chatClaim !== ask.chatId) return fail("FORBIDDEN", "answer this in its chat: the answer becomes your next message there");
+  if (mapped.chatMessage !== undefined && tab.chatClaim !== ask.chatId)
+    return fail("FORBIDDEN", "answer this in its chat: the answer becomes your next message there");
   if (entry.answering) return fail("ALREADY_RESOLVED", ANSWERED_FIRST);
   entry.answering = true;
   /** The answer failed: the ask is answerable again, and an end that came meanwhile is applied. */
@@ -61,7 +72,11 @@ export async function answerAsk(context: AnsweringContext, { tab, askId, answer,
   } catch (error) {
     // The store failed (a full disk, Redis away): the answer fails, and the ask stays answerable.
     await undo();
-    if (error instanceof StoreUnavailable) return fail("UNAVAILABLE", `The answer was not taken: ${error.message}. The card stays; answer again once the status says the server is back.`);
+    if (error instanceof StoreUnavailable)
+      return fail(
+        "UNAVAILABLE",
+        `The answer was not taken: ${error.message}. The card stays; answer again once the status says the server is back.`,
+      );
     throw error;
   }
   if (!claimed) {
@@ -96,9 +111,17 @@ export async function answerAsk(context: AnsweringContext, { tab, askId, answer,
     entry.answering = false;
     const current = asks.listed(askId);
     // The summary stays in the reply whose widget answered.
-    const answered = current && tab.reply !== null && tab.chatClaim === current.chatId ? { ...current, replyId: tab.reply.msg } : current;
+    const answered =
+      current && tab.reply !== null && tab.chatClaim === current.chatId
+        ? { ...current, replyId: tab.reply.msg }
+        : current;
     const reason = mapped.status === "cancelled" ? "cancelled" : "answered";
-    if (answered) await context.finish(answered, { status: mapped.status, summary: mapped.summary, reason }, { by: tab.userId, tabId: tab.id });
+    if (answered)
+      await context.finish(
+        answered,
+        { status: mapped.status, summary: mapped.summary, reason },
+        { by: tab.userId, tabId: tab.id },
+      );
   }
   return ack;
 }

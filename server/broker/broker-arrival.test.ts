@@ -21,7 +21,10 @@ describe("AskBroker (the routing rules on the broker, injected clock)", () => {
       expect(await broker.shownTo("a1")).toBe("new");
     });
 
-    it("the newest viewer is the latest chat:view, not the latest connection", async ({ broker, tabs }) => {
+    it("the newest viewer is the latest chat:view, not the latest connection", async ({
+      broker,
+      tabs,
+    }) => {
       await broker.view(tab("second"), "c1");
       await broker.view(tab("first"), "c2");
       await broker.view(tab("first"), "c1");
@@ -38,11 +41,14 @@ describe("AskBroker (the routing rules on the broker, injected clock)", () => {
       expect(tabs.changes.map((ask) => [ask.id, ask.status])).toEqual([["q1", "pending"]]);
     });
 
-    it("a tab or dashboard answering the moment the ask reaches it finds it stored (the claim needs the row)", async ({ broker }) => {
+    it("a tab or dashboard answering the moment the ask reaches it finds it stored (the claim needs the row)", async ({
+      broker,
+    }) => {
       const t1 = tab("t1");
       await broker.view(t1, "c1");
       const acks: Promise<unknown>[] = [];
-      const answerSoon = (askId: string) => queueMicrotask(() => acks.push(broker.answer(t1, askId, { type: "text", text: "SQLite" })));
+      const answerSoon = (askId: string) =>
+        queueMicrotask(() => acks.push(broker.answer(t1, askId, { type: "text", text: "SQLite" })));
       broker.on("ask:show", (_tabId, ask) => answerSoon(ask.id));
       broker.on("ask:changed", (ask) => {
         if (ask.status === "pending" && ask.chatId === null) answerSoon(ask.id);
@@ -60,20 +66,29 @@ describe("AskBroker (the routing rules on the broker, injected clock)", () => {
       await broker.view(tab("t1"), "c1");
       await broker.receive(question("q1", "c1"));
       expect(tabs.changes[0]).not.toHaveProperty("shownTo");
-      expect((await store.get("q1"))).not.toHaveProperty("shownTo");
+      expect(await store.get("q1")).not.toHaveProperty("shownTo");
     });
   });
 
   describe("§6 arrives, no tab views the chat", () => {
-    it("question, secret request, approval: stay pending and are shown as soon as a tab opens the chat", async ({ broker, tabs }) => {
-      for (const ask of [question("q1", "c1"), secret("s1", "c1"), approval("p1", "c1")]) await broker.receive(ask);
+    it("question, secret request, approval: stay pending and are shown as soon as a tab opens the chat", async ({
+      broker,
+      tabs,
+    }) => {
+      for (const ask of [question("q1", "c1"), secret("s1", "c1"), approval("p1", "c1")])
+        await broker.receive(ask);
       expect(tabs.timeline).toEqual([]);
       expect(broker.pendingAsks.map((ask) => ask.id)).toEqual(["q1", "s1", "p1"]);
       await broker.view(tab("late"), "c1");
       expect(tabs.shownOn("late")).toEqual(["q1", "s1", "p1"]);
     });
 
-    it("with no tab it waits until its expiry, then no tab ever sees it", async ({ clock, store, broker, tabs }) => {
+    it("with no tab it waits until its expiry, then no tab ever sees it", async ({
+      clock,
+      store,
+      broker,
+      tabs,
+    }) => {
       await broker.receive(question("q1", "c1"));
       clock.advance(900_000);
       await settled();
@@ -82,13 +97,23 @@ describe("AskBroker (the routing rules on the broker, injected clock)", () => {
       expect(tabs.timeline).toEqual([]);
     });
 
-    it("text prompt: ends as text at once, with its fallback text; a secret prompt says none was received", async ({ clock, store, broker }) => {
+    it("text prompt: ends as text at once, with its fallback text; a secret prompt says none was received", async ({
+      clock,
+      store,
+      broker,
+    }) => {
       const ended: [string, string][] = [];
       broker.on("ask:ended", (ask, reason) => ended.push([ask.id, reason]));
       await broker.receive(textPrompt("tp1", "c1"));
       await broker.receive(textPrompt("tp2", "c1", "secret"));
-      expect((await store.get("tp1"))).toMatchObject({ status: "ended-as-text", resolution: { summary: "Which database?" } });
-      expect((await store.get("tp2"))).toMatchObject({ status: "ended-as-text", resolution: { summary: "Secret not received" } });
+      expect(await store.get("tp1")).toMatchObject({
+        status: "ended-as-text",
+        resolution: { summary: "Which database?" },
+      });
+      expect(await store.get("tp2")).toMatchObject({
+        status: "ended-as-text",
+        resolution: { summary: "Secret not received" },
+      });
       expect(ended).toEqual([
         ["tp1", "ended-as-text"],
         ["tp2", "ended-as-text"],
@@ -117,17 +142,33 @@ describe("AskBroker (the routing rules on the broker, injected clock)", () => {
       expect(channel.refused).toEqual([]);
     });
 
-    it("secret request: cancelled at once; approval: denied at once; neither shown", async ({ store, channel, broker, tabs }) => {
+    it("secret request: cancelled at once; approval: denied at once; neither shown", async ({
+      store,
+      channel,
+      broker,
+      tabs,
+    }) => {
       await guestChat(broker);
       await broker.receive(secret("s1", "c1"));
       await broker.receive(approval("p1", "c1"));
-      expect((await store.get("s1"))).toMatchObject({ status: "denied", resolution: { summary: "Cancelled: secrets can only be entered by the owner" } });
-      expect((await store.get("p1"))).toMatchObject({ status: "denied", resolution: { summary: "Denied: this needs the owner's approval" } });
+      expect(await store.get("s1")).toMatchObject({
+        status: "denied",
+        resolution: { summary: "Cancelled: secrets can only be entered by the owner" },
+      });
+      expect(await store.get("p1")).toMatchObject({
+        status: "denied",
+        resolution: { summary: "Denied: this needs the owner's approval" },
+      });
       expect(channel.refused).toEqual(["s1", "p1"]);
       expect(tabs.timeline).toEqual([]);
     });
 
-    it("asks that waited for an unknown owner meet the guest rules once a guest is recorded as the owner", async ({ store, channel, broker, tabs }) => {
+    it("asks that waited for an unknown owner meet the guest rules once a guest is recorded as the owner", async ({
+      store,
+      channel,
+      broker,
+      tabs,
+    }) => {
       await broker.receive(approval("p1", "c1"));
       await broker.receive(question("q1", "c1"));
       await guestChat(broker);
@@ -147,7 +188,9 @@ describe("AskBroker (the routing rules on the broker, injected clock)", () => {
   describe("§6 session is a channel thread", () => {
     it("approval: denied at once, no card", async ({ store, channel, broker, tabs }) => {
       await broker.view(tab("t1"), "c1");
-      await broker.receive(approval("p1", "c1", { sessionKey: "agent:dev:openwebui:c1:thread:42" }));
+      await broker.receive(
+        approval("p1", "c1", { sessionKey: "agent:dev:openwebui:c1:thread:42" }),
+      );
       expect((await store.get("p1"))?.status).toBe("denied");
       expect(channel.refused).toEqual(["p1"]);
       expect(tabs.timeline).toEqual([]);
@@ -155,7 +198,10 @@ describe("AskBroker (the routing rules on the broker, injected clock)", () => {
   });
 
   describe("§6 session is a sub-agent", () => {
-    it("not asked in chat tabs: only the dashboard feed and list have it", async ({ broker, tabs }) => {
+    it("not asked in chat tabs: only the dashboard feed and list have it", async ({
+      broker,
+      tabs,
+    }) => {
       await broker.view(tab("t1"), "c1");
       await broker.receive(question("q1", null, { sessionKey: "agent:dev:subagent:1234" }));
       expect(tabs.timeline).toEqual([]);

@@ -7,7 +7,11 @@ import { brokerTest as it, settled, tab } from "../../test/support/broker-harnes
 
 describe("AskBroker (the routing rules on the broker, injected clock)", () => {
   describe("§6 timeout", () => {
-    it("ends at expiresAt: the card closes with expired, an answer then gets EXPIRED, no timer is left", async ({ clock, broker, tabs }) => {
+    it("ends at expiresAt: the card closes with expired, an answer then gets EXPIRED, no timer is left", async ({
+      clock,
+      broker,
+      tabs,
+    }) => {
       const t1 = tab("t1");
       await broker.view(t1, "c1");
       await broker.receive(question("q1", "c1"));
@@ -17,8 +21,13 @@ describe("AskBroker (the routing rules on the broker, injected clock)", () => {
       expect(tabs.closes("t1", "q1")).toEqual([]);
       clock.advance(1);
       await settled();
-      expect(tabs.closes("t1", "q1")).toEqual([{ tabId: "t1", event: "close", askId: "q1", reason: "expired", summary: "Expired" }]);
-      expect(await broker.answer(t1, "q1", { type: "text", text: "SQLite" })).toMatchObject({ ok: false, error: { code: "EXPIRED" } });
+      expect(tabs.closes("t1", "q1")).toEqual([
+        { tabId: "t1", event: "close", askId: "q1", reason: "expired", summary: "Expired" },
+      ]);
+      expect(await broker.answer(t1, "q1", { type: "text", text: "SQLite" })).toMatchObject({
+        ok: false,
+        error: { code: "EXPIRED" },
+      });
       expect(broker.activeTimers).toBe(0);
       expect(clock.pendingTimers).toBe(0);
     });
@@ -31,14 +40,26 @@ describe("AskBroker (the routing rules on the broker, injected clock)", () => {
       expect(tabs.closes("t1", "p1")).toMatchObject([{ reason: "expired" }]);
     });
 
-    it("a text prompt ends as text after its timeout, and the end is announced once", async ({ clock, broker, tabs }) => {
+    it("a text prompt ends as text after its timeout, and the end is announced once", async ({
+      clock,
+      broker,
+      tabs,
+    }) => {
       const ended: string[] = [];
       broker.on("ask:ended", (ask, reason) => ended.push(`${ask.id}:${reason}`));
       await broker.view(tab("t1"), "c1");
       await broker.receive(textPrompt("tp1", "c1", "secret"));
       clock.advance(240_000);
       await settled();
-      expect(tabs.closes("t1", "tp1")).toEqual([{ tabId: "t1", event: "close", askId: "tp1", reason: "ended-as-text", summary: "Secret not received" }]);
+      expect(tabs.closes("t1", "tp1")).toEqual([
+        {
+          tabId: "t1",
+          event: "close",
+          askId: "tp1",
+          reason: "ended-as-text",
+          summary: "Secret not received",
+        },
+      ]);
       expect(ended).toEqual(["tp1:ended-as-text"]);
     });
 

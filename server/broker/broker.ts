@@ -3,13 +3,28 @@ import type { Clock } from "../../lib/clock.ts";
 import { errorMessage } from "../../lib/error-message.ts";
 import { EXPIRED, endedAsText } from "../../lib/outcomes.ts";
 import { admit } from "../../lib/policy.ts";
-import { fail, type Ack, type AnswerAck, type AskClose, type CloseReason, type TabAnswer } from "../../lib/protocol.ts";
+import {
+  fail,
+  type Ack,
+  type AnswerAck,
+  type AskClose,
+  type CloseReason,
+  type TabAnswer,
+} from "../../lib/protocol.ts";
 import { Emitter } from "../events.ts";
 import type { AskStore } from "../store/store.ts";
 import { answerAsk, type AnsweringContext } from "./answering.ts";
 import { ChatAccess } from "./chat-access.ts";
 import { LiveWidgets, type WidgetVerdict } from "./live-widget.ts";
-import type { Arrival, AskChannel, Outcome, Presence, ReplyClaim, SourceListing, Tab } from "./ports.ts";
+import type {
+  Arrival,
+  AskChannel,
+  Outcome,
+  Presence,
+  ReplyClaim,
+  SourceListing,
+  Tab,
+} from "./ports.ts";
 import { Cards } from "./cards.ts";
 import { TrackedAsks } from "./tracked-asks.ts";
 import { inTurn, type Queue } from "./turns.ts";
@@ -63,11 +78,23 @@ export class AskBroker extends Emitter<BrokerEvents> {
     super();
     this.options = options;
     const { store, presence, source, clock, owners } = options;
-    this.asks = new TrackedAsks(clock, (ask) => this.settle(this.end(ask.id, ask.source === "text-prompt" ? endedAsText(ask) : EXPIRED), `expiring ask ${ask.id}`));
+    this.asks = new TrackedAsks(clock, (ask) =>
+      this.settle(
+        this.end(ask.id, ask.source === "text-prompt" ? endedAsText(ask) : EXPIRED),
+        `expiring ask ${ask.id}`,
+      ),
+    );
     const settle = (work: Promise<unknown>, what: string) => this.settle(work, what);
     this.access = new ChatAccess({ store, clock, owners, settle });
     this.widgets = new LiveWidgets({ presence, store, clock });
-    this.cards = new Cards({ ...options, asks: this.asks, access: this.access, settle, changed: (ask) => this.emit("ask:changed", ask), ended: (ask, reason) => this.emit("ask:ended", ask, reason) });
+    this.cards = new Cards({
+      ...options,
+      asks: this.asks,
+      access: this.access,
+      settle,
+      changed: (ask) => this.emit("ask:changed", ask),
+      ended: (ask, reason) => this.emit("ask:ended", ask, reason),
+    });
     this.answering = {
       ...options,
       asks: this.asks,
@@ -76,9 +103,15 @@ export class AskBroker extends Emitter<BrokerEvents> {
       finish: (ask, ending, by) => this.cards.finish(ask, ending, by),
     };
     this.unsubscribe = [
-      source.on("ask:arrived", (ask, arrival) => this.settle(this.receive(ask, arrival), `taking in ask ${ask.id}`)),
-      source.on("ask:ended", (id, outcome) => this.settle(this.end(id, outcome), `ending ask ${id}`)),
-      source.on("asks:listed", (listing) => this.settle(this.reconcile(listing), "reconciling with the source's list")),
+      source.on("ask:arrived", (ask, arrival) =>
+        this.settle(this.receive(ask, arrival), `taking in ask ${ask.id}`),
+      ),
+      source.on("ask:ended", (id, outcome) =>
+        this.settle(this.end(id, outcome), `ending ask ${id}`),
+      ),
+      source.on("asks:listed", (listing) =>
+        this.settle(this.reconcile(listing), "reconciling with the source's list"),
+      ),
       // Presence tells the tabs of this instance of their cards (with several instances, whoever moved them).
       presence.on("card:show", (tabId, ask) => this.emit("ask:show", tabId, ask)),
       presence.on("card:close", (tabId, close) => this.emit("ask:close", tabId, close)),
@@ -90,7 +123,8 @@ export class AskBroker extends Emitter<BrokerEvents> {
    * them (lists them again), so a tab never sees an ask that ended while the server was down.
    */
   async restore(): Promise<void> {
-    for (const ask of await this.options.store.pending()) this.asks.track(ask, "unconfirmed", { unwritten: false });
+    for (const ask of await this.options.store.pending())
+      this.asks.track(ask, "unconfirmed", { unwritten: false });
   }
 
   get pendingAsks(): Ask[] {
@@ -115,7 +149,9 @@ export class AskBroker extends Emitter<BrokerEvents> {
     if (!this.asks.arrive(ask)) return;
     try {
       // A text prompt belongs to the instance whose chat watcher saw it: the store says whose it is.
-      await (arrival === "announced" && ask.source !== "text-prompt" ? this.takeAnnounced(ask) : this.takeListed(ask));
+      await (arrival === "announced" && ask.source !== "text-prompt"
+        ? this.takeAnnounced(ask)
+        : this.takeListed(ask));
     } finally {
       const endedMeanwhile = this.asks.received(ask.id);
       if (endedMeanwhile) await this.end(ask.id, endedMeanwhile);
@@ -125,7 +161,10 @@ export class AskBroker extends Emitter<BrokerEvents> {
   /** An ask that may be known already (a listing, a text prompt): the store says first. */
   private async takeListed(ask: Ask): Promise<void> {
     // Both reads at once: with Redis each is a round trip on the way of the card.
-    const [stored, chatOwner] = await Promise.all([this.options.store.get(ask.id), ask.chatId ? this.access.owner(ask.chatId) : null]);
+    const [stored, chatOwner] = await Promise.all([
+      this.options.store.get(ask.id),
+      ask.chatId ? this.access.owner(ask.chatId) : null,
+    ]);
     if (stored) {
       // Another instance sharing the store took it in first: follow it here too. A terminal row is a
       // tombstone. Text prompts belong to the instance whose chat watcher saw them.
@@ -154,14 +193,20 @@ export class AskBroker extends Emitter<BrokerEvents> {
    */
   private async takeAnnounced(ask: Ask): Promise<void> {
     const chatOwner = ask.chatId ? await this.access.owner(ask.chatId) : null;
-    if (admit(ask, { chatOwner, owners: this.access.owners }).action === "refuse") return this.takeListed(ask);
+    if (admit(ask, { chatOwner, owners: this.access.owners }).action === "refuse")
+      return this.takeListed(ask);
     this.asks.track(ask, "pending", { unwritten: true });
     if (ask.chatId) await this.cards.route(ask.chatId);
     // A failed write is logged where it was made; the store is asked instead.
     if (await this.asks.get(ask.id)?.firstWrite?.catch(() => false)) return this.taken(ask);
     const stored = await this.options.store.get(ask.id);
     if (!this.asks.listed(ask.id)) return;
-    if (stored && stored.status !== "pending") return this.cards.finish(ask, { status: stored.status, summary: stored.resolution?.summary ?? "", reason: "answered-elsewhere" });
+    if (stored && stored.status !== "pending")
+      return this.cards.finish(ask, {
+        status: stored.status,
+        summary: stored.resolution?.summary ?? "",
+        reason: "answered-elsewhere",
+      });
     // Already stored (by another instance, or by a write of ours whose answer was lost): nothing more to write.
     const entry = this.asks.get(ask.id);
     if (stored && entry) entry.unwritten = false;
@@ -198,7 +243,9 @@ export class AskBroker extends Emitter<BrokerEvents> {
    * was restored may be shown: the source has had its say (text prompts keep their own timeout).
    */
   async reconcile(listing: SourceListing): Promise<void> {
-    const gone = this.asks.all().filter((ask) => listing.live.get(ask.source)?.has(ask.id) === false);
+    const gone = this.asks
+      .all()
+      .filter((ask) => listing.live.get(ask.source)?.has(ask.id) === false);
     await Promise.all(
       gone.map(async (ask) => {
         const outcome = await listing.outcomeOf(ask).catch(() => null);
@@ -209,7 +256,8 @@ export class AskBroker extends Emitter<BrokerEvents> {
   }
 
   async view(tab: Tab, chatId: string): Promise<Ack> {
-    if (tab.chatClaim !== null && tab.chatClaim !== chatId) return fail("FORBIDDEN", "this token is for another chat");
+    if (tab.chatClaim !== null && tab.chatClaim !== chatId)
+      return fail("FORBIDDEN", "this token is for another chat");
     const widgetView = tab.chatClaim !== null ? this.widgets.noteView(tab.id) : null;
     // Presence hears of a tab's views and leaves in the order they arrived, and of the views of a
     // chat in that order too, though finding the chat's owner may wait for the store.
@@ -222,11 +270,19 @@ export class AskBroker extends Emitter<BrokerEvents> {
         const admission = await this.access.admitView(tab, chatId);
         // A widget views (or not) by the live-widget rule, judged in its chat's step; any other tab
         // becomes the chat's newest viewer (viewing it again included), leaving the chat it viewed.
-        return admission.ok && widgetView === null ? { ...admission, left: await this.options.presence.view(tab, chatId) } : { ...admission, left: null };
+        return admission.ok && widgetView === null
+          ? { ...admission, left: await this.options.presence.view(tab, chatId) }
+          : { ...admission, left: null };
       },
     );
     if (!admitted.ok) return admitted.refusal;
-    if (widgetView !== null) return this.viewFromWidget(tab, chatId, widgetView, admitted.ownerIsNew ? admitted.owner : null);
+    if (widgetView !== null)
+      return this.viewFromWidget(
+        tab,
+        chatId,
+        widgetView,
+        admitted.ownerIsNew ? admitted.owner : null,
+      );
     // Asks that waited for an unknown owner meet the guest rules now that the owner is known.
     if (admitted.ownerIsNew) await this.cards.readmit(chatId, admitted.owner);
     if (admitted.left !== null && admitted.left !== chatId) await this.cards.route(admitted.left);
@@ -235,14 +291,23 @@ export class AskBroker extends Emitter<BrokerEvents> {
   }
 
   /** A widget's view (live-widget.ts): a live one takes the chat's cards; superseded ones are told so. */
-  private async viewFromWidget(tab: Tab, chatId: string, view: number, newOwner: string | null): Promise<Ack> {
+  private async viewFromWidget(
+    tab: Tab,
+    chatId: string,
+    view: number,
+    newOwner: string | null,
+  ): Promise<Ack> {
     const reply = tab.reply;
-    const verdict: WidgetVerdict = reply === null ? await this.widgets.neverLive(tab) : await this.cards.inChat(chatId, () => this.widgets.judge(tab, reply, chatId, view));
+    const verdict: WidgetVerdict =
+      reply === null
+        ? await this.widgets.neverLive(tab)
+        : await this.cards.inChat(chatId, () => this.widgets.judge(tab, reply, chatId, view));
     for (const viewer of verdict.superseded) this.emit("widget:superseded", viewer.id, chatId);
     if (verdict.live !== true) {
       // Stale: a later view of this tab, or its leave, has the last word.
       if (verdict.live === false) this.emit("widget:superseded", tab.id, chatId);
-      if (verdict.superseded.length > 0 || (verdict.live === false && verdict.left !== null)) await this.cards.route(chatId);
+      if (verdict.superseded.length > 0 || (verdict.live === false && verdict.left !== null))
+        await this.cards.route(chatId);
       return { ok: true };
     }
     await this.endTextPromptsBefore(chatId, verdict.reply.msg);
@@ -256,8 +321,18 @@ export class AskBroker extends Emitter<BrokerEvents> {
    * sent instead of an answer (docs/ARCHITECTURE.md#routing): it stays in its reply as text, not moving on.
    */
   private async endTextPromptsBefore(chatId: string, replyId: string): Promise<void> {
-    const stale = this.asks.ofChat(chatId).filter(({ ask, answering }) => ask.source === "text-prompt" && ask.replyId !== undefined && ask.replyId !== replyId && !answering);
-    await Promise.all(stale.map(({ ask }) => this.end(ask.id, endedAsText(ask, "answered-elsewhere"))));
+    const stale = this.asks
+      .ofChat(chatId)
+      .filter(
+        ({ ask, answering }) =>
+          ask.source === "text-prompt" &&
+          ask.replyId !== undefined &&
+          ask.replyId !== replyId &&
+          !answering,
+      );
+    await Promise.all(
+      stale.map(({ ask }) => this.end(ask.id, endedAsText(ask, "answered-elsewhere"))),
+    );
   }
 
   isLiveReply(chatId: string, reply: ReplyClaim): Promise<boolean> {
@@ -265,8 +340,15 @@ export class AskBroker extends Emitter<BrokerEvents> {
   }
 
   /** The finished asks whose card was last shown in this reply, that this token's user may see: the reply's summaries. */
-  async replySummaries(viewer: Pick<Tab, "userId" | "isOwner">, chatId: string, replyId: string): Promise<Ask[]> {
-    return this.access.visibleOf({ ...viewer, chatClaim: chatId }, await this.options.store.finishedInReply(chatId, replyId));
+  async replySummaries(
+    viewer: Pick<Tab, "userId" | "isOwner">,
+    chatId: string,
+    replyId: string,
+  ): Promise<Ask[]> {
+    return this.access.visibleOf(
+      { ...viewer, chatClaim: chatId },
+      await this.options.store.finishedInReply(chatId, replyId),
+    );
   }
 
   /**
@@ -274,8 +356,15 @@ export class AskBroker extends Emitter<BrokerEvents> {
    * the Gateway: the chat's owner is recorded (when none is yet, as its widget's first view would),
    * so the reply's first ask already meets the guest rules; and the reply is noted as the chat's newest.
    */
-  async replyStarted(chatId: string, userId: string, reply: ReplyClaim, title?: string): Promise<void> {
-    const { owner, isNew } = await inTurn([[this.chatAdmissions, chatId]], () => this.access.claim(chatId, userId));
+  async replyStarted(
+    chatId: string,
+    userId: string,
+    reply: ReplyClaim,
+    title?: string,
+  ): Promise<void> {
+    const { owner, isNew } = await inTurn([[this.chatAdmissions, chatId]], () =>
+      this.access.claim(chatId, userId),
+    );
     this.access.noteView(chatId, owner);
     if (isNew) await this.cards.readmit(chatId, owner);
     await this.widgets.noteReply(chatId, reply);
@@ -305,7 +394,12 @@ export class AskBroker extends Emitter<BrokerEvents> {
   }
 
   /** A tab's answer (answering.ts): its ack goes to `acknowledge` as soon as the source took it. */
-  answer(tab: Tab, askId: string, answer: TabAnswer, acknowledge?: (ack: AnswerAck) => void): Promise<AnswerAck> {
+  answer(
+    tab: Tab,
+    askId: string,
+    answer: TabAnswer,
+    acknowledge?: (ack: AnswerAck) => void,
+  ): Promise<AnswerAck> {
     return answerAsk(this.answering, { tab, askId, answer, acknowledge });
   }
 

@@ -50,7 +50,10 @@ export class Cards {
   route(chatId: string): Promise<void> {
     return this.inChat(chatId, async () => {
       const { asks, access, presence } = this.options;
-      const pending = asks.ofChat(chatId).filter((entry) => entry.phase !== "unconfirmed").map((entry) => entry.ask);
+      const pending = asks
+        .ofChat(chatId)
+        .filter((entry) => entry.phase !== "unconfirmed")
+        .map((entry) => entry.ask);
       if (pending.length === 0) return;
       const chatOwner = await access.owner(chatId);
       await Promise.all(
@@ -67,7 +70,10 @@ export class Cards {
   /** The newest viewer of the ask's chat that may see it, or null. */
   async viewerFor(ask: Ask): Promise<Tab | null> {
     if (!ask.chatId) return null;
-    const [viewers, chatOwner] = await Promise.all([this.options.presence.viewers(ask.chatId), this.options.access.owner(ask.chatId)]);
+    const [viewers, chatOwner] = await Promise.all([
+      this.options.presence.viewers(ask.chatId),
+      this.options.access.owner(ask.chatId),
+    ]);
     return newestWhoMaySee(viewers, ask, chatOwner);
   }
 
@@ -89,13 +95,22 @@ export class Cards {
   }
 
   /** Ends the ask here: stored (the one whose write ends it reports it), its card closed, dashboards told. */
-  async finish(ask: Ask, end: Ending, by: { by: string | null; tabId: string | null } = { by: null, tabId: null }): Promise<void> {
+  async finish(
+    ask: Ask,
+    end: Ending,
+    by: { by: string | null; tabId: string | null } = { by: null, tabId: null },
+  ): Promise<void> {
     const { asks, store, presence, clock } = this.options;
     asks.end(ask.id);
-    const ended: Ask = { ...ask, status: end.status, resolution: { by: by.by, at: clock.now(), summary: end.summary, tabId: by.tabId } };
+    const ended: Ask = {
+      ...ask,
+      status: end.status,
+      resolution: { by: by.by, at: clock.now(), summary: end.summary, tabId: by.tabId },
+    };
     // With several instances each hears the end; the one whose write ends the ask reports it (once).
     const endedHere = await store.put(ended);
-    const close = () => presence.forget(ask.id, { askId: ask.id, reason: end.reason, summary: end.summary });
+    const close = () =>
+      presence.forget(ask.id, { askId: ask.id, reason: end.reason, summary: end.summary });
     // After any routing step of the chat already under way, so a card shown by it is closed too.
     await (ask.chatId ? this.inChat(ask.chatId, close) : close());
     this.options.changed(ended);
@@ -140,7 +155,8 @@ export class Cards {
     const card = inReply(ask, tab.reply?.msg ?? null);
     if (card !== ask && asks.listed(ask.id) === ask) {
       asks.update(card);
-      if (!asks.get(ask.id)?.unwritten) this.options.settle(store.put(card), `storing ask ${ask.id}`);
+      if (!asks.get(ask.id)?.unwritten)
+        this.options.settle(store.put(card), `storing ask ${ask.id}`);
     }
     this.write(ask.id);
   }

@@ -13,7 +13,8 @@ import type { Tab } from "./ports.ts";
 /** Retention keeps chats viewed within HISTORY_DAYS (at least a day): one write an hour per chat is plenty. */
 const VIEW_NOTE_INTERVAL_MS = 3_600_000;
 
-export type ViewAdmission = { ok: true; owner: string; ownerIsNew: boolean } | { ok: false; refusal: Ack };
+export type ViewAdmission =
+  { ok: true; owner: string; ownerIsNew: boolean } | { ok: false; refusal: Ack };
 /** Which stored asks `asks:list` may return to a tab beyond the pending ones, or none. */
 export type HistoryScope = { chatId?: string; ownedBy?: string } | null;
 
@@ -64,10 +65,17 @@ export class ChatAccess {
   async admitView(tab: Tab, chatId: string): Promise<ViewAdmission> {
     const known = await this.owner(chatId);
     if (known === null && tab.chatClaim === null && !tab.isOwner) {
-      return { ok: false, refusal: fail("FORBIDDEN", "this chat has no recorded user yet: open it from its Open WebUI widget first") };
+      return {
+        ok: false,
+        refusal: fail(
+          "FORBIDDEN",
+          "this chat has no recorded user yet: open it from its Open WebUI widget first",
+        ),
+      };
     }
     const owner = known ?? (await this.record(chatId, tab.userId));
-    if (!tab.isOwner && owner !== tab.userId) return { ok: false, refusal: fail("FORBIDDEN", "this chat belongs to another user") };
+    if (!tab.isOwner && owner !== tab.userId)
+      return { ok: false, refusal: fail("FORBIDDEN", "this chat belongs to another user") };
     this.noteView(chatId, owner);
     return { ok: true, owner, ownerIsNew: known === null };
   }
@@ -82,13 +90,19 @@ export class ChatAccess {
   }
 
   /** May this tab see (and answer) the ask? Its user must, and an embed token's chat claim must match. */
-  async visibleTo(tab: Pick<Tab, "userId" | "isOwner" | "chatClaim">, ask: Pick<Ask, "chatId">): Promise<boolean> {
+  async visibleTo(
+    tab: Pick<Tab, "userId" | "isOwner" | "chatClaim">,
+    ask: Pick<Ask, "chatId">,
+  ): Promise<boolean> {
     if (tab.chatClaim !== null && ask.chatId !== tab.chatClaim) return false;
     return canSee(ask, tab.userId, tab.isOwner, ask.chatId ? await this.owner(ask.chatId) : null);
   }
 
   /** Those of `asks` this tab may see, in their order. */
-  async visibleOf<T extends Pick<Ask, "chatId">>(tab: Pick<Tab, "userId" | "isOwner" | "chatClaim">, asks: readonly T[]): Promise<T[]> {
+  async visibleOf<T extends Pick<Ask, "chatId">>(
+    tab: Pick<Tab, "userId" | "isOwner" | "chatClaim">,
+    asks: readonly T[],
+  ): Promise<T[]> {
     const visible = await Promise.all(asks.map((ask) => this.visibleTo(tab, ask)));
     return asks.filter((_, index) => visible[index]);
   }
@@ -102,10 +116,18 @@ export class ChatAccess {
     const scope = await this.historyScope(tab);
     if (scope === null) return [];
     const live = new Map(tracked.map((ask) => [ask.id, ask]));
-    const stored = (await this.store.list({ status: status === "all" ? undefined : status, ...scope })).map((ask) => live.get(ask.id) ?? ask);
+    const stored = (
+      await this.store.list({ status: status === "all" ? undefined : status, ...scope })
+    ).map((ask) => live.get(ask.id) ?? ask);
     if (status !== "all") return stored;
     const listed = new Set(stored.map((ask) => ask.id));
-    return [...(await this.visibleOf(tab, tracked.filter((ask) => !listed.has(ask.id)))), ...stored];
+    return [
+      ...(await this.visibleOf(
+        tab,
+        tracked.filter((ask) => !listed.has(ask.id)),
+      )),
+      ...stored,
+    ];
   }
 
   /** Records the chat's owner unless the store has one: the owner in force, known from now on. */

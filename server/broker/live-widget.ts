@@ -10,7 +10,9 @@ import type { Presence, ReplyClaim, Tab } from "./ports.ts";
  */
 
 /** How a widget's view was judged: live (and whom it superseded), not live (and the chat it left), or moot. */
-export type WidgetVerdict = { superseded: Tab[] } & ({ live: false; left: string | null } | { live: true; reply: ReplyClaim } | { live: "stale" });
+export type WidgetVerdict = { superseded: Tab[] } & (
+  { live: false; left: string | null } | { live: true; reply: ReplyClaim } | { live: "stale" }
+);
 
 /** A superseded widget stops viewing but keeps its cards until they move or end: it is told how they ended. */
 export const SUPERSEDED = { keepCards: true } as const;
@@ -80,10 +82,18 @@ export class LiveWidgets {
     // Noted even when the tab left meanwhile: the server has seen this reply's widget.
     const newest = await this.noteReply(chatId, reply);
     const viewers = await this.presence.viewers(chatId);
-    const superseded = viewers.filter((viewer) => viewer.id !== tab.id && viewer.chatClaim !== null && (viewer.reply === null || !isSameOrNewer(viewer.reply, newest)));
+    const superseded = viewers.filter(
+      (viewer) =>
+        viewer.id !== tab.id &&
+        viewer.chatClaim !== null &&
+        (viewer.reply === null || !isSameOrNewer(viewer.reply, newest)),
+    );
     for (const viewer of superseded) await this.presence.leave(viewer.id, SUPERSEDED);
     if (!current()) return { live: "stale", superseded };
-    if (!isSameOrNewer(reply, newest) || viewers.some((viewer) => viewer.reply !== null && !isSameOrNewer(reply, viewer.reply))) {
+    if (
+      !isSameOrNewer(reply, newest) ||
+      viewers.some((viewer) => viewer.reply !== null && !isSameOrNewer(reply, viewer.reply))
+    ) {
       return { live: false, left: await this.presence.leave(tab.id, SUPERSEDED), superseded };
     }
     await this.presence.view(tab, chatId);

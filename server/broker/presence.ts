@@ -38,7 +38,8 @@ export class MemoryPresence extends Emitter<CardEvents> implements Presence {
   }
 
   private release(tabId: string): void {
-    for (const askId of this.held.get(tabId) ?? []) if (this.shown.get(askId) === tabId) this.shown.delete(askId);
+    for (const askId of this.held.get(tabId) ?? [])
+      if (this.shown.get(askId) === tabId) this.shown.delete(askId);
     this.held.delete(tabId);
   }
 
@@ -73,7 +74,8 @@ export class MemoryPresence extends Emitter<CardEvents> implements Presence {
       this.shown.set(ask.id, target.id);
       this.held.set(target.id, (this.held.get(target.id) ?? new Set()).add(ask.id));
     }
-    if (holder !== null && this.tabChat.get(holder) === ask.chatId) this.emit("card:close", holder, { askId: ask.id, reason: "handed-off" });
+    if (holder !== null && this.tabChat.get(holder) === ask.chatId)
+      this.emit("card:close", holder, { askId: ask.id, reason: "handed-off" });
     if (target !== null) this.emit("card:show", target.id, inReply(ask, target.reply?.msg ?? null));
     return { tab: target, moved: true };
   }

@@ -204,7 +204,12 @@ const SCRIPTS = {
   viewers: { lua: VIEWERS, reply: flatRows(TabFields).transform((rows) => rows.map(tabOf)) },
   place: {
     lua: PLACE,
-    reply: z.union([z.tuple([Flag]), z.tuple([Flag, ...TabFields.def.items])]).transform(([moved, ...fields]): Placement => ({ tab: fields.length === 6 ? tabOf(fields) : null, moved })),
+    reply: z
+      .union([z.tuple([Flag]), z.tuple([Flag, ...TabFields.def.items])])
+      .transform(([moved, ...fields]): Placement => ({
+        tab: fields.length === 6 ? tabOf(fields) : null,
+        moved,
+      })),
   },
   forget: { lua: FORGET, reply: z.string().nullable() },
   depart: { lua: DEPART, reply: Done },
@@ -247,7 +252,13 @@ export class RedisPresence extends Emitter<CardEvents> implements Presence {
 
   /** Announces this instance and keeps it alive until `stop`; refuses a deployment of another card protocol. */
   async start(): Promise<void> {
-    const [other, theirs] = await this.run("join", this.instanceId, CARD_PROTOCOL_VERSION, this.clock.now(), HEARTBEAT_TTL_MS);
+    const [other, theirs] = await this.run(
+      "join",
+      this.instanceId,
+      CARD_PROTOCOL_VERSION,
+      this.clock.now(),
+      HEARTBEAT_TTL_MS,
+    );
     if (other !== undefined) {
       throw new Error(
         `instance ${other.slice(0, 8)} of this deployment speaks card protocol ${theirs}, this release ${CARD_PROTOCOL_VERSION}: ` +
@@ -268,7 +279,18 @@ export class RedisPresence extends Emitter<CardEvents> implements Presence {
   }
 
   async view(tab: Tab, chatId: string): Promise<string | null> {
-    return this.run("view", tab.id, chatId, tab.userId, tab.isOwner ? "1" : "0", tab.chatClaim ?? "", this.instanceId, this.clock.now(), tab.reply?.msg ?? "", tab.reply?.mts ?? "");
+    return this.run(
+      "view",
+      tab.id,
+      chatId,
+      tab.userId,
+      tab.isOwner ? "1" : "0",
+      tab.chatClaim ?? "",
+      this.instanceId,
+      this.clock.now(),
+      tab.reply?.msg ?? "",
+      tab.reply?.mts ?? "",
+    );
   }
 
   async leave(tabId: string, options: { keepCards?: boolean } = {}): Promise<string | null> {
@@ -285,7 +307,14 @@ export class RedisPresence extends Emitter<CardEvents> implements Presence {
 
   async place(ask: Ask & { chatId: string }, chatOwner: string | null): Promise<Placement> {
     const handedOff: AskClose = { askId: ask.id, reason: "handed-off" };
-    const placement = await this.run("place", ask.id, ask.chatId, chatOwner ?? "", JSON.stringify(ask), JSON.stringify(handedOff));
+    const placement = await this.run(
+      "place",
+      ask.id,
+      ask.chatId,
+      chatOwner ?? "",
+      JSON.stringify(ask),
+      JSON.stringify(handedOff),
+    );
     // The script published the card before it answered: when the tab is ours (or its instance shares
     // this process), the card is waiting on the card connection too. Handing back after the I/O of
     // this turn of the event loop lets the card reach its tab before the caller's bookkeeping runs.
@@ -301,11 +330,14 @@ export class RedisPresence extends Emitter<CardEvents> implements Presence {
   private receiveCard(message: string): void {
     const [kind, tabId, reply, body] = splitCard(message);
     try {
-      if (kind === "show") return this.emit("card:show", tabId, inReply(Ask.parse(JSON.parse(body)), reply || null));
+      if (kind === "show")
+        return this.emit("card:show", tabId, inReply(Ask.parse(JSON.parse(body)), reply || null));
       if (kind === "close") return this.emit("card:close", tabId, AskClose.parse(JSON.parse(body)));
       throw new Error(`unknown kind ${JSON.stringify(kind.slice(0, 20))}`);
     } catch (error) {
-      this.log(`dropped a card message for tab ${tabId.slice(0, 40)}: ${error instanceof Error ? error.message.slice(0, 200) : String(error)}`);
+      this.log(
+        `dropped a card message for tab ${tabId.slice(0, 40)}: ${error instanceof Error ? error.message.slice(0, 200) : String(error)}`,
+      );
     }
   }
 
@@ -317,7 +349,12 @@ export class RedisPresence extends Emitter<CardEvents> implements Presence {
 
   private async beat(): Promise<void> {
     try {
-      await this.redis.set(`${this.prefix}instance:${this.instanceId}`, String(this.clock.now()), "PX", HEARTBEAT_TTL_MS);
+      await this.redis.set(
+        `${this.prefix}instance:${this.instanceId}`,
+        String(this.clock.now()),
+        "PX",
+        HEARTBEAT_TTL_MS,
+      );
     } catch (error) {
       // Redis is away: the next beat tries again; until then this instance's tabs may lapse.
       this.log(`presence heartbeat failed: ${errorMessage(error)}`);
@@ -327,7 +364,9 @@ export class RedisPresence extends Emitter<CardEvents> implements Presence {
 
   private tick(): void {
     this.heartbeat = null;
-    this.beat().catch((error: unknown) => this.log(`presence heartbeat failed: ${errorMessage(error)}`));
+    this.beat().catch((error: unknown) =>
+      this.log(`presence heartbeat failed: ${errorMessage(error)}`),
+    );
   }
 }
 
@@ -337,7 +376,13 @@ function afterPendingIo(): Promise<void> {
 }
 
 function tabOf([id, userId, owner, claim, msg, mts]: z.output<typeof TabFields>): Tab {
-  return { id, userId, isOwner: owner === "1", chatClaim: claim || null, reply: msg ? { msg, mts: Number(mts) } : null };
+  return {
+    id,
+    userId,
+    isOwner: owner === "1",
+    chatClaim: claim || null,
+    reply: msg ? { msg, mts: Number(mts) } : null,
+  };
 }
 
 /** A card message's lines: kind, tab, reply (empty for none and for a close) and the JSON (which holds no raw newline). */

@@ -70,18 +70,32 @@ export class TrackedAsks {
 
   /** Every listed ask, oldest tracked first. */
   all(): Ask[] {
-    return [...this.entries.values()].filter((entry) => LISTED.has(entry.phase)).map((entry) => entry.ask);
+    return [...this.entries.values()]
+      .filter((entry) => LISTED.has(entry.phase))
+      .map((entry) => entry.ask);
   }
 
   /** The listed entries of a chat. */
   ofChat(chatId: string): TrackedAsk[] {
-    return [...(this.byChat.get(chatId) ?? [])].map((id) => this.entries.get(id)).filter((entry): entry is Entry => entry !== undefined && LISTED.has(entry.phase));
+    return [...(this.byChat.get(chatId) ?? [])]
+      .map((id) => this.entries.get(id))
+      .filter((entry): entry is Entry => entry !== undefined && LISTED.has(entry.phase));
   }
 
   /** Starts taking in an ask not known here; false when it is (tracked, or still being received). */
   arrive(ask: Ask): boolean {
     if (this.entries.has(ask.id)) return false;
-    this.entries.set(ask.id, { ask, phase: "arriving", receiving: true, answering: false, unwritten: false, firstWrite: null, endedWhileArriving: null, endedWhileAnswering: null, timer: null });
+    this.entries.set(ask.id, {
+      ask,
+      phase: "arriving",
+      receiving: true,
+      answering: false,
+      unwritten: false,
+      firstWrite: null,
+      endedWhileArriving: null,
+      endedWhileAnswering: null,
+      timer: null,
+    });
     return true;
   }
 
@@ -100,7 +114,11 @@ export class TrackedAsks {
       endedWhileAnswering: null,
       timer: null,
     };
-    if (ask.expiresAt !== null) entry.timer = this.clock.setTimer(() => this.expire(ask.id), ask.expiresAt - this.clock.now());
+    if (ask.expiresAt !== null)
+      entry.timer = this.clock.setTimer(
+        () => this.expire(ask.id),
+        ask.expiresAt - this.clock.now(),
+      );
     this.entries.set(ask.id, entry);
     if (ask.chatId) {
       const ids = this.byChat.get(ask.chatId) ?? new Set<string>();
@@ -125,7 +143,9 @@ export class TrackedAsks {
 
   /** The ids of the restored asks their source has not listed yet. */
   unconfirmed(): string[] {
-    return [...this.entries.values()].filter((entry) => entry.phase === "unconfirmed").map((entry) => entry.ask.id);
+    return [...this.entries.values()]
+      .filter((entry) => entry.phase === "unconfirmed")
+      .map((entry) => entry.ask.id);
   }
 
   /** The ask is over here: untracked, its timer cleared; the entry stays only while it is still being received. */

@@ -9,7 +9,10 @@ export type Queue = Map<string, Promise<unknown>>;
  * Runs `step` after every earlier step queued in any of its slots (a queue and a key); a failed step
  * does not stop the ones after it. A step waits only on steps queued before it, so none waits forever.
  */
-export function inTurn<T>(slots: readonly (readonly [Queue, string])[], step: () => Promise<T>): Promise<T> {
+export function inTurn<T>(
+  slots: readonly (readonly [Queue, string])[],
+  step: () => Promise<T>,
+): Promise<T> {
   const run = Promise.all(slots.map(([queue, key]) => queue.get(key))).then(step);
   const done = (): void => {
     for (const [queue, key] of slots) if (queue.get(key) === tail) queue.delete(key);

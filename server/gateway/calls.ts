@@ -8,13 +8,23 @@ import type { AskReply } from "../../lib/answers.ts";
 
 export type GatewayCall =
   | { method: "question.resolve"; params: QuestionResolveParams }
-  | { method: "plugin.approval.resolve" | "exec.approval.resolve"; params: { id: string; decision: AskReplyDecision } }
-  | { method: "chat.send"; params: { sessionKey: string; message: string; idempotencyKey: string } };
+  | {
+      method: "plugin.approval.resolve" | "exec.approval.resolve";
+      params: { id: string; decision: AskReplyDecision };
+    }
+  | {
+      method: "chat.send";
+      params: { sessionKey: string; message: string; idempotencyKey: string };
+    };
 
 type AskReplyDecision = Extract<AskReply, { type: "decision" }>["decision"];
 
 type QuestionResolveParams =
-  | { id: string; answers: { answers: Record<string, string[]> }; secretStoreAllowedHosts?: string[] }
+  | {
+      id: string;
+      answers: { answers: Record<string, string[]> };
+      secretStoreAllowedHosts?: string[];
+    }
   | { id: string; cancel: true };
 
 /** The Gateway's `details.reason` values that mean the ask had already ended there. */
@@ -33,15 +43,30 @@ const ANSWER_SUFFIX = ":answer";
 const NOTICE_SUFFIX = ":notice";
 
 export function isOwnRun(runId: string): boolean {
-  return runId.startsWith("prompt:") && (runId.endsWith(ANSWER_SUFFIX) || runId.endsWith(NOTICE_SUFFIX));
+  return (
+    runId.startsWith("prompt:") && (runId.endsWith(ANSWER_SUFFIX) || runId.endsWith(NOTICE_SUFFIX))
+  );
 }
 
 export function replyCall(ask: Ask, reply: AskReply): GatewayCall {
   switch (reply.type) {
     case "message":
-      return { method: "chat.send", params: { sessionKey: ask.sessionKey, message: reply.text, idempotencyKey: `${ask.id}${ANSWER_SUFFIX}` } };
+      return {
+        method: "chat.send",
+        params: {
+          sessionKey: ask.sessionKey,
+          message: reply.text,
+          idempotencyKey: `${ask.id}${ANSWER_SUFFIX}`,
+        },
+      };
     case "decision":
-      return { method: ask.source === "gateway.exec-approval" ? "exec.approval.resolve" : "plugin.approval.resolve", params: { id: ask.id, decision: reply.decision } };
+      return {
+        method:
+          ask.source === "gateway.exec-approval"
+            ? "exec.approval.resolve"
+            : "plugin.approval.resolve",
+        params: { id: ask.id, decision: reply.decision },
+      };
     case "cancel":
       return { method: "question.resolve", params: { id: ask.id, cancel: true } };
     case "answers": {
@@ -68,5 +93,8 @@ export function refusalCall(ask: Ask): GatewayCall | null {
 
 /** Tells the session of a text prompt something without asking in chat (sent once: the key is fixed). */
 export function noticeCall(ask: Ask, message: string): GatewayCall {
-  return { method: "chat.send", params: { sessionKey: ask.sessionKey, message, idempotencyKey: `${ask.id}${NOTICE_SUFFIX}` } };
+  return {
+    method: "chat.send",
+    params: { sessionKey: ask.sessionKey, message, idempotencyKey: `${ask.id}${NOTICE_SUFFIX}` },
+  };
 }

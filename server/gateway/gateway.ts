@@ -9,7 +9,13 @@ import type { Config } from "../config.ts";
 import { AskAlreadyEnded, type AskChannel, type AskChannelEvents } from "../broker/ports.ts";
 import { Emitter } from "../events.ts";
 import type { AgentRuns, RunEvents } from "../prompts/chat-watcher.ts";
-import { ALREADY_ENDED_REASONS, noticeCall, refusalCall, replyCall, type GatewayCall } from "./calls.ts";
+import {
+  ALREADY_ENDED_REASONS,
+  noticeCall,
+  refusalCall,
+  replyCall,
+  type GatewayCall,
+} from "./calls.ts";
 import { createIntake } from "./intake.ts";
 import { GatewayCallError, GatewayLink } from "./link.ts";
 import { checkQuestionGetResult } from "./records.ts";
@@ -20,7 +26,8 @@ import { checkQuestionGetResult } from "./records.ts";
  * connection status, all as domain events. Out: replies, refusals and notices as method calls.
  */
 
-export type GatewayEvents = AskChannelEvents & RunEvents & { "gateway:status": [status: GatewayStatus] };
+export type GatewayEvents = AskChannelEvents &
+  RunEvents & { "gateway:status": [status: GatewayStatus] };
 
 export type GatewayOptions = {
   url: string;
@@ -35,7 +42,10 @@ export type GatewayOptions = {
 };
 
 /** The adapter for the configured Gateway and agent. */
-export function gatewayFromConfig(config: Config, parts: { clock: Clock; log(message: string): void }): Gateway {
+export function gatewayFromConfig(
+  config: Config,
+  parts: { clock: Clock; log(message: string): void },
+): Gateway {
   return new Gateway({
     url: config.OPENCLAW_GATEWAY_URL,
     token: config.OPENCLAW_GATEWAY_TOKEN,
@@ -65,7 +75,11 @@ export class Gateway extends Emitter<GatewayEvents> implements AskChannel, Agent
           listed: (listing) => this.emit("asks:listed", listing),
           run: (update) => this.emit("run:update", update),
           status: (status) => {
-            options.log(status.connected ? `gateway connected: ${options.url}` : `gateway: ${status.error ?? "disconnected"}`);
+            options.log(
+              status.connected
+                ? `gateway connected: ${options.url}`
+                : `gateway: ${status.error ?? "disconnected"}`,
+            );
             this.emit("gateway:status", status);
           },
         },
@@ -103,14 +117,21 @@ export class Gateway extends Emitter<GatewayEvents> implements AskChannel, Agent
     try {
       await this.link.execute(call);
     } catch (error) {
-      if (error instanceof GatewayCallError && error.reason !== undefined && ALREADY_ENDED_REASONS.has(error.reason)) throw new AskAlreadyEnded(error.message);
+      if (
+        error instanceof GatewayCallError &&
+        error.reason !== undefined &&
+        ALREADY_ENDED_REASONS.has(error.reason)
+      )
+        throw new AskAlreadyEnded(error.message);
       throw error;
     }
   }
 
   /** How the Gateway sees a question now; null when it no longer has it. */
   private async getQuestion(id: string): Promise<QuestionRecord | null> {
-    const checked = checkQuestionGetResult(await this.link.request("question.get", { id }).catch(() => null));
+    const checked = checkQuestionGetResult(
+      await this.link.request("question.get", { id }).catch(() => null),
+    );
     return checked.ok ? checked.value.question : null;
   }
 }

@@ -6,22 +6,56 @@ import type { RunUpdate } from "../prompts/chat-watcher.ts";
 import { approvalOutcome, createIntake, questionOutcome, runUpdate } from "./intake.ts";
 
 const approvalAsk = { kind: "approval", expiresAt: 100 } as const;
-const resolve = (outcome: Outcome | null, ask: Pick<Ask, "kind" | "expiresAt">) => (typeof outcome === "function" ? outcome(ask as Ask) : outcome);
+const resolve = (outcome: Outcome | null, ask: Pick<Ask, "kind" | "expiresAt">) =>
+  typeof outcome === "function" ? outcome(ask as Ask) : outcome;
 
 describe("Gateway records to domain events", () => {
   it("recognises the Gateway's expiry: a deny nobody made at or past the deadline", () => {
-    expect(resolve(approvalOutcome({ id: "a", decision: "deny", resolvedBy: null, ts: 100 }), approvalAsk)).toMatchObject({ status: "expired", reason: "expired" });
-    expect(resolve(approvalOutcome({ id: "a", decision: "deny", resolvedBy: "someone", ts: 100 }), approvalAsk)).toEqual({ status: "answered", summary: "Deny (elsewhere)", reason: "answered-elsewhere" });
-    expect(resolve(approvalOutcome({ id: "a", decision: "deny", resolvedBy: null, ts: 99 }), approvalAsk)).toMatchObject({ summary: "Deny (elsewhere)" });
-    expect(resolve(approvalOutcome({ id: "a", decision: "allow-once" }), approvalAsk)).toMatchObject({ summary: "Allow once (elsewhere)" });
+    expect(
+      resolve(
+        approvalOutcome({ id: "a", decision: "deny", resolvedBy: null, ts: 100 }),
+        approvalAsk,
+      ),
+    ).toMatchObject({ status: "expired", reason: "expired" });
+    expect(
+      resolve(
+        approvalOutcome({ id: "a", decision: "deny", resolvedBy: "someone", ts: 100 }),
+        approvalAsk,
+      ),
+    ).toEqual({ status: "answered", summary: "Deny (elsewhere)", reason: "answered-elsewhere" });
+    expect(
+      resolve(
+        approvalOutcome({ id: "a", decision: "deny", resolvedBy: null, ts: 99 }),
+        approvalAsk,
+      ),
+    ).toMatchObject({ summary: "Deny (elsewhere)" });
+    expect(
+      resolve(approvalOutcome({ id: "a", decision: "allow-once" }), approvalAsk),
+    ).toMatchObject({ summary: "Allow once (elsewhere)" });
     expect(resolve(approvalOutcome({ id: "a" }), approvalAsk)).toMatchObject({ status: "expired" });
   });
 
   it("reads Open WebUI's Stop on the /v1 path: the run's approvals denied and its questions cancelled because its HTTP client went away", () => {
-    expect(resolve(approvalOutcome({ id: "a", decision: "deny", resolvedBy: "approval-scope-closed", ts: 50 }), approvalAsk)).toEqual({ status: "cancelled", summary: "Stopped", reason: "answered-elsewhere" });
-    const record = { id: "q", questions: [], createdAtMs: 1, expiresAtMs: 2, status: "cancelled" as const };
-    expect(questionOutcome({ ...record, resolvedBy: "requester-inactive" })).toMatchObject({ status: "cancelled", summary: "Stopped" });
-    expect(questionOutcome({ ...record, resolvedBy: "gateway-client" })).toMatchObject({ summary: "Cancelled elsewhere" });
+    expect(
+      resolve(
+        approvalOutcome({ id: "a", decision: "deny", resolvedBy: "approval-scope-closed", ts: 50 }),
+        approvalAsk,
+      ),
+    ).toEqual({ status: "cancelled", summary: "Stopped", reason: "answered-elsewhere" });
+    const record = {
+      id: "q",
+      questions: [],
+      createdAtMs: 1,
+      expiresAtMs: 2,
+      status: "cancelled" as const,
+    };
+    expect(questionOutcome({ ...record, resolvedBy: "requester-inactive" })).toMatchObject({
+      status: "cancelled",
+      summary: "Stopped",
+    });
+    expect(questionOutcome({ ...record, resolvedBy: "gateway-client" })).toMatchObject({
+      summary: "Cancelled elsewhere",
+    });
   });
 
   it("asks the Gateway who cancelled a question: the event does not say", async () => {
@@ -30,11 +64,24 @@ describe("Gateway records to domain events", () => {
     const handler = createIntake({
       agentId: "dev",
       chatKeys: new ChatKeyPattern(DEFAULT_SESSION_KEY_PATTERN, "dev"),
-      sink: { arrived: () => {}, ended: (id, outcome) => ended.push([id, outcome]), listed: () => {}, run: () => {}, status: () => {} },
+      sink: {
+        arrived: () => {},
+        ended: (id, outcome) => ended.push([id, outcome]),
+        listed: () => {},
+        run: () => {},
+        status: () => {},
+      },
       getQuestion: async (id) => {
         looked.push(id);
         if (id === "gone") throw new Error("connection lost");
-        return { id, questions: [], createdAtMs: 1, expiresAtMs: 2, status: "cancelled", resolvedBy: "requester-inactive" };
+        return {
+          id,
+          questions: [],
+          createdAtMs: 1,
+          expiresAtMs: 2,
+          status: "cancelled",
+          resolvedBy: "requester-inactive",
+        };
       },
     });
     handler.questionResolved({ id: "stopped", status: "cancelled" });
@@ -42,24 +89,64 @@ describe("Gateway records to domain events", () => {
     handler.questionResolved({ id: "expired", status: "expired" });
     await vi.waitFor(() => expect(ended).toHaveLength(3));
     expect(looked).toEqual(["stopped", "gone"]);
-    expect(Object.fromEntries(ended.map(([id, outcome]) => [id, resolve(outcome, { kind: "question", expiresAt: null })?.summary]))).toEqual({ stopped: "Stopped", gone: "Cancelled elsewhere", expired: "Expired" });
+    expect(
+      Object.fromEntries(
+        ended.map(([id, outcome]) => [
+          id,
+          resolve(outcome, { kind: "question", expiresAt: null })?.summary,
+        ]),
+      ),
+    ).toEqual({ stopped: "Stopped", gone: "Cancelled elsewhere", expired: "Expired" });
   });
 
   it("tells how a question ended; a secret's answer never shows", () => {
-    const answered = questionOutcome({ id: "q", status: "answered", answers: { answers: { db: ["SQLite"] } } });
-    expect(resolve(answered, { kind: "question", expiresAt: null })).toMatchObject({ status: "answered", summary: "SQLite", reason: "answered-elsewhere" });
-    expect(resolve(answered, { kind: "secret", expiresAt: null })).toMatchObject({ summary: "•••• (secret entered)" });
-    expect(questionOutcome({ id: "q", status: "cancelled" })).toMatchObject({ status: "cancelled", reason: "answered-elsewhere" });
+    const answered = questionOutcome({
+      id: "q",
+      status: "answered",
+      answers: { answers: { db: ["SQLite"] } },
+    });
+    expect(resolve(answered, { kind: "question", expiresAt: null })).toMatchObject({
+      status: "answered",
+      summary: "SQLite",
+      reason: "answered-elsewhere",
+    });
+    expect(resolve(answered, { kind: "secret", expiresAt: null })).toMatchObject({
+      summary: "•••• (secret entered)",
+    });
+    expect(questionOutcome({ id: "q", status: "cancelled" })).toMatchObject({
+      status: "cancelled",
+      reason: "answered-elsewhere",
+    });
     expect(questionOutcome({ id: "q", status: "expired" })).toMatchObject({ status: "expired" });
   });
 
   it("turns chat frames into run updates: snapshots, suffixes, replacements, ends", () => {
     const run = { runId: "r1", sessionKey: "agent:dev:openwebui:c1", seq: 1 };
-    expect(runUpdate({ ...run, state: "delta", deltaText: "lo", message: { content: [{ type: "text", text: "hello" }] } })).toMatchObject({ state: "text", text: "hello", snapshot: true });
-    expect(runUpdate({ ...run, state: "delta", deltaText: "lo" })).toMatchObject({ state: "text", text: "lo", snapshot: false });
-    expect(runUpdate({ ...run, state: "delta", deltaText: "new reply", replace: true })).toMatchObject({ state: "text", text: "new reply", snapshot: true });
-    expect(runUpdate({ ...run, state: "final", message: "done" })).toMatchObject({ state: "final", text: "done", ownRun: false });
-    expect(runUpdate({ ...run, runId: "prompt:x:answer", state: "aborted" })).toMatchObject({ state: "stopped", ownRun: true });
+    expect(
+      runUpdate({
+        ...run,
+        state: "delta",
+        deltaText: "lo",
+        message: { content: [{ type: "text", text: "hello" }] },
+      }),
+    ).toMatchObject({ state: "text", text: "hello", snapshot: true });
+    expect(runUpdate({ ...run, state: "delta", deltaText: "lo" })).toMatchObject({
+      state: "text",
+      text: "lo",
+      snapshot: false,
+    });
+    expect(
+      runUpdate({ ...run, state: "delta", deltaText: "new reply", replace: true }),
+    ).toMatchObject({ state: "text", text: "new reply", snapshot: true });
+    expect(runUpdate({ ...run, state: "final", message: "done" })).toMatchObject({
+      state: "final",
+      text: "done",
+      ownRun: false,
+    });
+    expect(runUpdate({ ...run, runId: "prompt:x:answer", state: "aborted" })).toMatchObject({
+      state: "stopped",
+      ownRun: true,
+    });
   });
 
   it("takes only the configured agent's sessions, each on the chat its key names", () => {
@@ -69,14 +156,29 @@ describe("Gateway records to domain events", () => {
     const handler = createIntake({
       agentId: "dev",
       chatKeys: new ChatKeyPattern(DEFAULT_SESSION_KEY_PATTERN, "dev"),
-      sink: { arrived: (ask) => arrived.push(ask), ended: () => {}, listed: (listing) => listings.push(listing), run: (update) => runs.push(update), status: () => {} },
+      sink: {
+        arrived: (ask) => arrived.push(ask),
+        ended: () => {},
+        listed: (listing) => listings.push(listing),
+        run: (update) => runs.push(update),
+        status: () => {},
+      },
       getQuestion: async () => null,
     });
-    const record = { id: "q1", questions: [{ questionId: "db", header: "DB", question: "?", options: [] }], createdAtMs: 1, expiresAtMs: 2, status: "pending" as const };
+    const record = {
+      id: "q1",
+      questions: [{ questionId: "db", header: "DB", question: "?", options: [] }],
+      createdAtMs: 1,
+      expiresAtMs: 2,
+      status: "pending" as const,
+    };
     handler.question({ ...record, sessionKey: "agent:dev:openwebui:c1" }, "announced");
     handler.question({ ...record, id: "q2", sessionKey: "agent:other:openwebui:c1" }, "announced");
     handler.question({ ...record, id: "q3", sessionKey: "agent:dev:subagent:1" }, "listed");
-    handler.question({ ...record, id: "q4", sessionKey: "agent:dev:openai-user:openwebui:c2:m7" }, "announced");
+    handler.question(
+      { ...record, id: "q4", sessionKey: "agent:dev:openai-user:openwebui:c2:m7" },
+      "announced",
+    );
     handler.question({ ...record, id: "q5", sessionKey: "agent:dev:openai:0c5e" }, "announced");
     expect(arrived.map((ask) => [ask.id, ask.chatId, ask.replyId])).toEqual([
       ["q1", "c1", undefined],
@@ -87,7 +189,16 @@ describe("Gateway records to domain events", () => {
     ]);
     handler.chat({ runId: "r", sessionKey: "agent:other:openwebui:c1", state: "final", seq: 1 });
     expect(runs).toEqual([]);
-    handler.backfilled({ questions: new Set(["q1"]), pluginApprovals: new Set(), execApprovals: new Set(["e1"]) });
-    expect([...(listings[0]?.live.keys() ?? [])]).toEqual(["gateway.question", "gateway.secret", "gateway.plugin-approval", "gateway.exec-approval"]);
+    handler.backfilled({
+      questions: new Set(["q1"]),
+      pluginApprovals: new Set(),
+      execApprovals: new Set(["e1"]),
+    });
+    expect([...(listings[0]?.live.keys() ?? [])]).toEqual([
+      "gateway.question",
+      "gateway.secret",
+      "gateway.plugin-approval",
+      "gateway.exec-approval",
+    ]);
   });
 });

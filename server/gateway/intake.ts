@@ -1,9 +1,22 @@
 import type { ChatEvent, QuestionRecord, QuestionResolvedEvent } from "@openclaw/gateway-protocol";
 import { Decision, type Ask } from "../../lib/ask.ts";
-import { ANSWERED_ELSEWHERE, CANCELLED_ELSEWHERE, EXPIRED, RUN_STOPPED, answeredElsewhere, decidedElsewhere, type Ending } from "../../lib/outcomes.ts";
+import {
+  ANSWERED_ELSEWHERE,
+  CANCELLED_ELSEWHERE,
+  EXPIRED,
+  RUN_STOPPED,
+  answeredElsewhere,
+  decidedElsewhere,
+  type Ending,
+} from "../../lib/outcomes.ts";
 import type { GatewayStatus } from "../../lib/protocol.ts";
 import { belongsToAgent, parseSessionKey, type ChatKeyPattern } from "../../lib/session-key.ts";
-import { askFromExecApproval, askFromPluginApproval, askFromQuestionRecord, type AskContext } from "../../lib/sources/gateway.ts";
+import {
+  askFromExecApproval,
+  askFromPluginApproval,
+  askFromQuestionRecord,
+  type AskContext,
+} from "../../lib/sources/gateway.ts";
 import type { Arrival, Outcome, SourceListing } from "../broker/ports.ts";
 import type { RunUpdate } from "../prompts/chat-watcher.ts";
 import { isOwnRun } from "./calls.ts";
@@ -50,7 +63,9 @@ export function questionOutcome(event: QuestionResolvedEvent | QuestionRecord): 
       return (ask: Ask) => answeredElsewhere(ask, values);
     }
     case "cancelled":
-      return "resolvedBy" in event && event.resolvedBy === REQUESTER_INACTIVE ? RUN_STOPPED : CANCELLED_ELSEWHERE;
+      return "resolvedBy" in event && event.resolvedBy === REQUESTER_INACTIVE
+        ? RUN_STOPPED
+        : CANCELLED_ELSEWHERE;
     case "expired":
       return EXPIRED;
     default:
@@ -68,7 +83,12 @@ export function approvalOutcome(event: ApprovalResolved): Outcome {
   const decision = Decision.safeParse(event.decision);
   if (!decision.success) return ANSWERED_ELSEWHERE;
   return (ask: Ask): Ending => {
-    const expiry = decision.data === "deny" && (event.resolvedBy ?? null) === null && ask.expiresAt !== null && event.ts !== undefined && event.ts >= ask.expiresAt;
+    const expiry =
+      decision.data === "deny" &&
+      (event.resolvedBy ?? null) === null &&
+      ask.expiresAt !== null &&
+      event.ts !== undefined &&
+      event.ts >= ask.expiresAt;
     return expiry ? EXPIRED : decidedElsewhere(decision.data);
   };
 }
@@ -80,7 +100,10 @@ export function messageText(message: unknown): string | null {
   const content = (message as { content?: unknown }).content;
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return null;
-  const texts = content.filter((part): part is { type: "text"; text: string } => part?.type === "text" && typeof part.text === "string");
+  const texts = content.filter(
+    (part): part is { type: "text"; text: string } =>
+      part?.type === "text" && typeof part.text === "string",
+  );
   return texts.length > 0 ? texts.map((part) => part.text).join("") : null;
 }
 
@@ -109,13 +132,15 @@ export function createIntake(options: IntakeOptions): GatewayHandler {
   const ours = (sessionKey: string | null | undefined, recordAgentId: string | null | undefined) =>
     belongsToAgent(sessionKey ?? undefined, recordAgentId ?? undefined, agentId);
   const context = (sessionKey: string | null | undefined): AskContext => {
-    const chat = sessionKey && !parseSessionKey(sessionKey)?.isSubagent ? chatKeys.chatOf(sessionKey) : null;
+    const chat =
+      sessionKey && !parseSessionKey(sessionKey)?.isSubagent ? chatKeys.chatOf(sessionKey) : null;
     return { chatId: chat?.chatId ?? null, replyId: chat?.replyId ?? null, agentId };
   };
 
   return {
     question(record, arrival) {
-      if (ours(record.sessionKey, record.agentId)) sink.arrived(askFromQuestionRecord(record, context(record.sessionKey)), arrival);
+      if (ours(record.sessionKey, record.agentId))
+        sink.arrived(askFromQuestionRecord(record, context(record.sessionKey)), arrival);
     },
     questionResolved(event) {
       // The event does not say who cancelled: the record does (a stopped run's questions read as stopped).
@@ -130,10 +155,12 @@ export function createIntake(options: IntakeOptions): GatewayHandler {
       );
     },
     pluginApproval(event, arrival) {
-      if (ours(event.request.sessionKey, event.request.agentId)) sink.arrived(askFromPluginApproval(event, context(event.request.sessionKey)), arrival);
+      if (ours(event.request.sessionKey, event.request.agentId))
+        sink.arrived(askFromPluginApproval(event, context(event.request.sessionKey)), arrival);
     },
     execApproval(event, arrival) {
-      if (ours(event.request.sessionKey, event.request.agentId)) sink.arrived(askFromExecApproval(event, context(event.request.sessionKey)), arrival);
+      if (ours(event.request.sessionKey, event.request.agentId))
+        sink.arrived(askFromExecApproval(event, context(event.request.sessionKey)), arrival);
     },
     approvalResolved(event) {
       sink.ended(event.id, approvalOutcome(event));

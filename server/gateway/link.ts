@@ -50,10 +50,20 @@ export interface GatewayHandler {
   status(status: GatewayStatus): void;
 }
 
-export type LiveIds = { questions: Set<string>; pluginApprovals: Set<string>; execApprovals: Set<string> };
+export type LiveIds = {
+  questions: Set<string>;
+  pluginApprovals: Set<string>;
+  execApprovals: Set<string>;
+};
 
 // Scopes and capabilities that make this client both a question answerer and an approval route.
-export const OPERATOR_SCOPES = ["operator.read", "operator.write", "operator.approvals", "operator.questions", "operator.admin"];
+export const OPERATOR_SCOPES = [
+  "operator.read",
+  "operator.write",
+  "operator.approvals",
+  "operator.questions",
+  "operator.admin",
+];
 export const OPERATOR_CAPS = ["plugin-approvals", "exec-approvals"];
 
 export type GatewayLinkOptions = {
@@ -117,11 +127,17 @@ export class GatewayLink {
         this.dispatch(frame.event, frame.payload);
       },
       onGap: ({ expected, received }) => {
-        this.options.log(`gateway event gap (expected seq ${expected}, got ${received}): resyncing`);
+        this.options.log(
+          `gateway event gap (expected seq ${expected}, got ${received}): resyncing`,
+        );
         this.resync();
       },
-      onConnectError: (error) => this.disconnected(`Gateway unreachable, retrying: ${error.message}`),
-      onClose: (code, reason) => this.disconnected(`Gateway unreachable, retrying (closed ${code}${reason ? `: ${reason}` : ""})`),
+      onConnectError: (error) =>
+        this.disconnected(`Gateway unreachable, retrying: ${error.message}`),
+      onClose: (code, reason) =>
+        this.disconnected(
+          `Gateway unreachable, retrying (closed ${code}${reason ? `: ${reason}` : ""})`,
+        ),
       ...options.clientOptions,
     });
   }
@@ -162,7 +178,12 @@ export class GatewayLink {
   private disconnected(error: string): void {
     // The next connection backfills from scratch.
     this.cancelBackfillRetry();
-    if (this.current.connected || this.current.error !== error) this.setStatus({ connected: false, since: this.current.connected ? this.now() : this.current.since, error });
+    if (this.current.connected || this.current.error !== error)
+      this.setStatus({
+        connected: false,
+        since: this.current.connected ? this.now() : this.current.since,
+        error,
+      });
   }
 
   private setStatus(status: GatewayStatus): void {
@@ -205,7 +226,9 @@ export class GatewayLink {
 
   /** Starts a backfill; its failures are logged and retried inside, so nothing escapes here. */
   private resync(): void {
-    this.backfill().catch((error: unknown) => this.options.log(`gateway backfill failed: ${errorMessage(error)}`));
+    this.backfill().catch((error: unknown) =>
+      this.options.log(`gateway backfill failed: ${errorMessage(error)}`),
+    );
   }
 
   /**
@@ -217,7 +240,11 @@ export class GatewayLink {
     this.cancelBackfillRetry();
     const { handler, log } = this.options;
     // Started before the list calls go out, so no event between sending and answering escapes it.
-    const live: LiveIds = { questions: new Set(), pluginApprovals: new Set(), execApprovals: new Set() };
+    const live: LiveIds = {
+      questions: new Set(),
+      pluginApprovals: new Set(),
+      execApprovals: new Set(),
+    };
     this.arrivingDuringBackfill = live;
     try {
       const [questions, plugin, exec] = await Promise.all([
@@ -227,7 +254,8 @@ export class GatewayLink {
       ]);
       if (run !== this.backfillRun) return;
       const entries = (questions as { questions?: unknown } | null)?.questions;
-      if (!Array.isArray(entries)) throw new Error("question.list did not answer {questions: [...]}");
+      if (!Array.isArray(entries))
+        throw new Error("question.list did not answer {questions: [...]}");
       for (const entry of entries) {
         const checked = checkQuestionRecord(entry);
         if (!checked.ok) {
@@ -241,14 +269,19 @@ export class GatewayLink {
         live.questions.add(checked.value.id);
         handler.question(checked.value, "listed");
       }
-      this.collectApprovals(plugin, checkPluginApproval, live.pluginApprovals, (event) => handler.pluginApproval(event, "listed"));
-      this.collectApprovals(exec, checkExecApproval, live.execApprovals, (event) => handler.execApproval(event, "listed"));
+      this.collectApprovals(plugin, checkPluginApproval, live.pluginApprovals, (event) =>
+        handler.pluginApproval(event, "listed"),
+      );
+      this.collectApprovals(exec, checkExecApproval, live.execApprovals, (event) =>
+        handler.execApproval(event, "listed"),
+      );
       handler.backfilled(live);
       if (run === this.backfillRun) this.backfillRetryMs = FIRST_BACKFILL_RETRY_MS;
     } catch (error) {
       const message = errorMessage(error);
       // A newer backfill or a reconnect takes over; otherwise restored asks would stay hidden until one.
-      if (run !== this.backfillRun || !this.current.connected || this.stopped) return log(`gateway backfill failed: ${message}`);
+      if (run !== this.backfillRun || !this.current.connected || this.stopped)
+        return log(`gateway backfill failed: ${message}`);
       const delay = this.backfillRetryMs;
       this.backfillRetryMs = Math.min(delay * 2, MAX_BACKFILL_RETRY_MS);
       log(`gateway backfill failed: ${message}; retrying in ${delay / 1000} s`);

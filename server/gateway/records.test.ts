@@ -73,11 +73,15 @@ const liveExec = {
   expiresAtMs: 1796039412700,
 };
 
-
 describe("approval records from live runs", () => {
   it("reads a live plugin approval: its scope, its severity, no detail, all three decisions when none are listed", () => {
     const ask = askFromPluginApproval(plugin(livePlugin), context);
-    expect(ask).toMatchObject({ id: livePlugin.id, runId: livePlugin.request.runId, createdAt: livePlugin.createdAtMs, expiresAt: livePlugin.expiresAtMs });
+    expect(ask).toMatchObject({
+      id: livePlugin.id,
+      runId: livePlugin.request.runId,
+      createdAt: livePlugin.createdAtMs,
+      expiresAt: livePlugin.expiresAtMs,
+    });
     expect(ask.approval).toEqual({
       title: "Pay invoice",
       description: "Pays the invoice",
@@ -91,26 +95,51 @@ describe("approval records from live runs", () => {
   });
 
   it("takes a hook's omitted severity (null on the wire) as the Gateway's default, warning", () => {
-    const record = { ...livePlugin, request: { ...livePlugin.request, severity: null, scope: null, allowedDecisions: ["allow-once", "deny"] } };
+    const record = {
+      ...livePlugin,
+      request: {
+        ...livePlugin.request,
+        severity: null,
+        scope: null,
+        allowedDecisions: ["allow-once", "deny"],
+      },
+    };
     const ask = askFromPluginApproval(plugin(record), context);
     expect(ask.approval).toMatchObject({ severity: "warning", decisions: ["deny", "allow-once"] });
     expect(ask.approval.scope).toBeUndefined();
   });
 
   it("drops a scope it cannot read and keeps the approval", () => {
-    const record = { ...livePlugin, request: { ...livePlugin.request, scope: { kind: "payment", amount: "49.99" } } };
+    const record = {
+      ...livePlugin,
+      request: { ...livePlugin.request, scope: { kind: "payment", amount: "49.99" } },
+    };
     expect(askFromPluginApproval(plugin(record), context).approval.scope).toBeUndefined();
   });
 
   it("reads a live exec approval: the command in its title, no Always allow under ask=always, a warning by default", () => {
     const ask = askFromExecApproval(exec(liveExec), context);
-    expect(ask.approval).toMatchObject({ title: "Run touch /tmp/m/e1", command: "touch /tmp/m/e1", severity: "warning", decisions: ["deny", "allow-once"] });
+    expect(ask.approval).toMatchObject({
+      title: "Run touch /tmp/m/e1",
+      command: "touch /tmp/m/e1",
+      severity: "warning",
+      decisions: ["deny", "allow-once"],
+    });
     expect(ask.approval.detail).toBeUndefined();
     expect(ask.expiresAt! - ask.createdAt).toBe(30 * 60_000);
   });
 
   it("shows the Gateway's command analysis as an exec approval's detail and warns", () => {
-    const analysed = { ...liveExec, request: { ...liveExec.request, commandAnalysis: { riskKinds: ["destructive"], warningLines: ["Deletes files", "Recursive"] } } };
+    const analysed = {
+      ...liveExec,
+      request: {
+        ...liveExec.request,
+        commandAnalysis: {
+          riskKinds: ["destructive"],
+          warningLines: ["Deletes files", "Recursive"],
+        },
+      },
+    };
     const ask = askFromExecApproval(exec(analysed), context);
     expect(ask.approval).toMatchObject({ severity: "warning", detail: "Deletes files\nRecursive" });
   });

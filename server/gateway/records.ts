@@ -60,7 +60,10 @@ const ExecApprovalRequested = ApprovalEnvelope.extend({
     host: NullableString,
     warningText: NullableString,
     commandAnalysis: z
-      .looseObject({ riskKinds: z.array(z.string()).nullish(), warningLines: z.array(z.string()).nullish() })
+      .looseObject({
+        riskKinds: z.array(z.string()).nullish(),
+        warningLines: z.array(z.string()).nullish(),
+      })
       .nullish()
       .catch(null),
     unavailableDecisions: z.array(z.string()).nullish(),
@@ -83,20 +86,27 @@ function fromTypebox<T>(schema: TSchema): Check<T> {
   return (value) => {
     if (validator.Check(value)) return { ok: true, value: value as T };
     const first = [...validator.Errors(value)].slice(0, 3);
-    return { ok: false, error: first.map((error) => `${error.instancePath || "/"} ${error.message}`).join("; ") };
+    return {
+      ok: false,
+      error: first.map((error) => `${error.instancePath || "/"} ${error.message}`).join("; "),
+    };
   };
 }
 
 function fromZod<T>(schema: z.ZodType<T>): Check<T> {
   return (value) => {
     const result = schema.safeParse(value);
-    return result.success ? { ok: true, value: result.data } : { ok: false, error: result.error.issues[0]?.message ?? "invalid" };
+    return result.success
+      ? { ok: true, value: result.data }
+      : { ok: false, error: result.error.issues[0]?.message ?? "invalid" };
   };
 }
 
 export const checkQuestionRecord = fromTypebox<QuestionRecord>(QuestionRecordSchema);
 export const checkQuestionGetResult = fromTypebox<QuestionGetResult>(QuestionGetResultSchema);
-export const checkQuestionResolved = fromTypebox<QuestionResolvedEvent>(QuestionResolvedEventSchema);
+export const checkQuestionResolved = fromTypebox<QuestionResolvedEvent>(
+  QuestionResolvedEventSchema,
+);
 export const checkChatEvent = fromTypebox<ChatEvent>(ChatEventSchema);
 export const checkPluginApproval: Check<PluginApprovalRecord> = fromZod(PluginApprovalRequested);
 export const checkExecApproval: Check<ExecApprovalRecord> = fromZod(ExecApprovalRequested);

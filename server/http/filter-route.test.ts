@@ -3,7 +3,12 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { ReplyClaim } from "../broker/ports.ts";
 import { StoreUnavailable } from "../store/store.ts";
-import { FILTER_SIGNATURE_HEADER, createFilterRoute, filterKey, signFilterRequest } from "./filter-route.ts";
+import {
+  FILTER_SIGNATURE_HEADER,
+  createFilterRoute,
+  filterKey,
+  signFilterRequest,
+} from "./filter-route.ts";
 
 const SECRET = "s".repeat(40);
 const NOW = 1_700_000_000_000;
@@ -27,7 +32,9 @@ beforeAll(async () => {
     },
     log: () => {},
   });
-  server = createServer((request, response) => (route.handles(request) ? route.handle(request, response) : response.writeHead(404).end()));
+  server = createServer((request, response) =>
+    route.handles(request) ? route.handle(request, response) : response.writeHead(404).end(),
+  );
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
@@ -42,9 +49,24 @@ beforeEach(() => {
 
 const START = { chatId: "c1", replyId: "m1", userId: "u1", startedAt: NOW };
 
-async function post(body: string, signature: string | null = signFilterRequest(key, body, NOW), method = "POST", path = "/openwebui/replies") {
-  const response = await fetch(`${url}${path}`, { method, headers: { "content-type": "application/json", ...(signature === null ? {} : { [FILTER_SIGNATURE_HEADER]: signature }) }, body: method === "GET" ? undefined : body });
-  return { status: response.status, body: (await response.json()) as { ok: boolean; error?: { code: string; message: string } } };
+async function post(
+  body: string,
+  signature: string | null = signFilterRequest(key, body, NOW),
+  method = "POST",
+  path = "/openwebui/replies",
+) {
+  const response = await fetch(`${url}${path}`, {
+    method,
+    headers: {
+      "content-type": "application/json",
+      ...(signature === null ? {} : { [FILTER_SIGNATURE_HEADER]: signature }),
+    },
+    body: method === "GET" ? undefined : body,
+  });
+  return {
+    status: response.status,
+    body: (await response.json()) as { ok: boolean; error?: { code: string; message: string } },
+  };
 }
 
 describe("POST /openwebui/replies", () => {
@@ -54,14 +76,21 @@ describe("POST /openwebui/replies", () => {
   });
 
   it("takes the chat's title with it, as one clean line: text from users", async () => {
-    expect((await post(JSON.stringify({ ...START, title: "  Q3 report\u202e: <b>draft</b>\n " }))).status).toBe(200);
+    expect(
+      (await post(JSON.stringify({ ...START, title: "  Q3 report\u202e: <b>draft</b>\n " })))
+        .status,
+    ).toBe(200);
     expect(started.at(-1)?.[3]).toBe("Q3 report : <b>draft</b>");
-    expect((await post(JSON.stringify({ ...START, title: " \u0000 " }))).body.error?.message).toMatch(/title/);
+    expect(
+      (await post(JSON.stringify({ ...START, title: " \u0000 " }))).body.error?.message,
+    ).toMatch(/title/);
   });
 
   it("signs as the filter does (the same vector is checked in the filter's own Python tests)", () => {
     const body = '{"chatId":"c1","replyId":"m1","userId":"u1","startedAt":1700000000000}';
-    expect(signFilterRequest(filterKey(SECRET), body, NOW)).toBe("t=1700000000,v1=1223c034bd677d30c2f59f00bed7d7ec6cab40f8105dd9b74f97b7bcfa0ed278");
+    expect(signFilterRequest(filterKey(SECRET), body, NOW)).toBe(
+      "t=1700000000,v1=1223c034bd677d30c2f59f00bed7d7ec6cab40f8105dd9b74f97b7bcfa0ed278",
+    );
   });
 
   it("refuses, and records nothing, without the filter's signature: none, another key's, a tab token's key, a changed body, an old one", async () => {
@@ -77,7 +106,11 @@ describe("POST /openwebui/replies", () => {
       await post(body, signFilterRequest(key, body, NOW + 6 * 60_000)),
       await post(body, `${signFilterRequest(key, body, NOW)}0`),
     ];
-    for (const refused of refusals) expect(refused).toMatchObject({ status: 401, body: { ok: false, error: { code: "FORBIDDEN" } } });
+    for (const refused of refusals)
+      expect(refused).toMatchObject({
+        status: 401,
+        body: { ok: false, error: { code: "FORBIDDEN" } },
+      });
     expect(started).toEqual([]);
   });
 
@@ -105,14 +138,21 @@ describe("POST /openwebui/replies", () => {
 
   it("POST /openwebui/titles: a title Open WebUI made after a reply, signed like a reply's start", async () => {
     const body = JSON.stringify({ chatId: "c1", title: "Deploy plan" });
-    expect(await post(body, signFilterRequest(key, body, NOW), "POST", "/openwebui/titles")).toEqual({ status: 200, body: { ok: true } });
+    expect(
+      await post(body, signFilterRequest(key, body, NOW), "POST", "/openwebui/titles"),
+    ).toEqual({ status: 200, body: { ok: true } });
     expect((await post(body, null, "POST", "/openwebui/titles")).status).toBe(401);
-    expect((await post(JSON.stringify({ chatId: "c1" }), undefined, "POST", "/openwebui/titles")).status).toBe(400);
+    expect(
+      (await post(JSON.stringify({ chatId: "c1" }), undefined, "POST", "/openwebui/titles")).status,
+    ).toBe(400);
     expect(titled).toEqual([["c1", "Deploy plan"]]);
   });
 
   it("says so when the store the instances share is away: the filter goes on without it", async () => {
     failWith = new StoreUnavailable("Redis unreachable");
-    expect(await post(JSON.stringify(START))).toMatchObject({ status: 503, body: { ok: false, error: { code: "UNAVAILABLE" } } });
+    expect(await post(JSON.stringify(START))).toMatchObject({
+      status: 503,
+      body: { ok: false, error: { code: "UNAVAILABLE" } },
+    });
   });
 });

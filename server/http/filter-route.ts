@@ -78,12 +78,28 @@ const ROUTES: ReadonlySet<string> = new Set(["/openwebui/replies", "/openwebui/t
 
 export function createFilterRoute(options: FilterRouteOptions) {
   async function route(request: IncomingMessage, pathname: string): Promise<Reply> {
-    if (!ROUTES.has(pathname) || request.method !== "POST") return fail(405, "INVALID", `${request.method ?? "GET"} ${pathname} is not a filter endpoint`);
+    if (!ROUTES.has(pathname) || request.method !== "POST")
+      return fail(
+        405,
+        "INVALID",
+        `${request.method ?? "GET"} ${pathname} is not a filter endpoint`,
+      );
     const read = await readBody(request, BODY_LIMIT);
     if (!read.ok) return read.reply;
     const signature = request.headers[FILTER_SIGNATURE_HEADER];
-    if (!verified(options.key, typeof signature === "string" ? signature : undefined, read.body, options.now())) {
-      return fail(401, "FORBIDDEN", "the body must be signed by the Open WebUI filter with the shared auth_secret (X-OpenClaw-Asks-Signature), within five minutes");
+    if (
+      !verified(
+        options.key,
+        typeof signature === "string" ? signature : undefined,
+        read.body,
+        options.now(),
+      )
+    ) {
+      return fail(
+        401,
+        "FORBIDDEN",
+        "the body must be signed by the Open WebUI filter with the shared auth_secret (X-OpenClaw-Asks-Signature), within five minutes",
+      );
     }
     try {
       if (pathname === "/openwebui/titles") {
@@ -97,14 +113,20 @@ export function createFilterRoute(options: FilterRouteOptions) {
         await options.replyStarted(chatId, userId, { msg: replyId, mts: startedAt }, title);
       }
     } catch (error) {
-      if (error instanceof StoreUnavailable) return fail(503, "UNAVAILABLE", `not recorded: ${error.message}; the filter goes on without it`);
+      if (error instanceof StoreUnavailable)
+        return fail(
+          503,
+          "UNAVAILABLE",
+          `not recorded: ${error.message}; the filter goes on without it`,
+        );
       throw error;
     }
     return { status: 200, body: { ok: true } };
   }
 
   return {
-    handles: (request: IncomingMessage) => /^\/openwebui(\/|$)/.test(new URL(request.url ?? "/", "http://x").pathname),
+    handles: (request: IncomingMessage) =>
+      /^\/openwebui(\/|$)/.test(new URL(request.url ?? "/", "http://x").pathname),
     handle: serveJson("filter endpoint", route, options.log),
   };
 }

@@ -22,8 +22,12 @@ export function isWidgetPath(url: string): boolean {
   return url.startsWith("/embed/");
 }
 
-export function contentSecurityPolicy(url: string, { frameAncestors, dev, nonce }: PageHeaderOptions): string {
-  const ancestors = isWidgetPath(url) && frameAncestors.length > 0 ? frameAncestors.join(" ") : "'none'";
+export function contentSecurityPolicy(
+  url: string,
+  { frameAncestors, dev, nonce }: PageHeaderOptions,
+): string {
+  const ancestors =
+    isWidgetPath(url) && frameAncestors.length > 0 ? frameAncestors.join(" ") : "'none'";
   return [
     "default-src 'self'",
     `script-src 'self' 'nonce-${nonce}'${dev ? " 'unsafe-eval'" : ""}`,
@@ -56,7 +60,11 @@ export function newNonce(): string {
  * Sets the headers on the response, and the policy on the request too: that is where Next.js looks
  * for the nonce to put on the scripts it renders.
  */
-export function applySecurityHeaders(request: IncomingMessage, response: ServerResponse, options: Omit<PageHeaderOptions, "nonce">): void {
+export function applySecurityHeaders(
+  request: IncomingMessage,
+  response: ServerResponse,
+  options: Omit<PageHeaderOptions, "nonce">,
+): void {
   const headers = securityHeaders(request.url ?? "/", { ...options, nonce: newNonce() });
   request.headers["content-security-policy"] = headers["Content-Security-Policy"];
   for (const [name, value] of Object.entries(headers)) response.setHeader(name, value);

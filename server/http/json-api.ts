@@ -15,7 +15,8 @@ import { HTTP_STATUS, parseBody, serveJson, type Reply } from "./json-routes.ts"
  */
 
 /** Who may call a route: anyone, an owner's dashboard token, or one whose link is of a kind (else `refusal`, a 403). */
-export type Access = "anyone" | "owner" | { link: "revocable" | "owner-link"; refusal(sender: OwnerRequest): string };
+export type Access =
+  "anyone" | "owner" | { link: "revocable" | "owner-link"; refusal(sender: OwnerRequest): string };
 
 /** An owner's request whose token's link has a key id: what a route needing a kind of link is sent. */
 export type LinkedOwnerRequest = OwnerRequest & { link: { kid: string } };
@@ -43,7 +44,9 @@ export type Route<A extends Access, B, R extends object> = {
 /** A route as the API runs it, its types checked where it was declared. */
 type AnyRoute = Route<Access, unknown, object>;
 
-export function route<const A extends Access, B = undefined, R extends object = object>(declared: Route<A, B, R>): AnyRoute {
+export function route<const A extends Access, B = undefined, R extends object = object>(
+  declared: Route<A, B, R>,
+): AnyRoute {
   return declared;
 }
 
@@ -65,10 +68,14 @@ export type JsonApiOptions = {
 const NO_OWNER = fail("FORBIDDEN", "an owner's dashboard token is needed (Authorization: Bearer)");
 
 /** An error answered with its code's status. */
-const refused = (error: AckError): Reply => ({ status: HTTP_STATUS[error.error.code], body: error });
+const refused = (error: AckError): Reply => ({
+  status: HTTP_STATUS[error.error.code],
+  body: error,
+});
 
 export function jsonApi(options: JsonApiOptions) {
-  const hasLink = ({ link }: OwnerRequest, kind: "revocable" | "owner-link") => (kind === "revocable" ? link.kid !== null : isOwnerLink(link, options.isOwnerLinkKid));
+  const hasLink = ({ link }: OwnerRequest, kind: "revocable" | "owner-link") =>
+    kind === "revocable" ? link.kid !== null : isOwnerLink(link, options.isOwnerLinkKid);
 
   /** The route for the request and the id in its path, or null. */
   function find(method: string, pathname: string): { route: AnyRoute; param: string } | null {
@@ -89,13 +96,18 @@ export function jsonApi(options: JsonApiOptions) {
     const first = options.ownersOnly ? await options.ownerOf(request) : undefined;
     if (first === null) return refused(NO_OWNER);
     const found = find(method, pathname);
-    if (!found) return { status: 405, body: fail("INVALID", `${method} ${pathname} is not a ${options.name}`) };
+    if (!found)
+      return {
+        status: 405,
+        body: fail("INVALID", `${method} ${pathname} is not a ${options.name}`),
+      };
     const { route: chosen, param } = found;
     let sender: OwnerRequest | null = null;
     if (chosen.access !== "anyone") {
       sender = first ?? (await options.ownerOf(request));
       if (!sender) return refused(NO_OWNER);
-      if (typeof chosen.access === "object" && !(await hasLink(sender, chosen.access.link))) return refused(fail("FORBIDDEN", chosen.access.refusal(sender)));
+      if (typeof chosen.access === "object" && !(await hasLink(sender, chosen.access.link)))
+        return refused(fail("FORBIDDEN", chosen.access.refusal(sender)));
     }
     let body: unknown;
     if (chosen.body) {
@@ -108,7 +120,8 @@ export function jsonApi(options: JsonApiOptions) {
   }
 
   return {
-    handles: (request: IncomingMessage) => options.paths.test(new URL(request.url ?? "/", "http://x").pathname),
+    handles: (request: IncomingMessage) =>
+      options.paths.test(new URL(request.url ?? "/", "http://x").pathname),
     handle: serveJson(options.name, answer, options.log),
   };
 }

@@ -30,12 +30,18 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   UNAVAILABLE: 503,
 };
 
-export const fail = (status: number, code: string, message: string): Reply => ({ status, body: { ok: false, error: { code, message } } });
+export const fail = (status: number, code: string, message: string): Reply => ({
+  status,
+  body: { ok: false, error: { code, message } },
+});
 
 export type ParsedBody<T> = { ok: true; value: T } | { ok: false; reply: Reply };
 
 /** The request's body, at most `limit` bytes, or the reply refusing a larger one. */
-export async function readBody(request: IncomingMessage, limit: number): Promise<{ ok: true; body: Buffer } | { ok: false; reply: Reply }> {
+export async function readBody(
+  request: IncomingMessage,
+  limit: number,
+): Promise<{ ok: true; body: Buffer } | { ok: false; reply: Reply }> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of request) {
@@ -47,7 +53,11 @@ export async function readBody(request: IncomingMessage, limit: number): Promise
 }
 
 /** The request's JSON body (at most `limit` bytes) as `schema` reads it, or the reply refusing it. */
-export async function parseBody<S extends z.ZodType>(request: IncomingMessage, schema: S, limit: number): Promise<ParsedBody<z.infer<S>>> {
+export async function parseBody<S extends z.ZodType>(
+  request: IncomingMessage,
+  schema: S,
+  limit: number,
+): Promise<ParsedBody<z.infer<S>>> {
   const read = await readBody(request, limit);
   return read.ok ? parseJson(read.body, schema) : read;
 }
@@ -61,7 +71,17 @@ export function parseJson<S extends z.ZodType>(body: Buffer, schema: S): ParsedB
     return { ok: false, reply: fail(400, "INVALID", "body is not JSON") };
   }
   const parsed = schema.safeParse(raw);
-  if (!parsed.success) return { ok: false, reply: fail(400, "INVALID", parsed.error.issues.map((issue) => `${issue.path.join(".") || "body"}: ${issue.message}`).join("; ")) };
+  if (!parsed.success)
+    return {
+      ok: false,
+      reply: fail(
+        400,
+        "INVALID",
+        parsed.error.issues
+          .map((issue) => `${issue.path.join(".") || "body"}: ${issue.message}`)
+          .join("; "),
+      ),
+    };
   return { ok: true, value: parsed.data };
 }
 
@@ -70,16 +90,31 @@ export function parseJson<S extends z.ZodType>(body: Buffer, schema: S): ParsedB
  * done, and the same request works once Redis is back. One that throws anything else is logged (as
  * `<what> <path>`) and answered 500.
  */
-export function serveJson(what: string, route: (request: IncomingMessage, pathname: string) => Promise<Reply>, log: (message: string) => void) {
+export function serveJson(
+  what: string,
+  route: (request: IncomingMessage, pathname: string) => Promise<Reply>,
+  log: (message: string) => void,
+) {
   const send = (response: ServerResponse, { status, body }: Reply) => {
-    if (!response.headersSent) response.writeHead(status, { "content-type": "application/json", "cache-control": "no-store" }).end(JSON.stringify(body));
+    if (!response.headersSent)
+      response
+        .writeHead(status, { "content-type": "application/json", "cache-control": "no-store" })
+        .end(JSON.stringify(body));
   };
   return (request: IncomingMessage, response: ServerResponse): void => {
     const { pathname } = new URL(request.url ?? "/", "http://x");
     route(request, pathname).then(
       (reply) => send(response, reply),
       (error: unknown) => {
-        if (error instanceof StoreUnavailable) return send(response, fail(HTTP_STATUS.UNAVAILABLE, "UNAVAILABLE", `${error.message}: nothing was done; try again in a moment`));
+        if (error instanceof StoreUnavailable)
+          return send(
+            response,
+            fail(
+              HTTP_STATUS.UNAVAILABLE,
+              "UNAVAILABLE",
+              `${error.message}: nothing was done; try again in a moment`,
+            ),
+          );
         log(`${what} ${pathname} failed: ${errorMessage(error)}`);
         send(response, fail(HTTP_STATUS.INTERNAL, "INTERNAL", "internal error"));
       },

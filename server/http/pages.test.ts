@@ -11,8 +11,14 @@ afterEach(async () => {
   server = undefined;
 });
 
-async function serve(handle: NextRequestHandler, log: (message: string) => void, openWebUiUrl: string | null = null): Promise<string> {
-  server = createServer(createPagesHandler({ handle, frameAncestors: [], dev: false, openWebUiUrl, log }));
+async function serve(
+  handle: NextRequestHandler,
+  log: (message: string) => void,
+  openWebUiUrl: string | null = null,
+): Promise<string> {
+  server = createServer(
+    createPagesHandler({ handle, frameAncestors: [], dev: false, openWebUiUrl, log }),
+  );
   await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", () => resolve()));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
@@ -20,11 +26,14 @@ async function serve(handle: NextRequestHandler, log: (message: string) => void,
 describe("pages handler", () => {
   it("hands Next.js the request with the policy whose nonce it must use", async () => {
     let seen: string | undefined;
-    const url = await serve(async (request, response) => {
-      const policy = request.headers["content-security-policy"];
-      seen = typeof policy === "string" ? policy : undefined;
-      response.end("page");
-    }, () => {});
+    const url = await serve(
+      async (request, response) => {
+        const policy = request.headers["content-security-policy"];
+        seen = typeof policy === "string" ? policy : undefined;
+        response.end("page");
+      },
+      () => {},
+    );
     const response = await fetch(`${url}/`);
     expect(await response.text()).toBe("page");
     expect(seen).toBe(response.headers.get("content-security-policy"));
@@ -51,9 +60,12 @@ describe("pages handler", () => {
 
   it("answers 500 and logs once when Next.js fails on a request", async () => {
     const logged: string[] = [];
-    const url = await serve(async () => {
-      throw new Error("render exploded");
-    }, (message) => logged.push(message));
+    const url = await serve(
+      async () => {
+        throw new Error("render exploded");
+      },
+      (message) => logged.push(message),
+    );
     const response = await fetch(`${url}/embed/chat/c1`);
     expect(response.status).toBe(500);
     expect(await response.text()).toBe("Internal Server Error");
@@ -64,18 +76,36 @@ describe("pages handler", () => {
 
   it("22.9 a path that is not valid percent-encoding is answered 400 here, before Next.js, with the security headers", async () => {
     const handled: string[] = [];
-    const url = await serve(async (request, response) => {
-      handled.push(request.url ?? "");
-      response.end("page");
-    }, () => {});
-    for (const path of ["/embed/chat/%E0%A4%A", "/embed/chat/%E0%A4%A/", "/embed/chat/%C0%80", "/embed/chat/%ZZ?token=abc", "/%"]) {
+    const url = await serve(
+      async (request, response) => {
+        handled.push(request.url ?? "");
+        response.end("page");
+      },
+      () => {},
+    );
+    for (const path of [
+      "/embed/chat/%E0%A4%A",
+      "/embed/chat/%E0%A4%A/",
+      "/embed/chat/%C0%80",
+      "/embed/chat/%ZZ?token=abc",
+      "/%",
+    ]) {
       const response = await fetch(`${url}${path}`);
       expect(response.status, path).toBe(400);
       expect(await response.text()).toBe("Bad Request: the path is not valid percent-encoding");
       expect(response.headers.get("content-security-policy"), path).toContain("frame-ancestors");
     }
     // Valid encodings, and a malformed one in the query (the page reads that itself), reach Next.js.
-    for (const path of ["/embed/chat/%E0%A4%A0", "/embed/chat/a%2Fb", "/embed/chat/c1?token=%E0%A4%A"]) expect((await fetch(`${url}${path}`)).status, path).toBe(200);
-    expect(handled).toEqual(["/embed/chat/%E0%A4%A0", "/embed/chat/a%2Fb", "/embed/chat/c1?token=%E0%A4%A"]);
+    for (const path of [
+      "/embed/chat/%E0%A4%A0",
+      "/embed/chat/a%2Fb",
+      "/embed/chat/c1?token=%E0%A4%A",
+    ])
+      expect((await fetch(`${url}${path}`)).status, path).toBe(200);
+    expect(handled).toEqual([
+      "/embed/chat/%E0%A4%A0",
+      "/embed/chat/a%2Fb",
+      "/embed/chat/c1?token=%E0%A4%A",
+    ]);
   });
 });

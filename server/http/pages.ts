@@ -11,7 +11,10 @@ import { applySecurityHeaders } from "./headers.ts";
  * the request (lib/page-headers.ts): the pages never parse it themselves.
  */
 
-export type NextRequestHandler = (request: IncomingMessage, response: ServerResponse) => Promise<void>;
+export type NextRequestHandler = (
+  request: IncomingMessage,
+  response: ServerResponse,
+) => Promise<void>;
 
 export type PagesOptions = {
   handle: NextRequestHandler;
@@ -22,19 +25,32 @@ export type PagesOptions = {
   log: (message: string) => void;
 };
 
-export function createPagesHandler({ handle, frameAncestors, dev, openWebUiUrl, log }: PagesOptions) {
+export function createPagesHandler({
+  handle,
+  frameAncestors,
+  dev,
+  openWebUiUrl,
+  log,
+}: PagesOptions) {
   return (request: IncomingMessage, response: ServerResponse): void => {
     applySecurityHeaders(request, response, { frameAncestors, dev });
     // Set on every request, so a value the client sent never reaches the page.
     if (openWebUiUrl === null) delete request.headers[OPENWEBUI_URL_HEADER];
     else request.headers[OPENWEBUI_URL_HEADER] = openWebUiUrl;
     if (!isDecodablePath(request.url ?? "/")) {
-      response.writeHead(400, { "content-type": "text/plain; charset=utf-8" }).end("Bad Request: the path is not valid percent-encoding");
+      response
+        .writeHead(400, { "content-type": "text/plain; charset=utf-8" })
+        .end("Bad Request: the path is not valid percent-encoding");
       return;
     }
     handle(request, response).catch((error: unknown) => {
-      log(`page ${request.method ?? "GET"} ${request.url ?? "/"} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-      if (!response.headersSent) response.writeHead(500, { "content-type": "text/plain; charset=utf-8" }).end("Internal Server Error");
+      log(
+        `page ${request.method ?? "GET"} ${request.url ?? "/"} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+      );
+      if (!response.headersSent)
+        response
+          .writeHead(500, { "content-type": "text/plain; charset=utf-8" })
+          .end("Internal Server Error");
       else response.destroy();
     });
   };

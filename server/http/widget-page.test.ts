@@ -35,8 +35,23 @@ let base: string;
 beforeEach(async () => {
   clock = new ManualClock(T0);
   store = new SqliteAskStore(":memory:");
-  broker = new AskBroker({ store, presence: new MemoryPresence(), source: new SilentChannel(), clock, owners: new Set(["owner"]), instanceId: "one", log: () => {} });
-  const route = createWidgetPageRoute({ broker, key, owners: new Set(["owner"]), maxTokenDays: 30, frameAncestors: ["https://chat.example"], now: () => clock.now() });
+  broker = new AskBroker({
+    store,
+    presence: new MemoryPresence(),
+    source: new SilentChannel(),
+    clock,
+    owners: new Set(["owner"]),
+    instanceId: "one",
+    log: () => {},
+  });
+  const route = createWidgetPageRoute({
+    broker,
+    key,
+    owners: new Set(["owner"]),
+    maxTokenDays: 30,
+    frameAncestors: ["https://chat.example"],
+    now: () => clock.now(),
+  });
   server = createServer((request, response) => {
     route(request, response).then((served) => served || response.writeHead(299).end("the app"));
   });
@@ -53,10 +68,15 @@ afterEach(async () => {
 
 const embed = (chat: string, msg: string, mts: number, user = "alice", ttlSeconds = 3600) =>
   mintTabToken(key, { userId: user, chat, reply: { msg, mts: T0 + mts }, ttlSeconds });
-const page = async (chat: string, token: string) => fetch(`${base}/embed/chat/${encodeURIComponent(chat)}?token=${token}`);
+const page = async (chat: string, token: string) =>
+  fetch(`${base}/embed/chat/${encodeURIComponent(chat)}?token=${token}`);
 
 function finished(id: string, chatId: string, replyId: string, summary: string): QuestionAsk {
-  return question(id, chatId, { replyId, status: "answered", resolution: { by: "alice", at: T0, summary, tabId: "t" } });
+  return question(id, chatId, {
+    replyId,
+    status: "answered",
+    resolution: { by: "alice", at: T0, summary, tabId: "t" },
+  });
 }
 
 describe("the idle widget page", () => {
@@ -74,7 +94,11 @@ describe("the idle widget page", () => {
   it("holds the reply's finished asks as summaries (question and answer, escaped; a secret never its value) and no socket or app script", async () => {
     await store.recordChatOwner("c1", "alice");
     await store.put(finished("q1", "c1", "a3", "<b>SQLite</b>"));
-    await store.put({ ...finished("s1", "c1", "a3", "•••• (secret entered)"), kind: "secret", secret: { name: "API_TOKEN", prompt: "Paste the token", allowedHostsEditable: false } } as Ask);
+    await store.put({
+      ...finished("s1", "c1", "a3", "•••• (secret entered)"),
+      kind: "secret",
+      secret: { name: "API_TOKEN", prompt: "Paste the token", allowedHostsEditable: false },
+    } as Ask);
     await store.put(finished("elsewhere", "c1", "a2", "Postgres"));
     await page("c1", await embed("c1", "a9", 9));
     const response = await page("c1", await embed("c1", "a3", 3));
@@ -90,7 +114,9 @@ describe("the idle widget page", () => {
     expect(html.match(/<script/g)).toHaveLength(1);
     expect(html).toContain(`<script nonce="${nonce}">`);
     expect(html).not.toMatch(/src=|href=|socket/);
-    expect(response.headers.get("content-security-policy")).toContain("frame-ancestors https://chat.example");
+    expect(response.headers.get("content-security-policy")).toContain(
+      "frame-ancestors https://chat.example",
+    );
     expect(response.headers.get("cache-control")).toBe("no-store");
     expect(Buffer.byteLength(html)).toBeLessThan(10_000);
   });
@@ -99,7 +125,9 @@ describe("the idle widget page", () => {
     await store.recordChatOwner("c1", "alice");
     await store.put(finished("q1", "c1", "a3", "SQLite"));
     await page("c1", await embed("c1", "a9", 9));
-    expect(await (await page("c1", await embed("c1", "a3", 3, "mallory"))).text()).not.toContain("SQLite");
+    expect(await (await page("c1", await embed("c1", "a3", 3, "mallory"))).text()).not.toContain(
+      "SQLite",
+    );
   });
 
   it("an expired token still shows its reply's summaries, never the live widget, even for the latest reply", async () => {
@@ -113,17 +141,30 @@ describe("the idle widget page", () => {
   });
 
   it("a token of the first filter (no msg) is never live: the idle page, empty", async () => {
-    const response = await page("c1", await mintTabToken(key, { userId: "alice", chat: "c1", ttlSeconds: 3600 }));
+    const response = await page(
+      "c1",
+      await mintTabToken(key, { userId: "alice", chat: "c1", ttlSeconds: 3600 }),
+    );
     expect(response.status).toBe(200);
     expect(await response.text()).toContain('<main aria-label="Agent questions"></main>');
   });
 
   it("leaves to the app what it cannot judge: no token, a forged one, another chat's, a token with no chat", async () => {
     expect((await fetch(`${base}/embed/chat/c1`)).status).toBe(299);
-    const forged = await new SignJWT({ sub: "alice", chat: "c1", msg: "a1", mts: T0, exp: Math.floor(T0 / 1000) - 10 }).setProtectedHeader({ alg: "HS256" }).sign(secretKey("x".repeat(40)));
+    const forged = await new SignJWT({
+      sub: "alice",
+      chat: "c1",
+      msg: "a1",
+      mts: T0,
+      exp: Math.floor(T0 / 1000) - 10,
+    })
+      .setProtectedHeader({ alg: "HS256" })
+      .sign(secretKey("x".repeat(40)));
     expect((await page("c1", forged)).status).toBe(299);
     expect((await page("c1", await embed("c2", "a1", 1))).status).toBe(299);
-    expect((await page("c1", await mintTabToken(key, { userId: "owner", ttlSeconds: 60 }))).status).toBe(299);
+    expect(
+      (await page("c1", await mintTabToken(key, { userId: "owner", ttlSeconds: 60 }))).status,
+    ).toBe(299);
     expect((await fetch(`${base}/embed/chat/c1/extra`)).status).toBe(299);
   });
 });

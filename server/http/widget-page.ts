@@ -20,7 +20,11 @@ import { newNonce, securityHeaders } from "./headers.ts";
 export type WidgetPageOptions = {
   broker: {
     isLiveReply(chatId: string, reply: ReplyClaim): Promise<boolean>;
-    replySummaries(viewer: Pick<Tab, "userId" | "isOwner">, chatId: string, replyId: string): Promise<Ask[]>;
+    replySummaries(
+      viewer: Pick<Tab, "userId" | "isOwner">,
+      chatId: string,
+      replyId: string,
+    ): Promise<Ask[]>;
   };
   key: Uint8Array;
   owners: ReadonlySet<string>;
@@ -33,7 +37,9 @@ export type WidgetPageOptions = {
 const WIDGET_PATH = /^\/embed\/chat\/([^/?#]+)\/?$/;
 
 /** Answers the request with the idle widget page and resolves true, or resolves false for the app to serve it. */
-export function createWidgetPageRoute(options: WidgetPageOptions): (request: IncomingMessage, response: ServerResponse) => Promise<boolean> {
+export function createWidgetPageRoute(
+  options: WidgetPageOptions,
+): (request: IncomingMessage, response: ServerResponse) => Promise<boolean> {
   const now = options.now ?? Date.now;
   return async (request, response) => {
     if (request.method !== "GET" && request.method !== "HEAD") return false;
@@ -50,11 +56,21 @@ export function createWidgetPageRoute(options: WidgetPageOptions): (request: Inc
     const judged = await judge(url.searchParams.get("token"), chatId);
     if (judged === null || judged.live) return false;
     const { identity } = judged;
-    const summaries = identity.reply ? await options.broker.replySummaries({ userId: identity.userId, isOwner: options.owners.has(identity.userId) }, chatId, identity.reply.msg) : [];
+    const summaries = identity.reply
+      ? await options.broker.replySummaries(
+          { userId: identity.userId, isOwner: options.owners.has(identity.userId) },
+          chatId,
+          identity.reply.msg,
+        )
+      : [];
     const nonce = newNonce();
     const body = renderIdlePage(summaries, nonce);
     response.writeHead(200, {
-      ...securityHeaders(request.url ?? "/", { frameAncestors: options.frameAncestors, dev: false, nonce }),
+      ...securityHeaders(request.url ?? "/", {
+        frameAncestors: options.frameAncestors,
+        dev: false,
+        nonce,
+      }),
       "Content-Type": "text/html; charset=utf-8",
       "Content-Length": Buffer.byteLength(body),
       // Whether a reply is live changes as the chat goes on: never reuse a stored copy.
@@ -65,13 +81,19 @@ export function createWidgetPageRoute(options: WidgetPageOptions): (request: Inc
   };
 
   /** Live, idle, or null when this page cannot judge the request. */
-  async function judge(token: string | null, chatId: string): Promise<{ live: boolean; identity: TabIdentity } | null> {
+  async function judge(
+    token: string | null,
+    chatId: string,
+  ): Promise<{ live: boolean; identity: TabIdentity } | null> {
     const rules = { maxTokenDays: options.maxTokenDays, now };
     try {
       const identity = await verifyTabToken(token, options.key, rules);
       if (identity.chat !== chatId) return null;
       // A token of the first filter names no reply: its widget is never live (docs/PROTOCOL.md#one-live-widget-per-chat).
-      return { live: identity.reply !== null && (await options.broker.isLiveReply(chatId, identity.reply)), identity };
+      return {
+        live: identity.reply !== null && (await options.broker.isLiveReply(chatId, identity.reply)),
+        identity,
+      };
     } catch (error) {
       if (!(error instanceof TokenExpired)) {
         if (error instanceof AuthError) return null;
@@ -79,7 +101,10 @@ export function createWidgetPageRoute(options: WidgetPageOptions): (request: Inc
       }
     }
     // Expired: a validly signed token still shows its reply's summaries, but never a card.
-    const identity = await verifyTabToken(token, options.key, { ...rules, allowExpired: true }).catch((error: unknown) => {
+    const identity = await verifyTabToken(token, options.key, {
+      ...rules,
+      allowExpired: true,
+    }).catch((error: unknown) => {
       if (error instanceof AuthError) return null;
       throw error;
     });
@@ -116,5 +141,9 @@ const HEIGHT_SCRIPT =
   'if(parent!==window){var m=document.querySelector("main"),l=-1,r=function(){var h=Math.ceil(m.getBoundingClientRect().height);if(h!==l){l=h;parent.postMessage({type:"iframe:height",height:h},"*")}};new ResizeObserver(r).observe(m);r()}';
 
 function escapeHtml(text: string): string {
-  return text.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;").replaceAll('"', "&quot;");
+  return text
+    .replaceAll("&", "&amp;")
+    .replaceAll("<", "&lt;")
+    .replaceAll(">", "&gt;")
+    .replaceAll('"', "&quot;");
 }

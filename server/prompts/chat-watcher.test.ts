@@ -8,7 +8,17 @@ import type { Ask } from "../../lib/ask.ts";
 import { DEFAULT_SESSION_KEY_PATTERN, ChatKeyPattern } from "../../lib/session-key.ts";
 import { approval, question, textPrompt } from "../../test/support/ask-fixtures.ts";
 import { brokerTest, settled, tab } from "../../test/support/broker-harness.ts";
-import { MODES, PROMPTS, PROMPT_KINDS, TRIGGER, chatFrames, expectCard, questionsOf, type Mode, type PromptKind } from "../../test/support/text-prompts.ts";
+import {
+  MODES,
+  PROMPTS,
+  PROMPT_KINDS,
+  TRIGGER,
+  chatFrames,
+  expectCard,
+  questionsOf,
+  type Mode,
+  type PromptKind,
+} from "../../test/support/text-prompts.ts";
 import type { AskBroker } from "../broker/broker.ts";
 import { Emitter } from "../events.ts";
 import { runUpdate } from "../gateway/intake.ts";
@@ -41,7 +51,12 @@ class ScriptedRuns extends Emitter<RunEvents> implements AgentRuns {
   }
 
   /** A whole run of `reply` on the chat's session. */
-  reply(chatId: string, runId: string, reply: string, mode: Mode = "one character per delta (cumulative message)"): void {
+  reply(
+    chatId: string,
+    runId: string,
+    reply: string,
+    mode: Mode = "one character per delta (cumulative message)",
+  ): void {
     this.stream(chatFrames(keyOf(chatId), runId, reply, mode));
   }
 
@@ -55,20 +70,41 @@ const it = brokerTest
   .extend("runs", () => new ScriptedRuns())
   .extend("logs", () => [] as string[])
   .extend("watcher", { auto: true }, ({ broker, runs, clock, logs }, { onCleanup }) => {
-    const watcher = new ChatWatcher({ broker, runs, chatKeys: new ChatKeyPattern(DEFAULT_SESSION_KEY_PATTERN, "dev"), agentId: "dev", clock, timeoutMs: TIMEOUT_MS, log: (line) => logs.push(line) });
+    const watcher = new ChatWatcher({
+      broker,
+      runs,
+      chatKeys: new ChatKeyPattern(DEFAULT_SESSION_KEY_PATTERN, "dev"),
+      agentId: "dev",
+      clock,
+      timeoutMs: TIMEOUT_MS,
+      log: (line) => logs.push(line),
+    });
     onCleanup(() => watcher.stop());
     return watcher;
   });
 
 describe("ChatWatcher: a reply that ends with a prompt becomes a text-prompt ask (docs/ARCHITECTURE.md#text-prompts)", () => {
-  it("on the session's chat, with the run, the agent and a timeout; the same reply again is the same ask", async ({ clock, broker, runs, tabs }) => {
+  it("on the session's chat, with the run, the agent and a timeout; the same reply again is the same ask", async ({
+    clock,
+    broker,
+    runs,
+    tabs,
+  }) => {
     await broker.view(tab("t1"), "c1");
     clock.advance(5_000);
     runs.reply("c1", "run-a", PROMPTS.choice);
     await settled();
     const [card, ...more] = tabs.changes;
     expect(more).toEqual([]);
-    expect(card).toMatchObject({ source: "text-prompt", chatId: "c1", sessionKey: keyOf("c1"), runId: "run-a", agentId: "dev", createdAt: clock.now(), expiresAt: clock.now() + TIMEOUT_MS });
+    expect(card).toMatchObject({
+      source: "text-prompt",
+      chatId: "c1",
+      sessionKey: keyOf("c1"),
+      runId: "run-a",
+      agentId: "dev",
+      createdAt: clock.now(),
+      expiresAt: clock.now() + TIMEOUT_MS,
+    });
     expect(card!.id).toMatch(/^prompt:[0-9a-f]{32}$/);
     expect(card!.textPrompt).toMatchObject({ continues: "run", form: "choice" });
     expect(card).not.toHaveProperty("replyId");
@@ -80,17 +116,51 @@ describe("ChatWatcher: a reply that ends with a prompt becomes a text-prompt ask
     expect(tabs.shownOn("t1")).toEqual([card!.id]);
   });
 
-  it("a /v1 reply's prompt is that reply's, answered in its chat", async ({ broker, runs, tabs }) => {
-    runs.stream(chatFrames("agent:dev:openai-user:openwebui:c1:m1", "chatcmpl_1", PROMPTS.text, "one final snapshot"));
+  it("a /v1 reply's prompt is that reply's, answered in its chat", async ({
+    broker,
+    runs,
+    tabs,
+  }) => {
+    runs.stream(
+      chatFrames(
+        "agent:dev:openai-user:openwebui:c1:m1",
+        "chatcmpl_1",
+        PROMPTS.text,
+        "one final snapshot",
+      ),
+    );
     await settled();
-    expect(tabs.changes[0]).toMatchObject({ chatId: "c1", replyId: "m1", textPrompt: { continues: "chat" } });
+    expect(tabs.changes[0]).toMatchObject({
+      chatId: "c1",
+      replyId: "m1",
+      textPrompt: { continues: "chat" },
+    });
     expect(broker.pendingAsks).toHaveLength(0); // no tab had the chat open: it ended as text
   });
 
-  it("a reply without a prompt, or one the model took back, asks nothing", async ({ broker, runs, tabs }) => {
+  it("a reply without a prompt, or one the model took back, asks nothing", async ({
+    broker,
+    runs,
+    tabs,
+  }) => {
     await broker.view(tab("t1"), "c1");
     runs.reply("c1", "run-a", "Done: the tests pass.");
-    runs.stream([...chatFrames(keyOf("c1"), "run-b", PROMPTS.choice, "one character per delta (cumulative message)").slice(0, -1), { runId: "run-b", sessionKey: keyOf("c1"), agentId: "dev", state: "final", message: { role: "assistant", content: [{ type: "text", text: "Never mind." }] }, seq: 999 }]);
+    runs.stream([
+      ...chatFrames(
+        keyOf("c1"),
+        "run-b",
+        PROMPTS.choice,
+        "one character per delta (cumulative message)",
+      ).slice(0, -1),
+      {
+        runId: "run-b",
+        sessionKey: keyOf("c1"),
+        agentId: "dev",
+        state: "final",
+        message: { role: "assistant", content: [{ type: "text", text: "Never mind." }] },
+        seq: 999,
+      },
+    ]);
     await settled();
     expect(tabs.changes).toEqual([]);
   });
@@ -105,7 +175,15 @@ describe("text prompts: every way the Gateway streams a reply gives the same car
         await settled();
         const [card, ...more] = tabs.changes;
         expect(more).toEqual([]);
-        expect(card).toMatchObject({ kind: kind === "secret" ? "secret" : "question", source: "text-prompt", chatId: "c1", sessionKey: keyOf("c1"), agentId: "dev", runId: "run-1", status: "pending" });
+        expect(card).toMatchObject({
+          kind: kind === "secret" ? "secret" : "question",
+          source: "text-prompt",
+          chatId: "c1",
+          sessionKey: keyOf("c1"),
+          agentId: "dev",
+          runId: "run-1",
+          status: "pending",
+        });
         expect(card!.expiresAt! - card!.createdAt).toBe(TIMEOUT_MS);
         expectCard(kind, card!);
         // Nothing of the card repeats the trigger phrase.
@@ -118,7 +196,11 @@ describe("text prompts: every way the Gateway streams a reply gives the same car
 
 describe("ChatWatcher: the run moves on without the card", () => {
   /** The card of a `kind` prompt that run `runId` asked on c1, shown on tab t1. */
-  async function openCard({ broker, runs }: { broker: AskBroker; runs: ScriptedRuns }, kind: PromptKind = "choice", runId = "run-a"): Promise<Ask> {
+  async function openCard(
+    { broker, runs }: { broker: AskBroker; runs: ScriptedRuns },
+    kind: PromptKind = "choice",
+    runId = "run-a",
+  ): Promise<Ask> {
     await broker.view(tab("t1"), "c1");
     runs.reply("c1", runId, PROMPTS[kind]);
     await settled();
@@ -127,19 +209,36 @@ describe("ChatWatcher: the run moves on without the card", () => {
     return card;
   }
 
-  it("a run this service did not start on the session (the user wrote) ends its text prompts as text, closed answered-elsewhere; its other asks stay", async ({ store, broker, runs, tabs }) => {
+  it("a run this service did not start on the session (the user wrote) ends its text prompts as text, closed answered-elsewhere; its other asks stay", async ({
+    store,
+    broker,
+    runs,
+    tabs,
+  }) => {
     const card = await openCard({ broker, runs });
     await broker.receive(question("q1", "c1"));
     runs.update({ sessionKey: keyOf("c1"), runId: "user-run", ownRun: false, state: "started" });
     await settled();
-    expect(await store.get(card.id)).toMatchObject({ status: "ended-as-text", resolution: { summary: expect.stringContaining("Which database?") } });
+    expect(await store.get(card.id)).toMatchObject({
+      status: "ended-as-text",
+      resolution: { summary: expect.stringContaining("Which database?") },
+    });
     expect(tabs.closes("t1", card.id)).toMatchObject([{ reason: "answered-elsewhere" }]);
     expect(broker.getPending("q1")?.status).toBe("pending");
   });
 
-  it("the prompt's own run, this service's runs (an answer, a notice) and runs on other sessions end nothing", async ({ broker, runs, tabs }) => {
+  it("the prompt's own run, this service's runs (an answer, a notice) and runs on other sessions end nothing", async ({
+    broker,
+    runs,
+    tabs,
+  }) => {
     const card = await openCard({ broker, runs });
-    const started = (sessionKey: string, runId: string, ownRun: boolean): RunUpdate => ({ sessionKey, runId, ownRun, state: "started" });
+    const started = (sessionKey: string, runId: string, ownRun: boolean): RunUpdate => ({
+      sessionKey,
+      runId,
+      ownRun,
+      state: "started",
+    });
     runs.update(started(keyOf("c1"), "run-a", false));
     runs.update(started(keyOf("c1"), `${card.id}:answer`, true));
     runs.update(started(keyOf("c1"), `${card.id}:notice`, true));
@@ -149,41 +248,79 @@ describe("ChatWatcher: the run moves on without the card", () => {
     expect(broker.getPending(card.id)?.status).toBe("pending");
   });
 
-  it("a stopped run's approvals end as stopped (its tool calls will never run); other runs' and its questions stay", async ({ store, broker, runs }) => {
+  it("a stopped run's approvals end as stopped (its tool calls will never run); other runs' and its questions stay", async ({
+    store,
+    broker,
+    runs,
+  }) => {
     await broker.receive(approval("mine", "c1", { runId: "run-x" }));
     await broker.receive(approval("other-run", "c1", { runId: "run-y" }));
     await broker.receive(question("question", "c1", { runId: "run-x" }));
     runs.update({ sessionKey: keyOf("c1"), runId: "run-x", ownRun: false, state: "stopped" });
     await settled();
-    expect(await store.get("mine")).toMatchObject({ status: "cancelled", resolution: { summary: "Stopped" } });
+    expect(await store.get("mine")).toMatchObject({
+      status: "cancelled",
+      resolution: { summary: "Stopped" },
+    });
     expect(broker.pendingAsks.map((ask) => ask.id)).toEqual(["other-run", "question"]);
   });
 
-  it("runs that never end do not pile up: past 1000 the oldest is forgotten, and its late final asks nothing", async ({ broker, runs }) => {
-    const deltas = (runId: string) => chatFrames(keyOf("c1"), runId, PROMPTS.choice, "7-character deltas (cumulative message)").slice(0, -1);
+  it("runs that never end do not pile up: past 1000 the oldest is forgotten, and its late final asks nothing", async ({
+    broker,
+    runs,
+  }) => {
+    const deltas = (runId: string) =>
+      chatFrames(
+        keyOf("c1"),
+        runId,
+        PROMPTS.choice,
+        "7-character deltas (cumulative message)",
+      ).slice(0, -1);
     await broker.view(tab("t1"), "c1");
     runs.stream(deltas("oldest"));
     runs.stream(deltas("kept"));
-    for (let i = 0; i < 999; i++) runs.update({ sessionKey: keyOf("c2"), runId: `filler-${i}`, ownRun: true, state: "started" });
-    for (const runId of ["kept", "oldest"]) runs.update({ sessionKey: keyOf("c1"), runId, ownRun: false, state: "final", text: null });
+    for (let i = 0; i < 999; i++)
+      runs.update({
+        sessionKey: keyOf("c2"),
+        runId: `filler-${i}`,
+        ownRun: true,
+        state: "started",
+      });
+    for (const runId of ["kept", "oldest"])
+      runs.update({ sessionKey: keyOf("c1"), runId, ownRun: false, state: "final", text: null });
     await settled();
     expect(broker.pendingAsks.map((ask) => ask.runId)).toEqual(["kept"]);
   });
 
-  it("a card answered through the broker: a typed option number reaches the agent as the label; an empty answer is refused, nothing is sent, the card stays", async ({ channel, broker, runs, tabs }) => {
+  it("a card answered through the broker: a typed option number reaches the agent as the label; an empty answer is refused, nothing is sent, the card stays", async ({
+    channel,
+    broker,
+    runs,
+    tabs,
+  }) => {
     const card = await openCard({ broker, runs });
-    expect(await broker.answer(tab("t1"), card.id, { type: "text", text: "   " })).toMatchObject({ ok: false, error: { code: "INVALID" } });
+    expect(await broker.answer(tab("t1"), card.id, { type: "text", text: "   " })).toMatchObject({
+      ok: false,
+      error: { code: "INVALID" },
+    });
     expect(channel.delivered).toEqual([]);
     expect(broker.getPending(card.id)?.status).toBe("pending");
-    expect(await broker.answer(tab("t1"), card.id, { type: "text", text: "2" })).toEqual({ ok: true, status: "answered" });
-    expect(channel.delivered).toEqual([{ askId: card.id, reply: { type: "message", text: "SQLite" } }]);
+    expect(await broker.answer(tab("t1"), card.id, { type: "text", text: "2" })).toEqual({
+      ok: true,
+      status: "answered",
+    });
+    expect(channel.delivered).toEqual([
+      { askId: card.id, reply: { type: "message", text: "SQLite" } },
+    ]);
     await settled();
     expect(tabs.closes("t1", card.id)).toMatchObject([{ reason: "answered", summary: "SQLite" }]);
   });
 });
 
 describe("ChatWatcher: a text-prompt secret that ends unanswered tells the agent once", () => {
-  it("no tab has the chat: it ends as text at once and the agent is told no secret was received, once, even when the reply comes again", async ({ runs }) => {
+  it("no tab has the chat: it ends as text at once and the agent is told no secret was received, once, even when the reply comes again", async ({
+    runs,
+  }) => {
     runs.reply("c1", "run-a", PROMPTS.secret);
     await settled();
     runs.reply("c1", "run-a", PROMPTS.secret, "one final snapshot");
@@ -191,7 +328,12 @@ describe("ChatWatcher: a text-prompt secret that ends unanswered tells the agent
     expect(runs.notified.map((notice) => notice.message)).toEqual([SECRET_NOT_RECEIVED_MESSAGE]);
   });
 
-  it("its card times out: told once, at the timeout and not before", async ({ clock, store, broker, runs }) => {
+  it("its card times out: told once, at the timeout and not before", async ({
+    clock,
+    store,
+    broker,
+    runs,
+  }) => {
     await broker.view(tab("t1"), "c1");
     runs.reply("c1", "run-a", PROMPTS.secret);
     await settled();
@@ -207,21 +349,40 @@ describe("ChatWatcher: a text-prompt secret that ends unanswered tells the agent
     expect(runs.notified).toEqual([{ askId: dialog!.id, message: SECRET_NOT_RECEIVED_MESSAGE }]);
   });
 
-  it("not told: a question prompt that ended as text, a secret cancelled on its card (the cancel told it), a /v1 reply's secret", async ({ channel, broker, runs, tabs }) => {
+  it("not told: a question prompt that ended as text, a secret cancelled on its card (the cancel told it), a /v1 reply's secret", async ({
+    channel,
+    broker,
+    runs,
+    tabs,
+  }) => {
     runs.reply("c2", "run-question", PROMPTS.choice);
     await broker.view(tab("t1"), "c1");
     runs.reply("c1", "run-cancelled", PROMPTS.secret);
     await settled();
     const dialog = broker.pendingAsks.find((ask) => ask.runId === "run-cancelled")!;
-    expect(await broker.answer(tab("t1"), dialog.id, { type: "cancel" })).toMatchObject({ ok: true, status: "cancelled" });
-    runs.stream(chatFrames("agent:dev:openai-user:openwebui:c3:m1", "chatcmpl_1", PROMPTS.secret, "one final snapshot"));
+    expect(await broker.answer(tab("t1"), dialog.id, { type: "cancel" })).toMatchObject({
+      ok: true,
+      status: "cancelled",
+    });
+    runs.stream(
+      chatFrames(
+        "agent:dev:openai-user:openwebui:c3:m1",
+        "chatcmpl_1",
+        PROMPTS.secret,
+        "one final snapshot",
+      ),
+    );
     await settled();
-    expect(tabs.changes.filter((ask) => ask.status !== "pending").map((ask) => [ask.runId, ask.status])).toEqual([
+    expect(
+      tabs.changes.filter((ask) => ask.status !== "pending").map((ask) => [ask.runId, ask.status]),
+    ).toEqual([
       ["run-question", "ended-as-text"],
       ["run-cancelled", "cancelled"],
       ["chatcmpl_1", "ended-as-text"],
     ]);
-    expect(channel.delivered).toEqual([{ askId: dialog.id, reply: { type: "message", text: SECRET_CANCELLED_MESSAGE } }]);
+    expect(channel.delivered).toEqual([
+      { askId: dialog.id, reply: { type: "message", text: SECRET_CANCELLED_MESSAGE } },
+    ]);
     expect(runs.notified).toEqual([]);
   });
 
@@ -230,11 +391,18 @@ describe("ChatWatcher: a text-prompt secret that ends unanswered tells the agent
     runs.reply("c1", "run-a", PROMPTS.secret);
     runs.reply("c2", "run-b", PROMPTS.secret);
     await settled();
-    expect(logs).toEqual([expect.stringMatching(/^notifying about ask prompt:\w+ failed: the Gateway is busy$/)]);
+    expect(logs).toEqual([
+      expect.stringMatching(/^notifying about ask prompt:\w+ failed: the Gateway is busy$/),
+    ]);
     expect(runs.notified).toHaveLength(1);
   });
 
-  it("once stopped, it asks nothing and tells the agent nothing", async ({ broker, runs, tabs, watcher }) => {
+  it("once stopped, it asks nothing and tells the agent nothing", async ({
+    broker,
+    runs,
+    tabs,
+    watcher,
+  }) => {
     watcher.stop();
     await broker.view(tab("t1"), "c1");
     runs.reply("c1", "run-a", PROMPTS.choice);

@@ -68,8 +68,12 @@ export class ChatWatcher {
   constructor(options: ChatWatcherOptions) {
     this.options = options;
     this.unsubscribe = [
-      options.runs.on("run:update", (update) => this.settle(this.handle(update), `watching run ${update.runId}`)),
-      options.broker.on("ask:ended", (ask, reason) => this.settle(this.endedUnanswered(ask, reason), `notifying about ask ${ask.id}`)),
+      options.runs.on("run:update", (update) =>
+        this.settle(this.handle(update), `watching run ${update.runId}`),
+      ),
+      options.broker.on("ask:ended", (ask, reason) =>
+        this.settle(this.endedUnanswered(ask, reason), `notifying about ask ${ask.id}`),
+      ),
     ];
   }
 
@@ -134,13 +138,21 @@ export class ChatWatcher {
   /** A stopped run's tool calls will never run: their approvals are moot. */
   private async closeStoppedRunApprovals(runId: string): Promise<void> {
     const { broker } = this.options;
-    await Promise.all(broker.pendingAsks.filter((ask) => ask.kind === "approval" && ask.runId === runId).map((ask) => broker.end(ask.id, RUN_STOPPED)));
+    await Promise.all(
+      broker.pendingAsks
+        .filter((ask) => ask.kind === "approval" && ask.runId === runId)
+        .map((ask) => broker.end(ask.id, RUN_STOPPED)),
+    );
   }
 
   private async closeOpenPrompts(sessionKey: string, runId: string): Promise<void> {
     const { broker } = this.options;
-    const open = broker.pendingAsks.filter((ask) => ask.source === "text-prompt" && ask.sessionKey === sessionKey && ask.runId !== runId);
-    await Promise.all(open.map((ask) => broker.end(ask.id, endedAsText(ask, "answered-elsewhere"))));
+    const open = broker.pendingAsks.filter(
+      (ask) => ask.source === "text-prompt" && ask.sessionKey === sessionKey && ask.runId !== runId,
+    );
+    await Promise.all(
+      open.map((ask) => broker.end(ask.id, endedAsText(ask, "answered-elsewhere"))),
+    );
   }
 
   private async ask(prompt: string, sessionKey: string, runId: string): Promise<void> {
@@ -148,6 +160,18 @@ export class ChatWatcher {
     const id = textPromptId(sessionKey, runId, prompt);
     const chat = chatKeys.chatOf(sessionKey);
     const continues = textPromptContinuation(sessionKey, runId);
-    await broker.receive(askFromTextPrompt(prompt, { id, sessionKey, runId, agentId, chatId: chat?.chatId ?? null, replyId: chat?.replyId ?? null, continues, now: clock.now(), timeoutMs }));
+    await broker.receive(
+      askFromTextPrompt(prompt, {
+        id,
+        sessionKey,
+        runId,
+        agentId,
+        chatId: chat?.chatId ?? null,
+        replyId: chat?.replyId ?? null,
+        continues,
+        now: clock.now(),
+        timeoutMs,
+      }),
+    );
   }
 }

@@ -2,7 +2,11 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { questionAsk } from "../../test/support/ask-fixtures.ts";
 import { startRedis, type TestRedis } from "../../test/support/redis-server.ts";
-import { MemoryPushAnnouncements, RedisPushAnnouncements, type PushAnnouncements } from "./announcements.ts";
+import {
+  MemoryPushAnnouncements,
+  RedisPushAnnouncements,
+  type PushAnnouncements,
+} from "./announcements.ts";
 
 let redis: TestRedis;
 const clients: Redis[] = [];
@@ -30,7 +34,20 @@ const backends: { name: string; instances(): () => PushAnnouncements; shared: bo
   { name: "redis", instances: redisInstances, shared: true },
 ];
 
-const ask = (id: string) => questionAsk([{ id: "q", header: "Q", question: "Which?", options: [], multiSelect: false, allowOther: true }], { id, expiresAt: Date.now() + 60_000 });
+const ask = (id: string) =>
+  questionAsk(
+    [
+      {
+        id: "q",
+        header: "Q",
+        question: "Which?",
+        options: [],
+        multiSelect: false,
+        allowOther: true,
+      },
+    ],
+    { id, expiresAt: Date.now() + 60_000 },
+  );
 
 describe.each(backends)("push announcements in $name", (backend) => {
   it("an ask is claimed once, pushed while claimed, and its ending says whether it was pushed", async () => {
@@ -47,14 +64,19 @@ describe.each(backends)("push announcements in $name", (backend) => {
     expect(await announcements.markPushed("never-claimed")).toBe(false);
   });
 
-  it.runIf(backend.shared)("instances share them: one claims, another's ending sees the push, a late instance claims nothing", async () => {
-    const instance = backend.instances();
-    const [a, b, late] = [instance(), instance(), instance()];
-    const claims = await Promise.all([a, b].map((announcements) => announcements.claim(ask("s1"), Date.now())));
-    expect(claims.filter(Boolean)).toHaveLength(1);
-    const claimant = claims[0] ? a : b;
-    expect(await claimant.markPushed("s1")).toBe(true);
-    expect(await (claimant === a ? b : a).ended("s1")).toBe(true);
-    expect(await late.claim(ask("s1"), Date.now())).toBe(false);
-  });
+  it.runIf(backend.shared)(
+    "instances share them: one claims, another's ending sees the push, a late instance claims nothing",
+    async () => {
+      const instance = backend.instances();
+      const [a, b, late] = [instance(), instance(), instance()];
+      const claims = await Promise.all(
+        [a, b].map((announcements) => announcements.claim(ask("s1"), Date.now())),
+      );
+      expect(claims.filter(Boolean)).toHaveLength(1);
+      const claimant = claims[0] ? a : b;
+      expect(await claimant.markPushed("s1")).toBe(true);
+      expect(await (claimant === a ? b : a).ended("s1")).toBe(true);
+      expect(await late.claim(ask("s1"), Date.now())).toBe(false);
+    },
+  );
 });

@@ -74,8 +74,13 @@ export class RedisPushAnnouncements implements PushAnnouncements {
   }
 
   async claim(ask: Ask, now: number): Promise<boolean> {
-    const ttl = ask.expiresAt === null ? CLAIM_WITHOUT_EXPIRY_MS : Math.max(0, ask.expiresAt - now) + HOUR_MS;
-    return (await unavailableAs(this.redis, () => this.redis.set(this.key(ask.id), "claimed", "PX", ttl, "NX"))) === "OK";
+    const ttl =
+      ask.expiresAt === null ? CLAIM_WITHOUT_EXPIRY_MS : Math.max(0, ask.expiresAt - now) + HOUR_MS;
+    return (
+      (await unavailableAs(this.redis, () =>
+        this.redis.set(this.key(ask.id), "claimed", "PX", ttl, "NX"),
+      )) === "OK"
+    );
   }
 
   async markPushed(askId: string): Promise<boolean> {
@@ -83,7 +88,11 @@ export class RedisPushAnnouncements implements PushAnnouncements {
   }
 
   async ended(askId: string): Promise<boolean> {
-    return (await unavailableAs(this.redis, () => this.redis.set(this.key(askId), "ended", "PX", ENDED_MS, "GET"))) === "pushed";
+    return (
+      (await unavailableAs(this.redis, () =>
+        this.redis.set(this.key(askId), "ended", "PX", ENDED_MS, "GET"),
+      )) === "pushed"
+    );
   }
 
   private key(askId: string): string {

@@ -20,9 +20,12 @@ const PRIVATE_SUFFIXES = [".localhost", ".local", ".localdomain", ".internal", "
 /** Why the server will not push to this endpoint's host, or null when it may. */
 export function refusedPushHost(endpoint: URL): string | null {
   const host = endpoint.hostname.toLowerCase().replace(/\.+$/, "");
-  if (host.startsWith("[") || /^[\d.]+$/.test(host)) return `its host ${endpoint.hostname} is an IP address: a push service has a public name`;
-  if (host === "localhost" || PRIVATE_SUFFIXES.some((suffix) => host.endsWith(suffix))) return `its host ${endpoint.hostname} is a local or private name`;
-  if (!host.includes(".")) return `its host ${endpoint.hostname} is not a public name (a single label)`;
+  if (host.startsWith("[") || /^[\d.]+$/.test(host))
+    return `its host ${endpoint.hostname} is an IP address: a push service has a public name`;
+  if (host === "localhost" || PRIVATE_SUFFIXES.some((suffix) => host.endsWith(suffix)))
+    return `its host ${endpoint.hostname} is a local or private name`;
+  if (!host.includes("."))
+    return `its host ${endpoint.hostname} is not a public name (a single label)`;
   return null;
 }
 
@@ -62,15 +65,25 @@ export function isPublicAddress(address: string): boolean {
   return family !== 0 && !NOT_PUBLIC.check(address, family === 4 ? "ipv4" : "ipv6");
 }
 
-type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+type LookupCallback = (
+  error: NodeJS.ErrnoException | null,
+  address: string | LookupAddress[],
+  family?: number,
+) => void;
 
 /** `dns.lookup` that fails for a name with any non-public address, so the connection is never made. */
-export function publicAddressLookup(hostname: string, options: LookupOptions, callback: LookupCallback): void {
+export function publicAddressLookup(
+  hostname: string,
+  options: LookupOptions,
+  callback: LookupCallback,
+): void {
   lookup(hostname, { ...options, all: true }, (error, addresses) => {
     if (error) return callback(error, []);
     const refused = addresses.find((candidate) => !isPublicAddress(candidate.address));
     if (refused || addresses.length === 0) {
-      const failure: NodeJS.ErrnoException = new Error(`push service ${hostname} resolves to ${refused ? `a non-public address (${refused.address})` : "no address"}: not sent`);
+      const failure: NodeJS.ErrnoException = new Error(
+        `push service ${hostname} resolves to ${refused ? `a non-public address (${refused.address})` : "no address"}: not sent`,
+      );
       failure.code = "EPUSHHOSTREFUSED";
       return callback(failure, []);
     }

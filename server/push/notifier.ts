@@ -94,15 +94,34 @@ export class PushNotifier {
     // Ended meanwhile: nothing to announce.
     if (!(await this.options.announcements.markPushed(ask.id))) return;
     const now = this.options.clock.now();
-    const ttl = ask.expiresAt === null ? DEFAULT_TTL_SECONDS : Math.max(1, Math.floor((ask.expiresAt - now) / 1000));
+    const ttl =
+      ask.expiresAt === null
+        ? DEFAULT_TTL_SECONDS
+        : Math.max(1, Math.floor((ask.expiresAt - now) / 1000));
     const chatTitle = ask.chatId === null ? undefined : await this.options.chatTitle(ask.chatId);
-    await this.deliver(ask, async (subscription) => askPush(ask, { now, dashboardUrl: this.options.dashboardUrl(), chatTitle, tokens: await this.tokensFor(ask, subscription) }), ttl, subscriptions);
+    await this.deliver(
+      ask,
+      async (subscription) =>
+        askPush(ask, {
+          now,
+          dashboardUrl: this.options.dashboardUrl(),
+          chatTitle,
+          tokens: await this.tokensFor(ask, subscription),
+        }),
+      ttl,
+      subscriptions,
+    );
   }
 
   private async announceOutcome(ask: Ask): Promise<void> {
     if (!(await this.options.announcements.ended(ask.id))) return;
     const subscriptions = await this.liveSubscriptions();
-    await this.deliver(ask, () => Promise.resolve(outcomePush(ask, this.options.dashboardUrl())), DEFAULT_TTL_SECONDS, subscriptions);
+    await this.deliver(
+      ask,
+      () => Promise.resolve(outcomePush(ask, this.options.dashboardUrl())),
+      DEFAULT_TTL_SECONDS,
+      subscriptions,
+    );
   }
 
   /** The owners' subscriptions whose link still works; the others are removed on the way. */
@@ -123,19 +142,30 @@ export class PushNotifier {
         continue;
       }
       await this.options.store.forget(subscription.endpoint);
-      this.options.log(`push subscription removed, its link ${expiresAt > now ? "was revoked" : "expired"}: ${originOf(subscription.endpoint)}`);
+      this.options.log(
+        `push subscription removed, its link ${expiresAt > now ? "was revoked" : "expired"}: ${originOf(subscription.endpoint)}`,
+      );
     }
     return live;
   }
 
   /** The subscription's action tokens: for its owner, naming its link, expiring with the ask or the link, whichever is first. */
-  private async tokensFor(ask: Ask, subscription: StoredPushSubscription): Promise<Partial<Record<Decision, string>>> {
+  private async tokensFor(
+    ask: Ask,
+    subscription: StoredPushSubscription,
+  ): Promise<Partial<Record<Decision, string>>> {
     if (ask.kind !== "approval" || ask.expiresAt === null) return {};
     const tokens: Partial<Record<Decision, string>> = {};
     const { owner, link } = subscription;
     for (const decision of PUSH_DECISIONS) {
       if (!ask.approval.decisions.includes(decision)) continue;
-      tokens[decision] = await this.options.mintToken({ askId: ask.id, decision, owner, kid: link.kid, expiresAt: Math.min(ask.expiresAt, link.expiresAt) });
+      tokens[decision] = await this.options.mintToken({
+        askId: ask.id,
+        decision,
+        owner,
+        kid: link.kid,
+        expiresAt: Math.min(ask.expiresAt, link.expiresAt),
+      });
     }
     return tokens;
   }
@@ -146,25 +176,37 @@ export class PushNotifier {
     ttl: number,
     subscriptions: StoredPushSubscription[],
   ): Promise<void> {
-    const vapidDetails = { subject: this.options.subject, publicKey: this.options.vapid.publicKey, privateKey: this.options.vapid.privateKey };
+    const vapidDetails = {
+      subject: this.options.subject,
+      publicKey: this.options.vapid.publicKey,
+      privateKey: this.options.vapid.privateKey,
+    };
     const urgency = ask.kind === "approval" || ask.status !== "pending" ? "high" : "normal";
     await Promise.all(
       subscriptions.map(async (subscription) => {
         const payload = JSON.stringify(await payloadFor(subscription));
         try {
-          await webpush.sendNotification({ endpoint: subscription.endpoint, keys: { p256dh: subscription.p256dh, auth: subscription.auth } }, payload, {
-            vapidDetails,
-            TTL: ttl,
-            urgency,
-            contentEncoding: "aes128gcm",
-            timeout: SEND_TIMEOUT_MS,
-            ...(this.options.agent ? { agent: this.options.agent } : {}),
-          });
+          await webpush.sendNotification(
+            {
+              endpoint: subscription.endpoint,
+              keys: { p256dh: subscription.p256dh, auth: subscription.auth },
+            },
+            payload,
+            {
+              vapidDetails,
+              TTL: ttl,
+              urgency,
+              contentEncoding: "aes128gcm",
+              timeout: SEND_TIMEOUT_MS,
+              ...(this.options.agent ? { agent: this.options.agent } : {}),
+            },
+          );
         } catch (error) {
           await this.failed(subscription, error);
           return;
         }
-        if (subscription.failures > 0) await this.options.store.clearFailures(subscription.endpoint);
+        if (subscription.failures > 0)
+          await this.options.store.clearFailures(subscription.endpoint);
       }),
     );
   }
@@ -180,10 +222,14 @@ export class PushNotifier {
     const why = error instanceof WebPushError ? `HTTP ${error.statusCode}` : errorMessage(error);
     const failures = await this.options.store.countFailure(subscription.endpoint);
     if (failures < MAX_FAILURES_IN_A_ROW) {
-      this.options.log(`push to ${service} failed (${failures} of ${MAX_FAILURES_IN_A_ROW} in a row): ${why}`);
+      this.options.log(
+        `push to ${service} failed (${failures} of ${MAX_FAILURES_IN_A_ROW} in a row): ${why}`,
+      );
       return;
     }
     await this.options.store.forget(subscription.endpoint);
-    this.options.log(`push subscription removed after ${failures} failed pushes in a row: ${service} (${why})`);
+    this.options.log(
+      `push subscription removed after ${failures} failed pushes in a row: ${service} (${why})`,
+    );
   }
 }

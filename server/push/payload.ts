@@ -1,5 +1,14 @@
 import type { Ask, Decision } from "../../lib/ask.ts";
-import { DECISION_LABELS, KIND_LABELS, SECRET_REQUESTED, approvalScopeSummary, endingSummary, kindLabel, moreQuestions, questionHeading } from "../../lib/wording.ts";
+import {
+  DECISION_LABELS,
+  KIND_LABELS,
+  SECRET_REQUESTED,
+  approvalScopeSummary,
+  endingSummary,
+  kindLabel,
+  moreQuestions,
+  questionHeading,
+} from "../../lib/wording.ts";
 
 /**
  * What a push carries (encrypted end to end by Web Push): what the owner decides on, never a secret
@@ -22,7 +31,14 @@ export type AskPush = {
   actions: PushAction[];
 };
 
-export type OutcomePush = { type: "outcome"; tag: string; askId: string; title: string; body: string; url: string };
+export type OutcomePush = {
+  type: "outcome";
+  tag: string;
+  askId: string;
+  title: string;
+  body: string;
+  url: string;
+};
 
 export type PushPayload = AskPush | OutcomePush;
 
@@ -40,7 +56,8 @@ export function shorten(text: string, limit: number): string {
 export const tagOf = (askId: string) => `ask:${askId}`;
 
 /** The dashboard, opened at the ask (the page reads `#ask=`). */
-const askUrl = (dashboardUrl: string, askId: string) => `${dashboardUrl.replace(/\/+$/, "")}/#ask=${encodeURIComponent(askId)}`;
+const askUrl = (dashboardUrl: string, askId: string) =>
+  `${dashboardUrl.replace(/\/+$/, "")}/#ask=${encodeURIComponent(askId)}`;
 
 function timeLeft(ask: Ask, now: number): string | null {
   if (ask.expiresAt === null) return null;
@@ -53,28 +70,56 @@ function describe(ask: Ask): { title: string; lines: string[] } {
     case "approval": {
       const { approval } = ask;
       const label = kindLabel(ask);
-      if (approval.command) return { title: `${label}: run a command`, lines: [shorten(approval.command, COMMAND_LIMIT)] };
+      if (approval.command)
+        return {
+          title: `${label}: run a command`,
+          lines: [shorten(approval.command, COMMAND_LIMIT)],
+        };
       const scope = approval.scope ? [shorten(approvalScopeSummary(approval.scope), 160)] : [];
-      return { title: `${label}: ${shorten(approval.title, 80)}`, lines: [...scope, shorten(approval.description, 160)].filter(Boolean) };
+      return {
+        title: `${label}: ${shorten(approval.title, 80)}`,
+        lines: [...scope, shorten(approval.description, 160)].filter(Boolean),
+      };
     }
     case "question":
-      return { title: `${KIND_LABELS.question}${moreQuestions(ask.questions.length)}`, lines: [shorten(questionHeading(ask.questions[0]), 160)] };
+      return {
+        title: `${KIND_LABELS.question}${moreQuestions(ask.questions.length)}`,
+        lines: [shorten(questionHeading(ask.questions[0]), 160)],
+      };
     case "secret": {
       // The name and reason only: a secret is entered on the dashboard, never in a notification.
       const { name, reason, prompt } = ask.secret;
-      return { title: name ? `${SECRET_REQUESTED}: ${shorten(name, 60)}` : SECRET_REQUESTED, lines: [shorten(reason ?? prompt, 160)] };
+      return {
+        title: name ? `${SECRET_REQUESTED}: ${shorten(name, 60)}` : SECRET_REQUESTED,
+        lines: [shorten(reason ?? prompt, 160)],
+      };
     }
   }
 }
 
 /** `chatTitle`: Open WebUI's title of the ask's chat, which names it instead of its id. */
-export function askPush(ask: Ask, options: { now: number; dashboardUrl: string; chatTitle?: string; tokens: Partial<Record<Decision, string>> }): AskPush {
+export function askPush(
+  ask: Ask,
+  options: {
+    now: number;
+    dashboardUrl: string;
+    chatTitle?: string;
+    tokens: Partial<Record<Decision, string>>;
+  },
+): AskPush {
   const { title, lines } = describe(ask);
-  const chat = ask.chatId === null ? "No chat" : options.chatTitle ? `Chat ${shorten(options.chatTitle, 60)}` : `Chat ${ask.chatId}`;
+  const chat =
+    ask.chatId === null
+      ? "No chat"
+      : options.chatTitle
+        ? `Chat ${shorten(options.chatTitle, 60)}`
+        : `Chat ${ask.chatId}`;
   const where = [chat, timeLeft(ask, options.now)].filter(Boolean).join(" · ");
   const actions =
     ask.kind === "approval"
-      ? PUSH_DECISIONS.filter((decision) => ask.approval.decisions.includes(decision) && options.tokens[decision]).map((decision) => ({
+      ? PUSH_DECISIONS.filter(
+          (decision) => ask.approval.decisions.includes(decision) && options.tokens[decision],
+        ).map((decision) => ({
           action: decision,
           title: DECISION_LABELS[decision],
           token: options.tokens[decision]!,
@@ -97,6 +142,16 @@ export function outcomePush(ask: Ask, dashboardUrl: string): OutcomePush {
   const { title } = describe(ask);
   // A secret's summary is already the masked "•••• (secret entered)": its value is never stored.
   const summary = endingSummary(ask);
-  const body = ask.status === "answered" ? `${ask.kind === "approval" ? "Decided" : "Answered"}: ${shorten(summary, 100)}` : shorten(summary, 100);
-  return { type: "outcome", tag: tagOf(ask.id), askId: ask.id, title, body, url: askUrl(dashboardUrl, ask.id) };
+  const body =
+    ask.status === "answered"
+      ? `${ask.kind === "approval" ? "Decided" : "Answered"}: ${shorten(summary, 100)}`
+      : shorten(summary, 100);
+  return {
+    type: "outcome",
+    tag: tagOf(ask.id),
+    askId: ask.id,
+    title,
+    body,
+    url: askUrl(dashboardUrl, ask.id),
+  };
 }

@@ -28,7 +28,10 @@ export type PushSubscriptionRecord = {
 };
 
 /** A subscription as the store hands it back: verified, with when it was first stored and how many pushes to it failed in a row. */
-export type StoredPushSubscription = PushSubscriptionRecord & { createdAt: number; failures: number };
+export type StoredPushSubscription = PushSubscriptionRecord & {
+  createdAt: number;
+  failures: number;
+};
 
 /** Subscriptions per owner; a browser has one per site, so this is many devices, and bounds what one ask costs. */
 export const MAX_SUBSCRIPTIONS_PER_OWNER = 20;
@@ -74,11 +77,19 @@ const StoredSubscription = z.object({
 });
 
 /** Reads a stored subscription back: what does not read or verify is reported (to be removed) with why. */
-export function verifiedSubscription(key: Uint8Array, fields: unknown): { ok: true; subscription: StoredPushSubscription } | { ok: false; why: string } {
+export function verifiedSubscription(
+  key: Uint8Array,
+  fields: unknown,
+): { ok: true; subscription: StoredPushSubscription } | { ok: false; why: string } {
   const parsed = StoredSubscription.safeParse(fields);
-  if (!parsed.success) return { ok: false, why: `does not read (${parsed.error.issues[0]?.path.join(".") || "record"})` };
+  if (!parsed.success)
+    return {
+      ok: false,
+      why: `does not read (${parsed.error.issues[0]?.path.join(".") || "record"})`,
+    };
   const { signature, ...subscription } = parsed.data;
-  if (!isSignedSubscription(key, subscription, signature)) return { ok: false, why: "is not signed by this server" };
+  if (!isSignedSubscription(key, subscription, signature))
+    return { ok: false, why: "is not signed by this server" };
   return { ok: true, subscription };
 }
 
@@ -92,4 +103,5 @@ export function originOf(endpoint: string): string {
 }
 
 /** The line logged for a stored subscription removed because it did not read or verify. */
-export const removedUnverifiedLine = (endpoint: string, why: string) => `push subscription for ${originOf(endpoint)} ${why}: ignored and removed`;
+export const removedUnverifiedLine = (endpoint: string, why: string) =>
+  `push subscription for ${originOf(endpoint)} ${why}: ignored and removed`;

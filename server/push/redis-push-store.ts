@@ -1,7 +1,15 @@
 import type { Redis } from "ioredis";
 import { z } from "zod";
 import { Count, Flag, parseStored, redisScripts, unavailableAs } from "../store/redis-scripts.ts";
-import { MAX_SUBSCRIPTIONS_PER_OWNER, removedUnverifiedLine, verifiedSubscription, type PushStore, type PushStoreOptions, type PushSubscriptionRecord, type StoredPushSubscription } from "./push-store.ts";
+import {
+  MAX_SUBSCRIPTIONS_PER_OWNER,
+  removedUnverifiedLine,
+  verifiedSubscription,
+  type PushStore,
+  type PushStoreOptions,
+  type PushSubscriptionRecord,
+  type StoredPushSubscription,
+} from "./push-store.ts";
 import { signSubscription } from "./subscription-signature.ts";
 
 /**
@@ -116,7 +124,13 @@ export class RedisPushStore implements PushStore {
   }
 
   async forget(endpoint: string): Promise<void> {
-    await unavailableAs(this.redis, () => this.redis.multi().hdel(`${this.prefix}subscriptions`, endpoint).hdel(`${this.prefix}failures`, endpoint).exec());
+    await unavailableAs(this.redis, () =>
+      this.redis
+        .multi()
+        .hdel(`${this.prefix}subscriptions`, endpoint)
+        .hdel(`${this.prefix}failures`, endpoint)
+        .exec(),
+    );
   }
 
   async forgetDevice(kid: string): Promise<void> {
@@ -124,12 +138,22 @@ export class RedisPushStore implements PushStore {
   }
 
   async subscriptions(owners: ReadonlySet<string>): Promise<StoredPushSubscription[]> {
-    const [all, failures] = await unavailableAs(this.redis, () => Promise.all([this.redis.hgetall(`${this.prefix}subscriptions`), this.redis.hgetall(`${this.prefix}failures`)]));
+    const [all, failures] = await unavailableAs(this.redis, () =>
+      Promise.all([
+        this.redis.hgetall(`${this.prefix}subscriptions`),
+        this.redis.hgetall(`${this.prefix}failures`),
+      ]),
+    );
     const subscriptions: StoredPushSubscription[] = [];
     for (const [endpoint, json] of Object.entries(all)) {
-      const read = verifiedSubscription(this.key, { ...(parseStored(JsonObject, json) ?? {}), endpoint, failures: Number(failures[endpoint] ?? 0) });
+      const read = verifiedSubscription(this.key, {
+        ...(parseStored(JsonObject, json) ?? {}),
+        endpoint,
+        failures: Number(failures[endpoint] ?? 0),
+      });
       if (!read.ok) {
-        if (await this.run("removeIfUnchanged", endpoint, json)) this.log(removedUnverifiedLine(endpoint, read.why));
+        if (await this.run("removeIfUnchanged", endpoint, json))
+          this.log(removedUnverifiedLine(endpoint, read.why));
       } else if (owners.has(read.subscription.owner)) subscriptions.push(read.subscription);
     }
     return subscriptions.sort((a, b) => a.createdAt - b.createdAt);
@@ -144,7 +168,9 @@ export class RedisPushStore implements PushStore {
   }
 
   async redeem(jti: string, expiresAt: number): Promise<boolean> {
-    const set = await unavailableAs(this.redis, () => this.redis.set(`${this.prefix}redeemed:${jti}`, "1", "PXAT", expiresAt, "NX"));
+    const set = await unavailableAs(this.redis, () =>
+      this.redis.set(`${this.prefix}redeemed:${jti}`, "1", "PXAT", expiresAt, "NX"),
+    );
     return set === "OK";
   }
 

@@ -34,7 +34,10 @@ const PushEndpoint = z
   .url()
   .max(2048)
   .refine((url) => url.startsWith("https://"), "must be an https:// push service URL");
-const Base64Url = z.string().regex(/^[A-Za-z0-9_-]+=*$/, "must be base64url").max(200);
+const Base64Url = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]+=*$/, "must be base64url")
+  .max(200);
 
 /** A subscription to store: its endpoint also on a public host, unless the tests' loopback push service is allowed. */
 export function subscribeBody(allowPrivateEndpoints: boolean) {
@@ -44,15 +47,21 @@ export function subscribeBody(allowPrivateEndpoints: boolean) {
         // zod goes on after a failed check: a URL that does not parse was already refused above.
         if (!URL.canParse(url)) return;
         const refused = refusedPushHost(new URL(url));
-        if (refused) context.addIssue({ code: "custom", message: `is not a public push service: ${refused}` });
+        if (refused)
+          context.addIssue({ code: "custom", message: `is not a public push service: ${refused}` });
       });
   return z.object({ endpoint, keys: z.object({ p256dh: Base64Url, auth: Base64Url }) });
 }
 export const UnsubscribeBody = z.object({ endpoint: PushEndpoint });
-export const ActionBody = z.object({ askId: z.string().min(1).max(300), decision: Decision, token: z.string().min(1).max(4096) });
+export const ActionBody = z.object({
+  askId: z.string().min(1).max(300),
+  decision: Decision,
+  token: z.string().min(1).max(4096),
+});
 
 /** How the Devices tab names a subscription: a digest of its endpoint, whose path is a capability. */
-export const subscriptionId = (endpoint: string) => createHash("sha256").update(endpoint).digest("base64url").slice(0, 22);
+export const subscriptionId = (endpoint: string) =>
+  createHash("sha256").update(endpoint).digest("base64url").slice(0, 22);
 
 export type PushRoutesOptions = {
   store: PushStore;
@@ -90,32 +99,66 @@ export function createPushRoutes(options: PushRoutesOptions) {
       try {
         claims = await verifyActionToken(options.tokenKey, token, options.now());
       } catch (error) {
-        if (error instanceof ActionTokenError) return fail(error.code === "EXPIRED" ? "EXPIRED" : "FORBIDDEN", error.message);
+        if (error instanceof ActionTokenError)
+          return fail(error.code === "EXPIRED" ? "EXPIRED" : "FORBIDDEN", error.message);
         throw error;
       }
-      if (claims.askId !== askId || claims.decision !== decision) return fail("FORBIDDEN", "this action token is for another ask or decision");
-      if (!options.owners.has(claims.owner)) return fail("FORBIDDEN", "the owner this action was sent to is no longer an owner");
-      if (!(await options.isKnownKid(claims.kid))) return fail("FORBIDDEN", "the link this notification was sent to was revoked");
-      if (!(await options.store.redeem(claims.jti, claims.expiresAt, options.now()))) return fail("ALREADY_RESOLVED", "this action was already used");
-      const tab: Tab = { id: `push:${claims.jti.slice(0, 8)}`, userId: claims.owner, isOwner: true, chatClaim: null, reply: null };
+      if (claims.askId !== askId || claims.decision !== decision)
+        return fail("FORBIDDEN", "this action token is for another ask or decision");
+      if (!options.owners.has(claims.owner))
+        return fail("FORBIDDEN", "the owner this action was sent to is no longer an owner");
+      if (!(await options.isKnownKid(claims.kid)))
+        return fail("FORBIDDEN", "the link this notification was sent to was revoked");
+      if (!(await options.store.redeem(claims.jti, claims.expiresAt, options.now())))
+        return fail("ALREADY_RESOLVED", "this action was already used");
+      const tab: Tab = {
+        id: `push:${claims.jti.slice(0, 8)}`,
+        userId: claims.owner,
+        isOwner: true,
+        chatClaim: null,
+        reply: null,
+      };
       const ack = await options.answer(tab, askId, { type: "decision", decision });
       if (ack.ok || ack.error.code !== "UNAVAILABLE") return ack;
       // Nothing was decided (Redis went away after the token was claimed): the token is good again, so
       // the notification's button works once Redis is back.
-      await options.store.release(claims.jti).catch((error: unknown) => options.log(`push action token could not be released: ${errorMessage(error)}`));
-      return fail("UNAVAILABLE", "Nothing was decided: the server cannot reach the store its instances share (Redis). Try again in a moment.");
+      await options.store
+        .release(claims.jti)
+        .catch((error: unknown) =>
+          options.log(`push action token could not be released: ${errorMessage(error)}`),
+        );
+      return fail(
+        "UNAVAILABLE",
+        "Nothing was decided: the server cannot reach the store its instances share (Redis). Try again in a moment.",
+      );
     },
   });
 
   const subscribe = route({
     method: "POST",
     path: "/push/subscriptions",
-    access: { link: "revocable", refusal: () => "a token without a key id (such as an Open WebUI session token) cannot be revoked, so it cannot subscribe to push: open the dashboard with an owner link or a device link" },
+    access: {
+      link: "revocable",
+      refusal: () =>
+        "a token without a key id (such as an Open WebUI session token) cannot be revoked, so it cannot subscribe to push: open the dashboard with an owner link or a device link",
+    },
     body: subscribeBody(options.allowPrivateEndpoints),
     created: true,
     async handle({ sender: { owner, link }, body: { endpoint, keys } }) {
-      const evicted = await options.store.subscribe({ owner, link: { kid: link.kid, expiresAt: link.expiresAt }, endpoint, p256dh: keys.p256dh, auth: keys.auth }, options.now());
-      for (const oldest of evicted) options.log(`push subscription removed, its owner has more than the most kept: ${originOf(oldest)}`);
+      const evicted = await options.store.subscribe(
+        {
+          owner,
+          link: { kid: link.kid, expiresAt: link.expiresAt },
+          endpoint,
+          p256dh: keys.p256dh,
+          auth: keys.auth,
+        },
+        options.now(),
+      );
+      for (const oldest of evicted)
+        options.log(
+          `push subscription removed, its owner has more than the most kept: ${originOf(oldest)}`,
+        );
       return { ok: true };
     },
   });
@@ -125,7 +168,10 @@ export function createPushRoutes(options: PushRoutesOptions) {
     path: "/push/subscriptions",
     access: "owner",
     body: UnsubscribeBody,
-    handle: async ({ sender, body }): Promise<PushUnsubscribed> => ({ ok: true, removed: await options.store.unsubscribe(body.endpoint, sender.owner) }),
+    handle: async ({ sender, body }): Promise<PushUnsubscribed> => ({
+      ok: true,
+      removed: await options.store.unsubscribe(body.endpoint, sender.owner),
+    }),
   });
 
   const list = route({
@@ -133,24 +179,37 @@ export function createPushRoutes(options: PushRoutesOptions) {
     path: "/push/subscriptions",
     access: "owner",
     async handle({ sender: { owner, link } }): Promise<PushSubscriptionList> {
-      const subscriptions = (await options.store.subscriptions(new Set([owner]))).map(({ endpoint, link: made, createdAt, failures }) => ({
-        id: subscriptionId(endpoint),
-        service: originOf(endpoint),
-        linkKid: made.kid,
-        createdAt,
-        failures,
-      }));
-      return { ok: true, subscriptions, canManage: await isOwnerLink(link, options.isOwnerLinkKid) };
+      const subscriptions = (await options.store.subscriptions(new Set([owner]))).map(
+        ({ endpoint, link: made, createdAt, failures }) => ({
+          id: subscriptionId(endpoint),
+          service: originOf(endpoint),
+          linkKid: made.kid,
+          createdAt,
+          failures,
+        }),
+      );
+      return {
+        ok: true,
+        subscriptions,
+        canManage: await isOwnerLink(link, options.isOwnerLinkKid),
+      };
     },
   });
 
   const remove = route({
     method: "DELETE",
     path: /^\/push\/subscriptions\/([A-Za-z0-9_-]{22})$/,
-    access: { link: "owner-link", refusal: () => "only an owner link removes push subscriptions from the list (a browser turns its own off with DELETE /push/subscriptions): open the dashboard with an owner link (npm run owner-link)" },
+    access: {
+      link: "owner-link",
+      refusal: () =>
+        "only an owner link removes push subscriptions from the list (a browser turns its own off with DELETE /push/subscriptions): open the dashboard with an owner link (npm run owner-link)",
+    },
     async handle({ sender: { owner }, param: id }) {
-      const subscription = (await options.store.subscriptions(new Set([owner]))).find((candidate) => subscriptionId(candidate.endpoint) === id);
-      if (!subscription || !(await options.store.unsubscribe(subscription.endpoint, owner))) return fail("NOT_FOUND", "no such push subscription of yours");
+      const subscription = (await options.store.subscriptions(new Set([owner]))).find(
+        (candidate) => subscriptionId(candidate.endpoint) === id,
+      );
+      if (!subscription || !(await options.store.unsubscribe(subscription.endpoint, owner)))
+        return fail("NOT_FOUND", "no such push subscription of yours");
       return { ok: true };
     },
   });

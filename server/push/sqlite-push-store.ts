@@ -1,5 +1,13 @@
 import { PrivateDatabase } from "../store/private-database.ts";
-import { MAX_SUBSCRIPTIONS_PER_OWNER, removedUnverifiedLine, verifiedSubscription, type PushStore, type PushStoreOptions, type PushSubscriptionRecord, type StoredPushSubscription } from "./push-store.ts";
+import {
+  MAX_SUBSCRIPTIONS_PER_OWNER,
+  removedUnverifiedLine,
+  verifiedSubscription,
+  type PushStore,
+  type PushStoreOptions,
+  type PushSubscriptionRecord,
+  type StoredPushSubscription,
+} from "./push-store.ts";
 import { signSubscription } from "./subscription-signature.ts";
 
 const SCHEMA = `
@@ -24,19 +32,32 @@ const SCHEMA = `
 const STATEMENTS = {
   upsert:
     "INSERT INTO subscriptions (endpoint, owner, link_kid, link_expires_at, p256dh, auth, created_at, signature, failures) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0) ON CONFLICT(endpoint) DO UPDATE SET owner = excluded.owner, link_kid = excluded.link_kid, link_expires_at = excluded.link_expires_at, p256dh = excluded.p256dh, auth = excluded.auth, signature = excluded.signature, failures = 0",
-  evictOldest: "DELETE FROM subscriptions WHERE owner = ? AND endpoint NOT IN (SELECT endpoint FROM subscriptions WHERE owner = ? ORDER BY created_at DESC, rowid DESC LIMIT ?) RETURNING endpoint",
+  evictOldest:
+    "DELETE FROM subscriptions WHERE owner = ? AND endpoint NOT IN (SELECT endpoint FROM subscriptions WHERE owner = ? ORDER BY created_at DESC, rowid DESC LIMIT ?) RETURNING endpoint",
   remove: "DELETE FROM subscriptions WHERE endpoint = ?",
   removeDevice: "DELETE FROM subscriptions WHERE link_kid = ?",
   removeOwned: "DELETE FROM subscriptions WHERE endpoint = ? AND owner = ?",
   all: "SELECT endpoint, owner, link_kid, link_expires_at, p256dh, auth, created_at, signature, failures FROM subscriptions ORDER BY created_at, rowid",
-  countFailure: "UPDATE subscriptions SET failures = failures + 1 WHERE endpoint = ? RETURNING failures",
+  countFailure:
+    "UPDATE subscriptions SET failures = failures + 1 WHERE endpoint = ? RETURNING failures",
   clearFailures: "UPDATE subscriptions SET failures = 0 WHERE endpoint = ?",
-  redeem: "INSERT INTO redeemed_actions (jti, expires_at) VALUES (?, ?) ON CONFLICT(jti) DO NOTHING",
+  redeem:
+    "INSERT INTO redeemed_actions (jti, expires_at) VALUES (?, ?) ON CONFLICT(jti) DO NOTHING",
   release: "DELETE FROM redeemed_actions WHERE jti = ?",
   prune: "DELETE FROM redeemed_actions WHERE expires_at < ?",
 };
 
-type Row = { endpoint: string; owner: unknown; link_kid: unknown; link_expires_at: unknown; p256dh: unknown; auth: unknown; created_at: unknown; signature: unknown; failures: unknown };
+type Row = {
+  endpoint: string;
+  owner: unknown;
+  link_kid: unknown;
+  link_expires_at: unknown;
+  p256dh: unknown;
+  auth: unknown;
+  created_at: unknown;
+  signature: unknown;
+  failures: unknown;
+};
 
 /** The push store of one process (push-store.ts): its own SQLite file under DATA_DIR (0600). */
 export class SqlitePushStore implements PushStore {
@@ -50,7 +71,14 @@ export class SqlitePushStore implements PushStore {
     this.database = new PrivateDatabase(file, {
       schema: SCHEMA,
       statements: STATEMENTS,
-      added: { subscriptions: { link_kid: "TEXT", link_expires_at: "INTEGER", signature: "TEXT", failures: "INTEGER NOT NULL DEFAULT 0" } },
+      added: {
+        subscriptions: {
+          link_kid: "TEXT",
+          link_expires_at: "INTEGER",
+          signature: "TEXT",
+          failures: "INTEGER NOT NULL DEFAULT 0",
+        },
+      },
     });
     this.key = options.signingKey;
     this.log = options.log;
@@ -58,8 +86,21 @@ export class SqlitePushStore implements PushStore {
 
   async subscribe(record: PushSubscriptionRecord, now: number): Promise<string[]> {
     const { statements } = this.database;
-    statements.upsert.run(record.endpoint, record.owner, record.link.kid, record.link.expiresAt, record.p256dh, record.auth, now, signSubscription(this.key, record));
-    return (statements.evictOldest.all(record.owner, record.owner, MAX_SUBSCRIPTIONS_PER_OWNER) as { endpoint: string }[]).map((row) => row.endpoint);
+    statements.upsert.run(
+      record.endpoint,
+      record.owner,
+      record.link.kid,
+      record.link.expiresAt,
+      record.p256dh,
+      record.auth,
+      now,
+      signSubscription(this.key, record),
+    );
+    return (
+      statements.evictOldest.all(record.owner, record.owner, MAX_SUBSCRIPTIONS_PER_OWNER) as {
+        endpoint: string;
+      }[]
+    ).map((row) => row.endpoint);
   }
 
   async unsubscribe(endpoint: string, owner: string): Promise<boolean> {
@@ -96,7 +137,8 @@ export class SqlitePushStore implements PushStore {
   }
 
   async countFailure(endpoint: string): Promise<number> {
-    const row = this.database.statements.countFailure.get(endpoint) as { failures: number } | undefined;
+    const row = this.database.statements.countFailure.get(endpoint) as
+      { failures: number } | undefined;
     return row?.failures ?? 0;
   }
 

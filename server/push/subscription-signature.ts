@@ -13,13 +13,18 @@ export function subscriptionKey(authSecret: string): Uint8Array {
   return createHmac("sha256", authSecret).update("openclaw-asks push subscriptions v1").digest();
 }
 
-const signed = ({ endpoint, owner, link, p256dh, auth }: PushSubscriptionRecord) => JSON.stringify(["v1", endpoint, owner, link.kid, link.expiresAt, p256dh, auth]);
+const signed = ({ endpoint, owner, link, p256dh, auth }: PushSubscriptionRecord) =>
+  JSON.stringify(["v1", endpoint, owner, link.kid, link.expiresAt, p256dh, auth]);
 
 export function signSubscription(key: Uint8Array, record: PushSubscriptionRecord): string {
   return createHmac("sha256", key).update(signed(record)).digest("base64url");
 }
 
-export function isSignedSubscription(key: Uint8Array, record: PushSubscriptionRecord, signature: unknown): boolean {
+export function isSignedSubscription(
+  key: Uint8Array,
+  record: PushSubscriptionRecord,
+  signature: unknown,
+): boolean {
   if (typeof signature !== "string") return false;
   const expected = Buffer.from(signSubscription(key, record));
   const given = Buffer.from(signature);

@@ -30,7 +30,10 @@ type VapidSource = { publicKey?: string; privateKey?: string };
 /** What reading the kept pair needs: the secret its private key is encrypted with, and where to say it was rewritten. */
 type Keeping = { authSecret: string; log: (message: string) => void };
 
-const fromEnvironment = (options: VapidSource): VapidKeys | null => (options.publicKey && options.privateKey ? { publicKey: options.publicKey, privateKey: options.privateKey } : null);
+const fromEnvironment = (options: VapidSource): VapidKeys | null =>
+  options.publicKey && options.privateKey
+    ? { publicKey: options.publicKey, privateKey: options.privateKey }
+    : null;
 
 function encryptionKey(authSecret: string): Buffer {
   return createHmac("sha256", authSecret).update("openclaw-asks vapid private key v1").digest();
@@ -39,10 +42,15 @@ function encryptionKey(authSecret: string): Buffer {
 /** `v1.<iv>.<ciphertext>.<tag>`, base64url. */
 function sealed(keys: VapidKeys, authSecret: string): Stored {
   const iv = randomBytes(12);
-  const cipher = createCipheriv("aes-256-gcm", encryptionKey(authSecret), iv).setAAD(Buffer.from(keys.publicKey));
+  const cipher = createCipheriv("aes-256-gcm", encryptionKey(authSecret), iv).setAAD(
+    Buffer.from(keys.publicKey),
+  );
   const ciphertext = Buffer.concat([cipher.update(keys.privateKey, "utf8"), cipher.final()]);
   const tag = cipher.getAuthTag();
-  return { publicKey: keys.publicKey, encryptedPrivateKey: `v1.${iv.toString("base64url")}.${ciphertext.toString("base64url")}.${tag.toString("base64url")}` };
+  return {
+    publicKey: keys.publicKey,
+    encryptedPrivateKey: `v1.${iv.toString("base64url")}.${ciphertext.toString("base64url")}.${tag.toString("base64url")}`,
+  };
 }
 
 /** The pair, or null when the private key does not decrypt with this secret (another AUTH_SECRET, or altered). */
@@ -51,9 +59,16 @@ function opened(stored: Stored, authSecret: string): VapidKeys | null {
   const [version, iv, ciphertext, tag] = stored.encryptedPrivateKey.split(".");
   if (version !== "v1" || !iv || !ciphertext || !tag) return null;
   try {
-    const decipher = createDecipheriv("aes-256-gcm", encryptionKey(authSecret), Buffer.from(iv, "base64url")).setAAD(Buffer.from(stored.publicKey));
+    const decipher = createDecipheriv(
+      "aes-256-gcm",
+      encryptionKey(authSecret),
+      Buffer.from(iv, "base64url"),
+    ).setAAD(Buffer.from(stored.publicKey));
     decipher.setAuthTag(Buffer.from(tag, "base64url"));
-    const privateKey = Buffer.concat([decipher.update(Buffer.from(ciphertext, "base64url")), decipher.final()]).toString("utf8");
+    const privateKey = Buffer.concat([
+      decipher.update(Buffer.from(ciphertext, "base64url")),
+      decipher.final(),
+    ]).toString("utf8");
     return { publicKey: stored.publicKey, privateKey };
   } catch {
     return null;
@@ -65,7 +80,10 @@ const replaceHint = "delete it to generate a new pair (owners then opt in again)
 function readable(stored: Stored | null, where: string, authSecret: string): VapidKeys {
   if (!stored) throw new Error(`${where} is not a VAPID key pair: ${replaceHint}`);
   const keys = opened(stored, authSecret);
-  if (!keys) throw new Error(`${where} does not decrypt with this AUTH_SECRET (it was written with another one): set that AUTH_SECRET again, or ${replaceHint}`);
+  if (!keys)
+    throw new Error(
+      `${where} does not decrypt with this AUTH_SECRET (it was written with another one): set that AUTH_SECRET again, or ${replaceHint}`,
+    );
   return keys;
 }
 
@@ -103,18 +121,25 @@ return 1
 `;
 
 /** The deployment's pair in Redis (`<prefix>vapid`): written once (SET NX), whichever instance starts first. */
-export async function loadSharedVapidKeys(options: VapidSource & Keeping & { redis: Redis; key: string }): Promise<VapidKeys> {
+export async function loadSharedVapidKeys(
+  options: VapidSource & Keeping & { redis: Redis; key: string },
+): Promise<VapidKeys> {
   const given = fromEnvironment(options);
   if (given) return given;
   const { redis, key, authSecret } = options;
-  await unavailableAs(redis, () => redis.set(key, JSON.stringify(sealed(webpush.generateVAPIDKeys(), authSecret)), "NX"));
+  await unavailableAs(redis, () =>
+    redis.set(key, JSON.stringify(sealed(webpush.generateVAPIDKeys(), authSecret)), "NX"),
+  );
   const text = await unavailableAs(redis, () => redis.get(key));
   const stored = parseStored(Stored, text);
   const keys = readable(stored, `Redis key ${key}`, authSecret);
   if (stored && "privateKey" in stored) {
     // The scripts' first argument is a key prefix; this one is given the whole key.
-    const replace = redisScripts(redis, "", { replace: { lua: REPLACE_IF_UNCHANGED, reply: Flag } });
-    if (await replace("replace", key, text!, JSON.stringify(sealed(keys, authSecret)))) options.log(`Redis key ${key} held the VAPID private key in clear: written back encrypted`);
+    const replace = redisScripts(redis, "", {
+      replace: { lua: REPLACE_IF_UNCHANGED, reply: Flag },
+    });
+    if (await replace("replace", key, text!, JSON.stringify(sealed(keys, authSecret))))
+      options.log(`Redis key ${key} held the VAPID private key in clear: written back encrypted`);
   }
   return keys;
 }

@@ -34,10 +34,16 @@ afterAll(async () => {
   await redis.stop();
 });
 
-async function open(env: Record<string, string> = {}): Promise<{ backend: Backend; dataDir: string }> {
+async function open(
+  env: Record<string, string> = {},
+): Promise<{ backend: Backend; dataDir: string }> {
   const dataDir = mkdtempSync(path.join(tmpdir(), "asks-backend-"));
   dirs.push(dataDir);
-  const backend = await openBackend(parseConfig({ DATA_DIR: dataDir, AUTH_SECRET: SECRET, ...env }), SECRET, { log, clock });
+  const backend = await openBackend(
+    parseConfig({ DATA_DIR: dataDir, AUTH_SECRET: SECRET, ...env }),
+    SECRET,
+    { log, clock },
+  );
   opened.push(backend);
   return { backend, dataDir };
 }
@@ -48,17 +54,40 @@ async function useEveryPart(backend: Backend): Promise<void> {
   await backend.store.put(question("q1", "c1"));
   await backend.store.recordChatOwner("c1", "owner");
   await backend.store.setOwnerLinkKid("kid-1");
-  await backend.devices.add({ kid: "device-1", owner: "owner", name: "Phone", createdAt: clock.now(), expiresAt: clock.now() + 60_000, mintedBy: { kind: "command-line" } });
-  await backend.push.store.subscribe({ owner: "owner", link: { kid: "kid-1", expiresAt: clock.now() + 60_000 }, endpoint: "https://push.example/1", p256dh: "key", auth: "auth" }, clock.now());
+  await backend.devices.add({
+    kid: "device-1",
+    owner: "owner",
+    name: "Phone",
+    createdAt: clock.now(),
+    expiresAt: clock.now() + 60_000,
+    mintedBy: { kind: "command-line" },
+  });
+  await backend.push.store.subscribe(
+    {
+      owner: "owner",
+      link: { kid: "kid-1", expiresAt: clock.now() + 60_000 },
+      endpoint: "https://push.example/1",
+      p256dh: "key",
+      auth: "auth",
+    },
+    clock.now(),
+  );
   await backend.push.announcements.claim(question("q1", "c1"), clock.now());
   await backend.push.vapidKeys();
-  await backend.presence.view({ id: "tab-1", userId: "owner", isOwner: true, chatClaim: null, reply: null }, "c1");
+  await backend.presence.view(
+    { id: "tab-1", userId: "owner", isOwner: true, chatClaim: null, reply: null },
+    "c1",
+  );
 }
 
 describe("openBackend", () => {
   it("without REDIS_URL: SQLite files in DATA_DIR, presence in memory, no Socket.IO adapter, always reachable; the VAPID pair only once asked for", async () => {
     const { backend, dataDir } = await open();
-    expect(readdirSync(dataDir).filter((file) => file.endsWith(".sqlite")).sort()).toEqual(["asks.sqlite", "devices.sqlite", "push.sqlite"]);
+    expect(
+      readdirSync(dataDir)
+        .filter((file) => file.endsWith(".sqlite"))
+        .sort(),
+    ).toEqual(["asks.sqlite", "devices.sqlite", "push.sqlite"]);
     expect(backend.presence).toBeInstanceOf(MemoryPresence);
     expect(backend.socketAdapter).toBeUndefined();
     expect(backend.link.up).toBe(true);
@@ -70,7 +99,10 @@ describe("openBackend", () => {
   });
 
   it("with REDIS_URL: every key any part writes starts with REDIS_KEY_PREFIX, and nothing lands in DATA_DIR", async () => {
-    const { backend, dataDir } = await open({ REDIS_URL: redis.url, REDIS_KEY_PREFIX: "deploy-1:" });
+    const { backend, dataDir } = await open({
+      REDIS_URL: redis.url,
+      REDIS_KEY_PREFIX: "deploy-1:",
+    });
     expect(backend.presence).toBeInstanceOf(RedisPresence);
     expect(backend.socketAdapter).toBeDefined();
     expect(backend.link.health()).toEqual({ redis: { connected: true } });
@@ -86,6 +118,9 @@ describe("openBackend", () => {
     await backend.store.setOwnerLinkKid("kid-2");
     await backend.close();
     opened.splice(0);
-    expect((await client.keys("deploy-2:*")).sort()).toEqual(["deploy-2:deployment", "deploy-2:store:settings"]);
+    expect((await client.keys("deploy-2:*")).sort()).toEqual([
+      "deploy-2:deployment",
+      "deploy-2:store:settings",
+    ]);
   });
 });

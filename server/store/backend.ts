@@ -9,7 +9,11 @@ import { MemoryPresence } from "../broker/presence.ts";
 import { RedisPresence } from "../broker/redis-presence.ts";
 import type { Config } from "../config.ts";
 import { RedisDeviceStore, SqliteDeviceStore, type DeviceStore } from "../auth/device-store.ts";
-import { MemoryPushAnnouncements, RedisPushAnnouncements, type PushAnnouncements } from "../push/announcements.ts";
+import {
+  MemoryPushAnnouncements,
+  RedisPushAnnouncements,
+  type PushAnnouncements,
+} from "../push/announcements.ts";
 import type { PushStore } from "../push/push-store.ts";
 import { RedisPushStore } from "../push/redis-push-store.ts";
 import { SqlitePushStore } from "../push/sqlite-push-store.ts";
@@ -62,18 +66,34 @@ export type SharedLink = {
 };
 
 type BackendOptions = { log: (message: string) => void; clock: Clock };
-type BackendConfig = Pick<Config, "REDIS_URL" | "REDIS_KEY_PREFIX" | "DATA_DIR" | "VAPID_PUBLIC_KEY" | "VAPID_PRIVATE_KEY">;
+type BackendConfig = Pick<
+  Config,
+  "REDIS_URL" | "REDIS_KEY_PREFIX" | "DATA_DIR" | "VAPID_PUBLIC_KEY" | "VAPID_PRIVATE_KEY"
+>;
 
 /** Opens the backend the configuration asks for; an unusable DATA_DIR, database or Redis fails here. */
-export async function openBackend(config: BackendConfig, authSecret: string, options: BackendOptions): Promise<Backend> {
-  return config.REDIS_URL ? redisBackend(config.REDIS_URL, config, authSecret, options) : sqliteBackend(config, authSecret, options);
+export async function openBackend(
+  config: BackendConfig,
+  authSecret: string,
+  options: BackendOptions,
+): Promise<Backend> {
+  return config.REDIS_URL
+    ? redisBackend(config.REDIS_URL, config, authSecret, options)
+    : sqliteBackend(config, authSecret, options);
 }
 
-function sqliteBackend(config: BackendConfig, authSecret: string, { log, clock }: BackendOptions): Backend {
+function sqliteBackend(
+  config: BackendConfig,
+  authSecret: string,
+  { log, clock }: BackendOptions,
+): Backend {
   const file = (name: string) => path.join(config.DATA_DIR, name);
   const store = new SqliteAskStore(file("asks.sqlite"), { log, clock });
   const devices = new SqliteDeviceStore(file("devices.sqlite"), log);
-  const push = new SqlitePushStore(file("push.sqlite"), { signingKey: subscriptionKey(authSecret), log });
+  const push = new SqlitePushStore(file("push.sqlite"), {
+    signingKey: subscriptionKey(authSecret),
+    log,
+  });
   return {
     instanceId: randomUUID(),
     store,
@@ -82,7 +102,8 @@ function sqliteBackend(config: BackendConfig, authSecret: string, { log, clock }
     push: {
       store: push,
       announcements: new MemoryPushAnnouncements(),
-      vapidKeys: async () => loadVapidKeys({ ...vapidSource(config, authSecret, log), dataDir: config.DATA_DIR }),
+      vapidKeys: async () =>
+        loadVapidKeys({ ...vapidSource(config, authSecret, log), dataDir: config.DATA_DIR }),
     },
     socketAdapter: undefined,
     link: { up: true, watch: () => () => {}, health: () => ({}) },
@@ -95,7 +116,12 @@ function sqliteBackend(config: BackendConfig, authSecret: string, { log, clock }
   };
 }
 
-async function redisBackend(url: string, config: BackendConfig, authSecret: string, { log, clock }: BackendOptions): Promise<Backend> {
+async function redisBackend(
+  url: string,
+  config: BackendConfig,
+  authSecret: string,
+  { log, clock }: BackendOptions,
+): Promise<Backend> {
   const redis = await connectRedis(url, log);
   try {
     await claimDeploymentPrefix(redis, config.REDIS_KEY_PREFIX, authSecret);
@@ -106,12 +132,22 @@ async function redisBackend(url: string, config: BackendConfig, authSecret: stri
   const prefix = config.REDIS_KEY_PREFIX;
   const instanceId = randomUUID();
   const store = new RedisAskStore(redis, { prefix: `${prefix}store:`, log, clock });
-  const presence = new RedisPresence({ redis, instanceId, clock, prefix: `${prefix}presence:`, log });
+  const presence = new RedisPresence({
+    redis,
+    instanceId,
+    clock,
+    prefix: `${prefix}presence:`,
+    log,
+  });
   const devices = new RedisDeviceStore(redis, `${prefix}devices:`, log);
-  const push = new RedisPushStore(redis, `${prefix}push:`, { signingKey: subscriptionKey(authSecret), log });
+  const push = new RedisPushStore(redis, `${prefix}push:`, {
+    signingKey: subscriptionKey(authSecret),
+    log,
+  });
   // Pub/sub clients of their own; they queue while Redis is away (the adapter does not await its
   // publishes), and what they queued goes out once it is back.
-  const adapterClient = () => redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null }).on("error", () => {});
+  const adapterClient = () =>
+    redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null }).on("error", () => {});
   const [publisher, subscriber] = [adapterClient(), adapterClient()];
   let joined = false;
   return {
@@ -122,7 +158,12 @@ async function redisBackend(url: string, config: BackendConfig, authSecret: stri
     push: {
       store: push,
       announcements: new RedisPushAnnouncements(redis, `${prefix}push:`),
-      vapidKeys: () => loadSharedVapidKeys({ ...vapidSource(config, authSecret, log), redis, key: `${prefix}push:vapid` }),
+      vapidKeys: () =>
+        loadSharedVapidKeys({
+          ...vapidSource(config, authSecret, log),
+          redis,
+          key: `${prefix}push:vapid`,
+        }),
     },
     socketAdapter: createAdapter(publisher, subscriber, { key: `${prefix}socket.io` }),
     link: redisLink(redis),
@@ -131,7 +172,10 @@ async function redisBackend(url: string, config: BackendConfig, authSecret: stri
       await presence.start();
     },
     async close() {
-      if (joined) await presence.stop().catch((error: unknown) => log(`leaving presence failed: ${errorMessage(error)}`));
+      if (joined)
+        await presence
+          .stop()
+          .catch((error: unknown) => log(`leaving presence failed: ${errorMessage(error)}`));
       push.close();
       devices.close();
       await store.close();
@@ -141,7 +185,12 @@ async function redisBackend(url: string, config: BackendConfig, authSecret: stri
 }
 
 function vapidSource(config: BackendConfig, authSecret: string, log: (message: string) => void) {
-  return { publicKey: config.VAPID_PUBLIC_KEY, privateKey: config.VAPID_PRIVATE_KEY, authSecret, log };
+  return {
+    publicKey: config.VAPID_PUBLIC_KEY,
+    privateKey: config.VAPID_PRIVATE_KEY,
+    authSecret,
+    log,
+  };
 }
 
 /** Redis's reachability as the connection reports it: down from its close until it is ready again. */

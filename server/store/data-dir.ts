@@ -21,14 +21,18 @@ export function preparePrivateDir(dir: string): void {
   const stat = statSync(dir);
   if (!stat.isDirectory()) throw new DataDirError(`DATA_DIR ${dir} is not a directory`);
   // A shared directory such as /tmp must not be locked down: it is not ours to change.
-  if (stat.mode & STICKY) throw new DataDirError(`DATA_DIR ${dir} is a shared directory (sticky bit): give the service a directory of its own`);
+  if (stat.mode & STICKY)
+    throw new DataDirError(
+      `DATA_DIR ${dir} is a shared directory (sticky bit): give the service a directory of its own`,
+    );
   if ((stat.mode & 0o777) !== PRIVATE_DIR) chmodSync(dir, PRIVATE_DIR);
 }
 
 /** Makes each existing file 0600 (SQLite creates its -wal and -shm files with the database's mode). */
 export function restrictFiles(...files: string[]): void {
   for (const file of files) {
-    if (existsSync(file) && (statSync(file).mode & 0o777) !== PRIVATE_FILE) chmodSync(file, PRIVATE_FILE);
+    if (existsSync(file) && (statSync(file).mode & 0o777) !== PRIVATE_FILE)
+      chmodSync(file, PRIVATE_FILE);
   }
 }
 

@@ -20,7 +20,11 @@ export function deploymentMarker(authSecret: string): string {
 }
 
 /** Claims the prefix for this deployment, or throws DeploymentCollision (naming neither the secret nor the marker). */
-export async function claimDeploymentPrefix(redis: Redis, prefix: string, authSecret: string): Promise<void> {
+export async function claimDeploymentPrefix(
+  redis: Redis,
+  prefix: string,
+  authSecret: string,
+): Promise<void> {
   const key = `${prefix}deployment`;
   const marker = deploymentMarker(authSecret);
   await unavailableAs(redis, () => redis.set(key, marker, "NX"));

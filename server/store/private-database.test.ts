@@ -7,7 +7,10 @@ import { afterEach, describe, expect, it } from "vitest";
 import { PrivateDatabase } from "./private-database.ts";
 
 const SCHEMA = "CREATE TABLE IF NOT EXISTS notes (id TEXT PRIMARY KEY, body TEXT NOT NULL);";
-const STATEMENTS = { put: "INSERT INTO notes (id, body) VALUES (?, ?)", get: "SELECT body FROM notes WHERE id = ?" };
+const STATEMENTS = {
+  put: "INSERT INTO notes (id, body) VALUES (?, ?)",
+  get: "SELECT body FROM notes WHERE id = ?",
+};
 
 const mode = (file: string) => statSync(file).mode & 0o777;
 
@@ -28,11 +31,13 @@ describe("PrivateDatabase", () => {
     first.close();
 
     chmodSync(path.dirname(file), 0o755);
-    for (const each of [file, `${file}-wal`, `${file}-shm`].filter(existsSync)) chmodSync(each, 0o644);
+    for (const each of [file, `${file}-wal`, `${file}-shm`].filter(existsSync))
+      chmodSync(each, 0o644);
     const second = new PrivateDatabase(file, { schema: SCHEMA, statements: STATEMENTS });
     expect(second.statements.get.get("n1")).toEqual({ body: "kept" });
     expect(mode(path.dirname(file))).toBe(0o700);
-    for (const each of [file, `${file}-wal`, `${file}-shm`].filter(existsSync)) expect(mode(each), each).toBe(0o600);
+    for (const each of [file, `${file}-wal`, `${file}-shm`].filter(existsSync))
+      expect(mode(each), each).toBe(0o600);
     second.close();
   });
 });

@@ -37,13 +37,17 @@ export class PrivateDatabase<Name extends string> {
     try {
       this.db.exec(`PRAGMA journal_mode = WAL; ${layout.pragmas ?? ""}`);
       this.db.exec(layout.schema);
-      for (const [table, columns] of Object.entries(layout.added ?? {})) addMissingColumns(this.db, table, columns);
+      for (const [table, columns] of Object.entries(layout.added ?? {}))
+        addMissingColumns(this.db, table, columns);
     } catch (error) {
       this.db.close();
       throw new Error(`cannot use the database ${file}: ${errorMessage(error)}`);
     }
     if (this.onDisk) restrictFiles(file, `${file}-wal`, `${file}-shm`);
-    const prepared = Object.entries<string>(layout.statements).map(([name, sql]) => [name, this.db.prepare(sql)]);
+    const prepared = Object.entries<string>(layout.statements).map(([name, sql]) => [
+      name,
+      this.db.prepare(sql),
+    ]);
     this.statements = Object.fromEntries(prepared) as Record<Name, StatementSync>;
   }
 
@@ -78,8 +82,13 @@ export class PrivateDatabase<Name extends string> {
 function addMissingColumns(db: DatabaseSync, table: string, columns: Record<string, string>): void {
   db.exec("BEGIN IMMEDIATE");
   try {
-    const present = new Set((db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).map((column) => column.name));
-    for (const [name, type] of Object.entries(columns)) if (!present.has(name)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${name} ${type}`);
+    const present = new Set(
+      (db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).map(
+        (column) => column.name,
+      ),
+    );
+    for (const [name, type] of Object.entries(columns))
+      if (!present.has(name)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${name} ${type}`);
     db.exec("COMMIT");
   } catch (error) {
     db.exec("ROLLBACK");

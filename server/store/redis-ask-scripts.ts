@@ -206,7 +206,9 @@ return out
 `;
 
 /** Stored asks as the listing scripts give them: flat [id, body] pairs. */
-const Rows = flatRows(z.tuple([z.string(), z.string()])).transform((rows) => rows.map(([id, body]) => ({ id, body })));
+const Rows = flatRows(z.tuple([z.string(), z.string()])).transform((rows) =>
+  rows.map(([id, body]) => ({ id, body })),
+);
 
 export const ASK_SCRIPTS = {
   put: { lua: PUT, reply: Flag },
@@ -215,8 +217,16 @@ export const ASK_SCRIPTS = {
   claim: { lua: CLAIM, reply: Flag },
   release: { lua: RELEASE, reply: Done },
   recordOwner: { lua: RECORD_OWNER, reply: z.string() },
-  prune: { lua: PRUNE, reply: z.tuple([Count, Count]).transform(([asks, chats]) => ({ asks, chats })) },
-  noteEmbed: { lua: NOTE_EMBED, reply: z.tuple([z.string(), z.coerce.number()]).transform(([msg, mts]): ReplyClaim => ({ msg, mts })) },
+  prune: {
+    lua: PRUNE,
+    reply: z.tuple([Count, Count]).transform(([asks, chats]) => ({ asks, chats })),
+  },
+  noteEmbed: {
+    lua: NOTE_EMBED,
+    reply: z
+      .tuple([z.string(), z.coerce.number()])
+      .transform(([msg, mts]): ReplyClaim => ({ msg, mts })),
+  },
   finishedInReply: { lua: FINISHED_IN_REPLY, reply: Rows },
   titleChat: { lua: TITLE_CHAT, reply: Done },
 };

@@ -21,7 +21,10 @@ describe("redisScripts", () => {
   const run = () =>
     redisScripts(client, "p:", {
       yes: { lua: "return 1", reply: Flag },
-      rows: { lua: "return { ARGV[1], 'a', 'b', 'c' }", reply: flatRows(z.tuple([z.string(), z.string()])) },
+      rows: {
+        lua: "return { ARGV[1], 'a', 'b', 'c' }",
+        reply: flatRows(z.tuple([z.string(), z.string()])),
+      },
       odd: { lua: "return { 'a', 'b', 'c' }", reply: flatRows(z.tuple([z.string(), z.string()])) },
       text: { lua: "return 'secret body'", reply: Flag },
     });
@@ -29,13 +32,18 @@ describe("redisScripts", () => {
   it("parses a reply with its schema (the prefix first among the arguments)", async () => {
     const scripts = run();
     expect(await scripts("yes")).toBe(true);
-    expect(await scripts("rows")).toEqual([["p:", "a"], ["b", "c"]]);
+    expect(await scripts("rows")).toEqual([
+      ["p:", "a"],
+      ["b", "c"],
+    ]);
   });
 
   it("a reply of another shape is a MalformedReply naming the script, never quoting the reply", async () => {
     const scripts = run();
     await expect(scripts("odd")).rejects.toThrow(MalformedReply);
-    await expect(scripts("odd")).rejects.toThrow(/the Redis script odd gave a malformed reply \(reply: is not rows of 2 fields\)/);
+    await expect(scripts("odd")).rejects.toThrow(
+      /the Redis script odd gave a malformed reply \(reply: is not rows of 2 fields\)/,
+    );
     const error = await scripts("text").catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(MalformedReply);
     expect((error as Error).message).toMatch(/^the Redis script text gave a malformed reply/);

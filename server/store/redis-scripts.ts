@@ -35,27 +35,51 @@ export function redisScripts<Scripts extends Record<string, RedisScript<z.ZodTyp
   redis: Redis,
   prefix: string,
   sources: Scripts,
-): <Name extends keyof Scripts & string>(name: Name, ...args: (string | number)[]) => Promise<z.output<Scripts[Name]["reply"]>> {
-  const hashes = new Map(Object.entries(sources).map(([name, script]) => [name, createHash("sha1").update(script.lua).digest("hex")]));
+): <Name extends keyof Scripts & string>(
+  name: Name,
+  ...args: (string | number)[]
+) => Promise<z.output<Scripts[Name]["reply"]>> {
+  const hashes = new Map(
+    Object.entries(sources).map(([name, script]) => [
+      name,
+      createHash("sha1").update(script.lua).digest("hex"),
+    ]),
+  );
   return async <Name extends keyof Scripts & string>(name: Name, ...args: (string | number)[]) => {
     const script: Scripts[Name] = sources[name];
-    return readReply<Scripts[Name]["reply"]>(name, script.reply, await evaluate(redis, script.lua, hashes.get(name)!, [prefix, ...args]));
+    return readReply<Scripts[Name]["reply"]>(
+      name,
+      script.reply,
+      await evaluate(redis, script.lua, hashes.get(name)!, [prefix, ...args]),
+    );
   };
 }
 
-function readReply<Reply extends z.ZodType>(name: string, schema: Reply, reply: unknown): z.output<Reply> {
+function readReply<Reply extends z.ZodType>(
+  name: string,
+  schema: Reply,
+  reply: unknown,
+): z.output<Reply> {
   const parsed = schema.safeParse(reply);
   if (parsed.success) return parsed.data;
   // The path and the issue only: a reply may hold an ask's body.
   const issue = parsed.error.issues[0];
-  throw new MalformedReply(`the Redis script ${name} gave a malformed reply (${issue?.path.join(".") || "reply"}: ${issue?.message ?? "invalid"})`);
+  throw new MalformedReply(
+    `the Redis script ${name} gave a malformed reply (${issue?.path.join(".") || "reply"}: ${issue?.message ?? "invalid"})`,
+  );
 }
 
-async function evaluate(redis: Redis, lua: string, sha: string, args: (string | number)[]): Promise<unknown> {
+async function evaluate(
+  redis: Redis,
+  lua: string,
+  sha: string,
+  args: (string | number)[],
+): Promise<unknown> {
   try {
     return await redis.evalsha(sha, 0, ...args);
   } catch (error) {
-    if (error instanceof Error && error.message.startsWith("NOSCRIPT")) return unavailableAs(redis, () => redis.eval(lua, 0, ...args));
+    if (error instanceof Error && error.message.startsWith("NOSCRIPT"))
+      return unavailableAs(redis, () => redis.eval(lua, 0, ...args));
     throw unavailable(redis, error);
   }
 }
@@ -75,7 +99,11 @@ export function flatRows<Row extends z.ZodTuple>(row: Row) {
   return z
     .array(z.unknown())
     .refine((flat) => flat.length % width === 0, `is not rows of ${width} fields`)
-    .transform((flat) => Array.from({ length: flat.length / width }, (_, index) => flat.slice(index * width, (index + 1) * width)))
+    .transform((flat) =>
+      Array.from({ length: flat.length / width }, (_, index) =>
+        flat.slice(index * width, (index + 1) * width),
+      ),
+    )
     .pipe(z.array(row));
 }
 
@@ -90,5 +118,9 @@ export async function unavailableAs<T>(redis: Redis, command: () => Promise<T>):
 
 /** With the offline queue off, a command sent while the connection is down fails at once. */
 function unavailable(redis: Redis, error: unknown): unknown {
-  return redis.status === "ready" ? error : new StoreUnavailable(`the store the instances share (Redis) is unreachable (${redis.status})`);
+  return redis.status === "ready"
+    ? error
+    : new StoreUnavailable(
+        `the store the instances share (Redis) is unreachable (${redis.status})`,
+      );
 }

@@ -55,14 +55,24 @@ export class RedisAskStore implements AskStore, RetentionStore, OwnerLinkKeyStor
   /** A terminal ask is a tombstone: the script writes nothing over one. */
   async put(ask: Ask): Promise<boolean> {
     const body = JSON.stringify(ask);
-    const written = await this.run("put", ask.id, ask.status, ask.chatId ?? "", ask.createdAt, ask.resolution?.at ?? ask.createdAt, body);
+    const written = await this.run(
+      "put",
+      ask.id,
+      ask.status,
+      ask.chatId ?? "",
+      ask.createdAt,
+      ask.resolution?.at ?? ask.createdAt,
+      body,
+    );
     if (!written) return false;
     this.rows.healed(ask.id);
     return true;
   }
 
   async get(id: string): Promise<Ask | null> {
-    const body = await unavailableAs(this.redis, () => this.redis.hget(this.key(`ask:${id}`), "body"));
+    const body = await unavailableAs(this.redis, () =>
+      this.redis.hget(this.key(`ask:${id}`), "body"),
+    );
     return body === null ? null : this.rows.readJson(id, body);
   }
 
@@ -70,8 +80,21 @@ export class RedisAskStore implements AskStore, RetentionStore, OwnerLinkKeyStor
     return this.rows.readAll(await this.run("pending"));
   }
 
-  async list(filter: { status?: AskStatus; chatId?: string; ownedBy?: string; limit?: number }): Promise<Ask[]> {
-    return this.rows.readAll(await this.run("list", filter.status ?? "", filter.chatId ?? "", filter.ownedBy ?? "", filter.limit ?? 200));
+  async list(filter: {
+    status?: AskStatus;
+    chatId?: string;
+    ownedBy?: string;
+    limit?: number;
+  }): Promise<Ask[]> {
+    return this.rows.readAll(
+      await this.run(
+        "list",
+        filter.status ?? "",
+        filter.chatId ?? "",
+        filter.ownedBy ?? "",
+        filter.limit ?? 200,
+      ),
+    );
   }
 
   async claim(id: string, claimant: string): Promise<boolean> {
@@ -106,8 +129,12 @@ export class RedisAskStore implements AskStore, RetentionStore, OwnerLinkKeyStor
   async chatTitles(chatIds: readonly string[]): Promise<Map<string, string>> {
     const ids = [...new Set(chatIds)];
     if (ids.length === 0) return new Map();
-    const titles = await unavailableAs(this.redis, () => this.redis.hmget(this.key("chat-titles"), ...ids));
-    return new Map(ids.flatMap((id, index) => (titles[index] ? [[id, titles[index]] as const] : [])));
+    const titles = await unavailableAs(this.redis, () =>
+      this.redis.hmget(this.key("chat-titles"), ...ids),
+    );
+    return new Map(
+      ids.flatMap((id, index) => (titles[index] ? [[id, titles[index]] as const] : [])),
+    );
   }
 
   async noteEmbed(chatId: string, embed: ReplyClaim, at: number): Promise<ReplyClaim> {
@@ -127,7 +154,9 @@ export class RedisAskStore implements AskStore, RetentionStore, OwnerLinkKeyStor
   }
 
   async setOwnerLinkKid(kid: string): Promise<void> {
-    await unavailableAs(this.redis, () => this.redis.hset(this.key("settings"), OWNER_LINK_KID, kid));
+    await unavailableAs(this.redis, () =>
+      this.redis.hset(this.key("settings"), OWNER_LINK_KID, kid),
+    );
   }
 
   async close(): Promise<void> {}

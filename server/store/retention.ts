@@ -48,7 +48,10 @@ export class Retention {
     const { store, clock, historyDays, log } = this.options;
     const limit = this.options.batchRows ?? BATCH_ROWS;
     const pruned = await store.prune(clock.now() - historyDays * DAY_MS, limit);
-    if (pruned.asks > 0 || pruned.chats > 0) log(`retention: deleted ${pruned.asks} finished asks and ${pruned.chats} chats older than ${historyDays} days`);
+    if (pruned.asks > 0 || pruned.chats > 0)
+      log(
+        `retention: deleted ${pruned.asks} finished asks and ${pruned.chats} chats older than ${historyDays} days`,
+      );
     return pruned.asks === limit || pruned.chats === limit;
   }
 

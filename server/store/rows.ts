@@ -65,4 +65,5 @@ export class SetAside<T> {
 }
 
 /** The stored asks of every ask store. */
-export const setAsideAsks = (log?: (message: string) => void): SetAside<Ask> => new SetAside("ask", Ask, log);
+export const setAsideAsks = (log?: (message: string) => void): SetAside<Ask> =>
+  new SetAside("ask", Ask, log);

@@ -51,7 +51,8 @@ describe("file permissions (DATA_DIR holds questions, approval commands and text
     open(file);
     earlier.close();
     expect(mode(dir)).toBe(0o700);
-    for (const suffix of ["", "-wal", "-shm"]) if (existsSync(file + suffix)) expect(mode(file + suffix), file + suffix).toBe(0o600);
+    for (const suffix of ["", "-wal", "-shm"])
+      if (existsSync(file + suffix)) expect(mode(file + suffix), file + suffix).toBe(0o600);
   });
 
   it("a shared directory (sticky bit, like /tmp) is refused rather than locked down", () => {
@@ -70,13 +71,30 @@ describe("WAL checkpoints (before: inside whichever write crossed the threshold,
     const store = new SqliteAskStore(file, { clock });
     const walPages = () => {
       const db = new DatabaseSync(file);
-      const row = db.prepare("PRAGMA wal_checkpoint(PASSIVE)").get() as { log: number; checkpointed: number };
+      const row = db.prepare("PRAGMA wal_checkpoint(PASSIVE)").get() as {
+        log: number;
+        checkpointed: number;
+      };
       db.close();
       return row;
     };
     // Far past SQLite's 1,000-page threshold: no write checkpoints on its own.
     const big = "x".repeat(8_000);
-    for (let i = 0; i < 600; i++) await store.put(question(`q${i}`, "c", { questions: [{ id: "db", header: "DB", question: big, options: [{ label: "A" }], multiSelect: false, allowOther: false }] }));
+    for (let i = 0; i < 600; i++)
+      await store.put(
+        question(`q${i}`, "c", {
+          questions: [
+            {
+              id: "db",
+              header: "DB",
+              question: big,
+              options: [{ label: "A" }],
+              multiSelect: false,
+              allowOther: false,
+            },
+          ],
+        }),
+      );
     expect(statSync(`${file}-wal`).size).toBeGreaterThan(1500 * 4096);
     expect(clock.pendingTimers).toBe(1);
     clock.advance(CHECKPOINT_EVERY_MS);
@@ -94,12 +112,19 @@ describe("the live widget's note across a reopen", () => {
     await store.noteEmbed("c1", { msg: "a3", mts: 3_000 }, 13);
     await store.close();
     stores.splice(0);
-    expect(await open(file).noteEmbed("c1", { msg: "a0", mts: 0 }, 14)).toEqual({ msg: "a3", mts: 3_000 });
+    expect(await open(file).noteEmbed("c1", { msg: "a0", mts: 0 }, 14)).toEqual({
+      msg: "a3",
+      mts: 3_000,
+    });
   });
 });
 
 describe("claims without reading the file (the store keeps which ids are pending)", () => {
-  const answered = (id: string) => question(id, "c", { status: "answered", resolution: { by: "owner", at: 1_700_000_001_000, summary: "SQLite", tabId: null } });
+  const answered = (id: string) =>
+    question(id, "c", {
+      status: "answered",
+      resolution: { by: "owner", at: 1_700_000_001_000, summary: "SQLite", tabId: null },
+    });
 
   it("a reopened file knows its pending ids: a pending ask of the earlier run can be claimed, an ended one cannot", async () => {
     const file = path.join(tempDir(), "asks.sqlite");

@@ -64,13 +64,17 @@ const STATEMENTS = {
       newest_mts = MAX(newest_mts, excluded.newest_mts),
       noted_at = MAX(noted_at, excluded.noted_at)
     RETURNING newest_msg, newest_mts`,
-  finishedInReply: "SELECT id, body FROM asks WHERE chat_id = ? AND status != 'pending' AND json_extract(body, '$.replyId') = ? ORDER BY updated_at",
-  pruneEmbeds: "DELETE FROM chat_embeds WHERE chat_id IN (SELECT chat_id FROM chat_embeds WHERE noted_at < :cutoff LIMIT :limit)",
+  finishedInReply:
+    "SELECT id, body FROM asks WHERE chat_id = ? AND status != 'pending' AND json_extract(body, '$.replyId') = ? ORDER BY updated_at",
+  pruneEmbeds:
+    "DELETE FROM chat_embeds WHERE chat_id IN (SELECT chat_id FROM chat_embeds WHERE noted_at < :cutoff LIMIT :limit)",
   titleChat: "UPDATE chats SET title = ? WHERE chat_id = ?",
   // One JSON parameter, however many chats: the statement's size is fixed.
-  chatTitles: "SELECT chat_id, title FROM chats WHERE title IS NOT NULL AND chat_id IN (SELECT value FROM json_each(?))",
+  chatTitles:
+    "SELECT chat_id, title FROM chats WHERE title IS NOT NULL AND chat_id IN (SELECT value FROM json_each(?))",
   setting: "SELECT value FROM settings WHERE name = ?",
-  setSetting: "INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value",
+  setSetting:
+    "INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value",
 };
 
 export type SqliteAskStoreOptions = {
@@ -123,7 +127,9 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
   }
 
   private readPendingIds(): Set<string> {
-    return new Set((this.database.statements.pendingIds.all() as { id: string }[]).map((row) => row.id));
+    return new Set(
+      (this.database.statements.pendingIds.all() as { id: string }[]).map((row) => row.id),
+    );
   }
 
   /** A terminal ask is a tombstone: the WHERE clause of the upsert never lets it be written again. */
@@ -158,7 +164,12 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
   }
 
   /** A user's chats are a subquery here, never one parameter per chat: the statement's size is fixed. */
-  async list(filter: { status?: AskStatus; chatId?: string; ownedBy?: string; limit?: number }): Promise<Ask[]> {
+  async list(filter: {
+    status?: AskStatus;
+    chatId?: string;
+    ownedBy?: string;
+    limit?: number;
+  }): Promise<Ask[]> {
     const where: string[] = [];
     const params: (string | number)[] = [];
     if (filter.status) {
@@ -217,12 +228,19 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
   }
 
   async noteEmbed(chatId: string, embed: ReplyClaim, at: number): Promise<ReplyClaim> {
-    const row = this.database.statements.noteEmbed.get({ chatId, msg: embed.msg, mts: embed.mts, at }) as { newest_msg: string; newest_mts: number };
+    const row = this.database.statements.noteEmbed.get({
+      chatId,
+      msg: embed.msg,
+      mts: embed.mts,
+      at,
+    }) as { newest_msg: string; newest_mts: number };
     return { msg: row.newest_msg, mts: row.newest_mts };
   }
 
   async finishedInReply(chatId: string, replyId: string): Promise<Ask[]> {
-    return this.rows.readAll(this.database.statements.finishedInReply.all(chatId, replyId) as Row[]);
+    return this.rows.readAll(
+      this.database.statements.finishedInReply.all(chatId, replyId) as Row[],
+    );
   }
 
   async titleChat(chatId: string, title: string): Promise<void> {
@@ -231,7 +249,10 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
 
   async chatTitles(chatIds: readonly string[]): Promise<Map<string, string>> {
     if (chatIds.length === 0) return new Map();
-    const rows = this.database.statements.chatTitles.all(JSON.stringify([...new Set(chatIds)])) as { chat_id: string; title: string }[];
+    const rows = this.database.statements.chatTitles.all(JSON.stringify([...new Set(chatIds)])) as {
+      chat_id: string;
+      title: string;
+    }[];
     return new Map(rows.map((row) => [row.chat_id, row.title]));
   }
 
@@ -244,7 +265,8 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
   }
 
   async ownerLinkKid(): Promise<string | null> {
-    const row = this.database.statements.setting.get(OWNER_LINK_KID) as { value: string } | undefined;
+    const row = this.database.statements.setting.get(OWNER_LINK_KID) as
+      { value: string } | undefined;
     return row?.value ?? null;
   }
 
@@ -280,7 +302,6 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
       this.scheduleCheckpoint();
     }, CHECKPOINT_EVERY_MS);
   }
-
 }
 
 type Row = { id: string; body: string };

@@ -6,7 +6,10 @@ import { question } from "../../test/support/ask-fixtures.ts";
 /** The contract every AskStore keeps, run against SQLite and a real Redis alike. */
 
 const answered = (id: string, chatId: string | null, at: number) =>
-  question(id, chatId, { status: "answered", resolution: { by: "owner", at, summary: "SQLite", tabId: null } });
+  question(id, chatId, {
+    status: "answered",
+    resolution: { by: "owner", at, summary: "SQLite", tabId: null },
+  });
 const ids = (asks: { id: string }[]) => asks.map((ask) => ask.id);
 
 describe.each(storeBackends())("AskStore on $name", (backend) => {
@@ -23,8 +26,16 @@ describe.each(storeBackends())("AskStore on $name", (backend) => {
     await store.put(question("q1", "c1"));
     await store.put(answered("q1", "c1", 1_700_000_001_000));
     await store.put(question("q1", "c1"));
-    await store.put(question("q1", "c1", { status: "expired", resolution: { by: null, at: 1_700_000_002_000, summary: "Expired", tabId: null } }));
-    expect(await store.get("q1")).toMatchObject({ status: "answered", resolution: { summary: "SQLite" } });
+    await store.put(
+      question("q1", "c1", {
+        status: "expired",
+        resolution: { by: null, at: 1_700_000_002_000, summary: "Expired", tabId: null },
+      }),
+    );
+    expect(await store.get("q1")).toMatchObject({
+      status: "answered",
+      resolution: { summary: "SQLite" },
+    });
     expect(ids(await store.pending())).toEqual([]);
     expect(await store.claim("q1", "a")).toBe(false);
   });
@@ -51,7 +62,13 @@ describe.each(storeBackends())("AskStore on $name", (backend) => {
     await store.put(answered("n1", null, 50));
     await store.put(answered("unowned", "nobody-yet", 60));
     expect(ids(await store.list({}))).toEqual(["unowned", "n1", "a3", "a2", "b1", "a1"]);
-    expect(ids(await store.list({ status: "answered" }))).toEqual(["unowned", "n1", "a2", "b1", "a1"]);
+    expect(ids(await store.list({ status: "answered" }))).toEqual([
+      "unowned",
+      "n1",
+      "a2",
+      "b1",
+      "a1",
+    ]);
     expect(ids(await store.list({ status: "pending" }))).toEqual(["a3"]);
     expect(ids(await store.list({ chatId: "alice-1" }))).toEqual(["a3", "a1"]);
     expect(ids(await store.list({ chatId: "alice-1", status: "answered" }))).toEqual(["a1"]);
@@ -68,7 +85,11 @@ describe.each(storeBackends())("AskStore on $name", (backend) => {
     // An ask that ends moves from one status to the other.
     await store.put(answered("a3", "alice-1", 70));
     expect(ids(await store.list({ status: "pending" }))).toEqual([]);
-    expect(ids(await store.list({ ownedBy: "alice", status: "answered" }))).toEqual(["a3", "a2", "a1"]);
+    expect(ids(await store.list({ ownedBy: "alice", status: "answered" }))).toEqual([
+      "a3",
+      "a2",
+      "a1",
+    ]);
   });
 
   it("the first recorded owner of a chat stays", async () => {
@@ -83,7 +104,9 @@ describe.each(storeBackends())("AskStore on $name", (backend) => {
   it("claim: one winner among many at once; release or a terminal write ends the claim", async () => {
     const store = await backend.open();
     await store.put(question("q1", "c1"));
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => store.claim("q1", `tab-${i}`)));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => store.claim("q1", `tab-${i}`)),
+    );
     expect(results.filter(Boolean)).toHaveLength(1);
     const winner = `tab-${results.indexOf(true)}`;
     await store.release("q1", "someone-else");
@@ -98,21 +121,27 @@ describe.each(storeBackends())("AskStore on $name", (backend) => {
     expect(await store.claim("missing", "x")).toBe(false);
   });
 
-  it.runIf(backend.shared)("claim across instances: two instances answering at once, exactly one wins", async () => {
-    const one = await backend.open();
-    const two = await backend.shared!();
-    for (let round = 0; round < 20; round++) {
-      await one.put(question(`q${round}`, "c1"));
-      const [a, b] = await Promise.all([one.claim(`q${round}`, "instance-1"), two.claim(`q${round}`, "instance-2")]);
-      expect([a, b].filter(Boolean), `round ${round}`).toHaveLength(1);
-    }
-    // What one instance writes the other reads: asks, owners, tombstones.
-    await one.recordChatOwner("c9", "alice");
-    expect(await two.recordChatOwner("c9", "bob")).toBe("alice");
-    await two.put(answered("q0", "c1", 5));
-    await one.put(question("q0", "c1"));
-    expect((await one.get("q0"))?.status).toBe("answered");
-  });
+  it.runIf(backend.shared)(
+    "claim across instances: two instances answering at once, exactly one wins",
+    async () => {
+      const one = await backend.open();
+      const two = await backend.shared!();
+      for (let round = 0; round < 20; round++) {
+        await one.put(question(`q${round}`, "c1"));
+        const [a, b] = await Promise.all([
+          one.claim(`q${round}`, "instance-1"),
+          two.claim(`q${round}`, "instance-2"),
+        ]);
+        expect([a, b].filter(Boolean), `round ${round}`).toHaveLength(1);
+      }
+      // What one instance writes the other reads: asks, owners, tombstones.
+      await one.recordChatOwner("c9", "alice");
+      expect(await two.recordChatOwner("c9", "bob")).toBe("alice");
+      await two.put(answered("q0", "c1", 5));
+      await one.put(question("q0", "c1"));
+      expect((await one.get("q0"))?.status).toBe("answered");
+    },
+  );
 
   it("owner-link key id: none at first, then the one set last", async () => {
     const store = await backend.open();
@@ -125,30 +154,60 @@ describe.each(storeBackends())("AskStore on $name", (backend) => {
   describe("the live widget's notes (docs/ARCHITECTURE.md#live-and-idle-widgets)", () => {
     it("keeps the newest embed (reply and mint time) per chat, whatever order the embeds are seen in", async () => {
       const store = await backend.open();
-      expect(await store.noteEmbed("c1", { msg: "a2", mts: 2_000 }, 10)).toEqual({ msg: "a2", mts: 2_000 });
-      expect(await store.noteEmbed("c1", { msg: "a1", mts: 1_000 }, 11)).toEqual({ msg: "a2", mts: 2_000 });
-      expect(await store.noteEmbed("c2", { msg: "b1", mts: 500 }, 12)).toEqual({ msg: "b1", mts: 500 });
-      expect(await store.noteEmbed("c1", { msg: "a3", mts: 1_700_000_003_000 }, 13)).toEqual({ msg: "a3", mts: 1_700_000_003_000 });
+      expect(await store.noteEmbed("c1", { msg: "a2", mts: 2_000 }, 10)).toEqual({
+        msg: "a2",
+        mts: 2_000,
+      });
+      expect(await store.noteEmbed("c1", { msg: "a1", mts: 1_000 }, 11)).toEqual({
+        msg: "a2",
+        mts: 2_000,
+      });
+      expect(await store.noteEmbed("c2", { msg: "b1", mts: 500 }, 12)).toEqual({
+        msg: "b1",
+        mts: 500,
+      });
+      expect(await store.noteEmbed("c1", { msg: "a3", mts: 1_700_000_003_000 }, 13)).toEqual({
+        msg: "a3",
+        mts: 1_700_000_003_000,
+      });
       // A tie keeps the reply noted first.
-      expect(await store.noteEmbed("c1", { msg: "a3-twin", mts: 1_700_000_003_000 }, 14)).toEqual({ msg: "a3", mts: 1_700_000_003_000 });
-      expect(await store.noteEmbed("c2", { msg: "b0", mts: 0 }, 15)).toEqual({ msg: "b1", mts: 500 });
+      expect(await store.noteEmbed("c1", { msg: "a3-twin", mts: 1_700_000_003_000 }, 14)).toEqual({
+        msg: "a3",
+        mts: 1_700_000_003_000,
+      });
+      expect(await store.noteEmbed("c2", { msg: "b0", mts: 0 }, 15)).toEqual({
+        msg: "b1",
+        mts: 500,
+      });
     });
 
-    it.runIf(backend.shared)("across instances: embeds noted at once from two instances leave the newest of all, and each sees one at least as new as its own", async () => {
-      const one = await backend.open();
-      const two = await backend.shared!();
-      const embeds = Array.from({ length: 40 }, (_, i) => ({ msg: `r${i}`, mts: 1_000 + ((i * 17) % 40) }));
-      const seen = await Promise.all(embeds.map((embed, i) => (i % 2 === 0 ? one : two).noteEmbed("c1", embed, 10 + i)));
-      seen.forEach((newest, i) => expect(newest.mts).toBeGreaterThanOrEqual(embeds[i]!.mts));
-      const newest = embeds.reduce((a, b) => (b.mts > a.mts ? b : a));
-      expect(await one.noteEmbed("c1", { msg: "old", mts: 0 }, 99)).toEqual(newest);
-      expect(await two.noteEmbed("c1", { msg: "old", mts: 0 }, 99)).toEqual(newest);
-    });
+    it.runIf(backend.shared)(
+      "across instances: embeds noted at once from two instances leave the newest of all, and each sees one at least as new as its own",
+      async () => {
+        const one = await backend.open();
+        const two = await backend.shared!();
+        const embeds = Array.from({ length: 40 }, (_, i) => ({
+          msg: `r${i}`,
+          mts: 1_000 + ((i * 17) % 40),
+        }));
+        const seen = await Promise.all(
+          embeds.map((embed, i) => (i % 2 === 0 ? one : two).noteEmbed("c1", embed, 10 + i)),
+        );
+        seen.forEach((newest, i) => expect(newest.mts).toBeGreaterThanOrEqual(embeds[i]!.mts));
+        const newest = embeds.reduce((a, b) => (b.mts > a.mts ? b : a));
+        expect(await one.noteEmbed("c1", { msg: "old", mts: 0 }, 99)).toEqual(newest);
+        expect(await two.noteEmbed("c1", { msg: "old", mts: 0 }, 99)).toEqual(newest);
+      },
+    );
 
     it("lists the finished asks last shown in one reply, oldest first, never a pending one or another reply's", async () => {
       const store = await backend.open();
       const ended = (id: string, replyId: string | undefined, at: number) =>
-        question(id, "c1", { replyId, status: "answered", resolution: { by: "u", at, summary: `answer ${id}`, tabId: "t" } });
+        question(id, "c1", {
+          replyId,
+          status: "answered",
+          resolution: { by: "u", at, summary: `answer ${id}`, tabId: "t" },
+        });
       await store.put(ended("late", "a2", 300));
       await store.put(ended("early", "a2", 100));
       await store.put(ended("other-reply", "a1", 200));
@@ -167,8 +226,14 @@ describe.each(storeBackends())("AskStore on $name", (backend) => {
       await store.noteEmbed("old", { msg: "a9", mts: 1_000 }, 10);
       await store.noteEmbed("recent", { msg: "b9", mts: 1_000 }, 1_000);
       await store.prune(500, 100);
-      expect(await store.noteEmbed("old", { msg: "a1", mts: 5 }, 2_000)).toEqual({ msg: "a1", mts: 5 });
-      expect(await store.noteEmbed("recent", { msg: "b1", mts: 5 }, 2_000)).toEqual({ msg: "b9", mts: 1_000 });
+      expect(await store.noteEmbed("old", { msg: "a1", mts: 5 }, 2_000)).toEqual({
+        msg: "a1",
+        mts: 5,
+      });
+      expect(await store.noteEmbed("recent", { msg: "b1", mts: 5 }, 2_000)).toEqual({
+        msg: "b9",
+        mts: 1_000,
+      });
     });
   });
 
@@ -212,7 +277,12 @@ describe.each(storeBackends())("AskStore on $name", (backend) => {
     await store.titleChat("c1", "Q3 report: <b>draft</b>");
     await store.titleChat("c2", "Deploy");
     await store.titleChat("unknown", "Squatted title");
-    expect(await store.chatTitles(["c1", "c2", "unknown", "c1", "none"])).toEqual(new Map([["c1", "Q3 report: <b>draft</b>"], ["c2", "Deploy"]]));
+    expect(await store.chatTitles(["c1", "c2", "unknown", "c1", "none"])).toEqual(
+      new Map([
+        ["c1", "Q3 report: <b>draft</b>"],
+        ["c2", "Deploy"],
+      ]),
+    );
     expect(await store.chatTitles([])).toEqual(new Map());
     await store.prune(1_000, 10);
     expect(await store.chatTitles(["c1", "c2"])).toEqual(new Map([["c2", "Deploy"]]));
@@ -224,14 +294,23 @@ describe.each(storeBackends())("AskStore on $name", (backend) => {
       const store = await backend.open({ log: (line) => logs.push(line) });
       await store.put(question("good", "c"));
       await backend.writeRaw("bad-json", "pending", "c", "{not json");
-      await backend.writeRaw("bad-shape", "pending", "c", JSON.stringify({ ...question("bad-shape", "c"), kind: "riddle", questions: "which?" }));
+      await backend.writeRaw(
+        "bad-shape",
+        "pending",
+        "c",
+        JSON.stringify({ ...question("bad-shape", "c"), kind: "riddle", questions: "which?" }),
+      );
       expect(ids(await store.pending())).toEqual(["good"]);
       expect(ids(await store.pending())).toEqual(["good"]);
       expect(store.setAsideRows()).toBe(2);
       expect(logs).toHaveLength(2);
-      expect(logs.some((line) => line.includes("bad-json") && line.includes("not valid JSON"))).toBe(true);
+      expect(
+        logs.some((line) => line.includes("bad-json") && line.includes("not valid JSON")),
+      ).toBe(true);
       // The reason names the field, never the stored text.
-      expect(logs.some((line) => line.includes("bad-shape") && !line.includes("which?"))).toBe(true);
+      expect(logs.some((line) => line.includes("bad-shape") && !line.includes("which?"))).toBe(
+        true,
+      );
     });
 
     it("a set-aside pending row that its source sends again (a backfill) is written over, readable and no longer counted", async () => {
@@ -247,7 +326,12 @@ describe.each(storeBackends())("AskStore on $name", (backend) => {
     it("an answered row that does not parse no longer breaks listing: the rest of the history is listed", async () => {
       const store = await backend.open();
       await store.put(answered("answered", "c", 1_700_000_000_500));
-      await backend.writeRaw("bad-answered", "answered", "c", JSON.stringify({ id: "bad-answered", status: "answered" }));
+      await backend.writeRaw(
+        "bad-answered",
+        "answered",
+        "c",
+        JSON.stringify({ id: "bad-answered", status: "answered" }),
+      );
       expect(ids(await store.list({ status: "answered" }))).toEqual(["answered"]);
       expect(ids(await store.list({}))).toEqual(["answered"]);
       expect(await store.get("bad-answered")).toBeNull();

@@ -14,7 +14,12 @@ export interface AskStore {
   get(id: string): Promise<Ask | null>;
   pending(): Promise<Ask[]>;
   /** Newest first; `chatId` keeps one chat's asks, `ownedBy` those of the chats a user owns. */
-  list(filter: { status?: AskStatus; chatId?: string; ownedBy?: string; limit?: number }): Promise<Ask[]>;
+  list(filter: {
+    status?: AskStatus;
+    chatId?: string;
+    ownedBy?: string;
+    limit?: number;
+  }): Promise<Ask[]>;
   /** True for exactly one caller until `release` or a terminal `put` (atomic, even across instances). */
   claim(id: string, claimant: string): Promise<boolean>;
   release(id: string, claimant: string): Promise<void>;

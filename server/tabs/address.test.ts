@@ -2,7 +2,11 @@ import type { IncomingMessage } from "node:http";
 import { describe, expect, it } from "vitest";
 import { clientAddress, trustedProxies } from "./address.ts";
 
-const request = (peer: string, forwarded?: string) => ({ socket: { remoteAddress: peer }, headers: forwarded === undefined ? {} : { "x-forwarded-for": forwarded } }) as unknown as IncomingMessage;
+const request = (peer: string, forwarded?: string) =>
+  ({
+    socket: { remoteAddress: peer },
+    headers: forwarded === undefined ? {} : { "x-forwarded-for": forwarded },
+  }) as unknown as IncomingMessage;
 
 describe("client address", () => {
   const none = trustedProxies([]);
@@ -16,7 +20,9 @@ describe("client address", () => {
   it("is the right-most address that is not a trusted proxy, from a trusted peer", () => {
     expect(clientAddress(request("192.0.2.1", "203.0.113.9"), proxies)).toBe("203.0.113.9");
     // A client writing its own X-Forwarded-For cannot choose the address it is counted against.
-    expect(clientAddress(request("::ffff:10.1.2.3", "198.51.100.1, 203.0.113.9, 10.9.9.9"), proxies)).toBe("203.0.113.9");
+    expect(
+      clientAddress(request("::ffff:10.1.2.3", "198.51.100.1, 203.0.113.9, 10.9.9.9"), proxies),
+    ).toBe("203.0.113.9");
     expect(clientAddress(request("::1", "10.0.0.5"), proxies)).toBe("10.0.0.5");
   });
 

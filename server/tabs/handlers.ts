@@ -25,7 +25,12 @@ import type { Tab } from "../broker/ports.ts";
  * decided may send the ack earlier through `acknowledge` (the transport then sends nothing more).
  */
 
-export type TabSocket = Socket<ClientToServerEvents, ServerToClientEvents, Record<string, never>, { tab: Tab }>;
+export type TabSocket = Socket<
+  ClientToServerEvents,
+  ServerToClientEvents,
+  Record<string, never>,
+  { tab: Tab }
+>;
 
 export type TabHandler<E extends ClientEvent> = (
   socket: TabSocket,
@@ -35,12 +40,20 @@ export type TabHandler<E extends ClientEvent> = (
 
 export const WATCHERS_ROOM = "asks:watchers";
 
-function parse<S extends z.ZodType>(schema: S, payload: unknown): { ok: true; value: z.infer<S> } | { ok: false; ack: AckError } {
+function parse<S extends z.ZodType>(
+  schema: S,
+  payload: unknown,
+): { ok: true; value: z.infer<S> } | { ok: false; ack: AckError } {
   const result = schema.safeParse(payload ?? {});
-  return result.success ? { ok: true, value: result.data } : { ok: false, ack: fail("INVALID", describeIssues(result.error)) };
+  return result.success
+    ? { ok: true, value: result.data }
+    : { ok: false, ack: fail("INVALID", describeIssues(result.error)) };
 }
 
-export function createChatHandlers(broker: AskBroker): { view: TabHandler<"chat:view">; leave: TabHandler<"chat:leave"> } {
+export function createChatHandlers(broker: AskBroker): {
+  view: TabHandler<"chat:view">;
+  leave: TabHandler<"chat:leave">;
+} {
   return {
     view(socket, payload) {
       const parsed = parse(ChatViewPayload, payload);
@@ -55,12 +68,18 @@ export function createChatHandlers(broker: AskBroker): { view: TabHandler<"chat:
   };
 }
 
-export function createAskHandlers(broker: AskBroker): { answer: TabHandler<"ask:answer">; list: TabHandler<"asks:list">; watch: TabHandler<"asks:watch"> } {
+export function createAskHandlers(broker: AskBroker): {
+  answer: TabHandler<"ask:answer">;
+  list: TabHandler<"asks:list">;
+  watch: TabHandler<"asks:watch">;
+} {
   return {
     answer(socket, payload, acknowledge) {
       const parsed = parse(AskAnswerPayload, payload);
       // The tab hears that its answer was taken before its card is closed and the end is stored.
-      return parsed.ok ? broker.answer(socket.data.tab, parsed.value.askId, parsed.value.answer, acknowledge) : parsed.ack;
+      return parsed.ok
+        ? broker.answer(socket.data.tab, parsed.value.askId, parsed.value.answer, acknowledge)
+        : parsed.ack;
     },
     async list(socket, payload) {
       const parsed = parse(AsksListPayload, payload);
@@ -69,14 +88,17 @@ export function createAskHandlers(broker: AskBroker): { answer: TabHandler<"ask:
       const asks = await broker.list(tab, parsed.value.status);
       // A widget shows one chat, which it knows: only dashboards name chats by their titles.
       if (tab.chatClaim !== null) return { ok: true, asks };
-      const titles = await broker.chatTitles(asks.flatMap((ask) => (ask.chatId === null ? [] : [ask.chatId])));
+      const titles = await broker.chatTitles(
+        asks.flatMap((ask) => (ask.chatId === null ? [] : [ask.chatId])),
+      );
       return { ok: true, asks, chatTitles: Object.fromEntries(titles) };
     },
     async watch(socket, payload) {
       const parsed = parse(AsksWatchPayload, payload);
       if (!parsed.ok) return parsed.ack;
       const { tab } = socket.data;
-      if (!tab.isOwner || tab.chatClaim !== null) return fail("FORBIDDEN", "only an owner's dashboard can watch every ask");
+      if (!tab.isOwner || tab.chatClaim !== null)
+        return fail("FORBIDDEN", "only an owner's dashboard can watch every ask");
       await socket.join(WATCHERS_ROOM);
       return { ok: true };
     },

@@ -15,7 +15,13 @@ import type { AskBroker } from "../broker/broker.ts";
 import type { Subscribable } from "../events.ts";
 import { clientAddress, trustedProxies } from "./address.ts";
 import { AuthError, verifyTabToken } from "../auth/tokens.ts";
-import { WATCHERS_ROOM, createAskHandlers, createChatHandlers, type TabHandler, type TabSocket } from "./handlers.ts";
+import {
+  WATCHERS_ROOM,
+  createAskHandlers,
+  createChatHandlers,
+  type TabHandler,
+  type TabSocket,
+} from "./handlers.ts";
 import { errorMessage } from "../../lib/error-message.ts";
 
 /**
@@ -99,29 +105,49 @@ export function createTabServer(http: HttpServer, options: TabServerOptions): Ta
     allowRequest: (request, callback) => {
       const origin = request.headers.origin;
       // Node clients send no Origin; the sandboxed widget sends "null" and must bring an embed token (checked at CONNECT).
-      if (origin !== undefined && origin !== OPAQUE_ORIGIN && !isAppOrigin(origin, request) && !options.allowedOrigins.includes(origin)) {
+      if (
+        origin !== undefined &&
+        origin !== OPAQUE_ORIGIN &&
+        !isAppOrigin(origin, request) &&
+        !options.allowedOrigins.includes(origin)
+      ) {
         return callback("origin not allowed", false);
       }
       // Counted when the connection opens; handshakes in flight at once may pass a few over the cap.
-      if ((openPerAddress.get(clientAddress(request, trusted)) ?? 0) >= options.maxConnectionsPerAddress) {
+      if (
+        (openPerAddress.get(clientAddress(request, trusted)) ?? 0) >=
+        options.maxConnectionsPerAddress
+      ) {
         return callback("too many connections from this address", false);
       }
       callback(null, true);
     },
     cors: {
-      origin: (origin, callback) => callback(null, origin === undefined || origin === OPAQUE_ORIGIN || options.allowedOrigins.includes(origin)),
+      origin: (origin, callback) =>
+        callback(
+          null,
+          origin === undefined ||
+            origin === OPAQUE_ORIGIN ||
+            options.allowedOrigins.includes(origin),
+        ),
     },
   });
 
-  io.engine.on("connection", (connection: { request: IncomingMessage; once(event: "close", listener: () => void): void }) => {
-    const address = clientAddress(connection.request, trusted);
-    openPerAddress.set(address, (openPerAddress.get(address) ?? 0) + 1);
-    connection.once("close", () => {
-      const left = (openPerAddress.get(address) ?? 1) - 1;
-      if (left > 0) openPerAddress.set(address, left);
-      else openPerAddress.delete(address);
-    });
-  });
+  io.engine.on(
+    "connection",
+    (connection: {
+      request: IncomingMessage;
+      once(event: "close", listener: () => void): void;
+    }) => {
+      const address = clientAddress(connection.request, trusted);
+      openPerAddress.set(address, (openPerAddress.get(address) ?? 0) + 1);
+      connection.once("close", () => {
+        const left = (openPerAddress.get(address) ?? 1) - 1;
+        if (left > 0) openPerAddress.set(address, left);
+        else openPerAddress.delete(address);
+      });
+    },
+  );
 
   const { broker, gateway, log } = options;
   /** The link key ids this instance's sockets were opened with; one whose room emptied is dropped at the next check. */
@@ -140,13 +166,26 @@ export function createTabServer(http: HttpServer, options: TabServerOptions): Ta
     const authenticate = async () => {
       // Before the token: a page of another release is told to reload, whatever its token.
       const protocol = HandshakeProtocol.safeParse(socket.handshake.auth?.protocol);
-      if (!protocol.success || protocol.data !== TAB_PROTOCOL_VERSION) throw incompatible(protocol.success ? protocol.data : null);
-      const identity = await verifyTabToken(socket.handshake.auth?.token, options.key, { maxTokenDays: options.maxTokenDays, now, isKnownKid: options.isKnownKid });
+      if (!protocol.success || protocol.data !== TAB_PROTOCOL_VERSION)
+        throw incompatible(protocol.success ? protocol.data : null);
+      const identity = await verifyTabToken(socket.handshake.auth?.token, options.key, {
+        maxTokenDays: options.maxTokenDays,
+        now,
+        isKnownKid: options.isKnownKid,
+      });
       // A sandboxed frame may be anyone's page: only a token bound to one chat (the widget's) may use it.
       if (socket.handshake.headers.origin === OPAQUE_ORIGIN && identity.chat === null) {
-        throw new AuthError("a sandboxed frame (origin null) needs an embed token, one with a chat claim");
+        throw new AuthError(
+          "a sandboxed frame (origin null) needs an embed token, one with a chat claim",
+        );
       }
-      socket.data.tab = { id: socket.id, userId: identity.userId, isOwner: options.owners.has(identity.userId), chatClaim: identity.chat, reply: identity.reply };
+      socket.data.tab = {
+        id: socket.id,
+        userId: identity.userId,
+        isOwner: options.owners.has(identity.userId),
+        chatClaim: identity.chat,
+        reply: identity.reply,
+      };
       // Joined as soon as the kid is found current, before the socket connects, so a revocation made
       // after this check finds the socket in the room (one racing it from another instance is caught
       // by the periodic check of the links, auth/link-check.ts).
@@ -154,13 +193,18 @@ export function createTabServer(http: HttpServer, options: TabServerOptions): Ta
         linkKids.add(identity.kid);
         await socket.join(linkRoom(identity.kid));
       }
-      if (identity.chat !== null && identity.reply !== null) await socket.join(replyRoom(identity.chat, identity.reply.msg));
+      if (identity.chat !== null && identity.reply !== null)
+        await socket.join(replyRoom(identity.chat, identity.reply.msg));
     };
     authenticate().then(
       () => next(),
       (error: unknown) => {
         if (!(error instanceof AuthError)) log(`tab authentication failed: ${errorMessage(error)}`);
-        refuse(error instanceof AuthError || error instanceof IncompatibleProtocolError ? error : new Error("authentication failed"));
+        refuse(
+          error instanceof AuthError || error instanceof IncompatibleProtocolError
+            ? error
+            : new Error("authentication failed"),
+        );
       },
     );
   });
@@ -171,19 +215,28 @@ export function createTabServer(http: HttpServer, options: TabServerOptions): Ta
   // and has its own link.
   broker.on("ask:show", (tabId, ask) => io.sockets.sockets.get(tabId)?.emit("ask:show", ask));
   broker.on("ask:close", (tabId, close) => io.sockets.sockets.get(tabId)?.emit("ask:close", close));
-  broker.on("widget:superseded", (tabId, chatId) => io.to(tabId).emit("widget:superseded", { chatId }));
+  broker.on("widget:superseded", (tabId, chatId) =>
+    io.to(tabId).emit("widget:superseded", { chatId }),
+  );
   // An ask refused by policy (a guest's approval) is never shown: its reply's widget still says why.
   broker.on("ask:ended", (ask, reason) => {
     if (reason === "denied" && ask.chatId !== null && ask.replyId !== undefined) {
-      io.to(replyRoom(ask.chatId, ask.replyId)).emit("ask:close", { askId: ask.id, reason, summary: ask.resolution?.summary });
+      io.to(replyRoom(ask.chatId, ask.replyId)).emit("ask:close", {
+        askId: ask.id,
+        reason,
+        summary: ask.resolution?.summary,
+      });
     }
   });
   broker.on("ask:changed", (ask) => {
     // Encoding an ask for an empty room is work on every delivery: skip it when no dashboard watches.
-    if (io.sockets.adapter.rooms.get(WATCHERS_ROOM)?.size) io.local.to(WATCHERS_ROOM).emit("ask:changed", ask);
+    if (io.sockets.adapter.rooms.get(WATCHERS_ROOM)?.size)
+      io.local.to(WATCHERS_ROOM).emit("ask:changed", ask);
   });
   // A title comes to one instance (the one the filter called): every instance's dashboards hear it.
-  broker.on("chat:titled", (chatId, title) => io.to(WATCHERS_ROOM).emit("chat:title", { chatId, title }));
+  broker.on("chat:titled", (chatId, title) =>
+    io.to(WATCHERS_ROOM).emit("chat:title", { chatId, title }),
+  );
   gateway.on("gateway:status", (status) => io.local.emit("gateway:status", status));
 
   const chats = createChatHandlers(broker);
@@ -199,7 +252,10 @@ export function createTabServer(http: HttpServer, options: TabServerOptions): Ta
      */
     const guarded =
       <E extends ClientEvent>(event: E, handler: TabHandler<E>) =>
-      (payload: ClientEvents[E]["payload"], ack: (response: ClientEvents[E]["ack"]) => void): void => {
+      (
+        payload: ClientEvents[E]["payload"],
+        ack: (response: ClientEvents[E]["ack"]) => void,
+      ): void => {
         // A client may leave out the callback: the event is still handled, with nobody to answer.
         const callback = typeof ack === "function" ? ack : () => {};
         if (!allow()) return callback(fail("RATE_LIMITED", "too many events; slow down"));
@@ -215,11 +271,16 @@ export function createTabServer(http: HttpServer, options: TabServerOptions): Ta
             response = await handler(socket, payload, respond);
           } catch (error) {
             log(`${event} from ${socket.id} failed: ${errorMessage(error)}`);
-            response = fail("INTERNAL", "the server could not handle this event; it has been logged");
+            response = fail(
+              "INTERNAL",
+              "the server could not handle this event; it has been logged",
+            );
           }
           respond(response);
         };
-        handle().catch((error: unknown) => log(`acking ${event} to ${socket.id} failed: ${errorMessage(error)}`));
+        handle().catch((error: unknown) =>
+          log(`acking ${event} to ${socket.id} failed: ${errorMessage(error)}`),
+        );
       };
     socket.on("chat:view", guarded("chat:view", chats.view));
     socket.on("chat:leave", guarded("chat:leave", chats.leave));
@@ -230,7 +291,9 @@ export function createTabServer(http: HttpServer, options: TabServerOptions): Ta
       // Leaving the namespace but keeping the connection would hold it past the auth timeout,
       // which no longer applies to it: a tab has one socket, so its connection goes too.
       if (reason === "client namespace disconnect") socket.conn.close();
-      broker.leave(socket.id).catch((error: unknown) => log(`leaving for ${socket.id} failed: ${errorMessage(error)}`));
+      broker
+        .leave(socket.id)
+        .catch((error: unknown) => log(`leaving for ${socket.id} failed: ${errorMessage(error)}`));
     });
   });
 
@@ -240,7 +303,8 @@ export function createTabServer(http: HttpServer, options: TabServerOptions): Ta
     async disconnectRevokedLinks() {
       for (const kid of linkKids) {
         if (!io.sockets.adapter.rooms.has(linkRoom(kid))) linkKids.delete(kid);
-        else if (!(await options.isKnownKid?.(kid))) io.local.in(linkRoom(kid)).disconnectSockets(true);
+        else if (!(await options.isKnownKid?.(kid)))
+          io.local.in(linkRoom(kid)).disconnectSockets(true);
       }
     },
     close: () =>
@@ -264,7 +328,10 @@ function tokenBucket(ratePerSecond: number, burst: number, now: () => number): (
 }
 
 class IncompatibleProtocolError extends Error {
-  readonly data: IncompatibleProtocol = { code: "INCOMPATIBLE_PROTOCOL", serverProtocol: TAB_PROTOCOL_VERSION };
+  readonly data: IncompatibleProtocol = {
+    code: "INCOMPATIBLE_PROTOCOL",
+    serverProtocol: TAB_PROTOCOL_VERSION,
+  };
 }
 
 /** A page speaking another tab protocol (null: no version that parses), in words that say what to do. */

@@ -3,7 +3,15 @@
 import type { Page } from "playwright-core";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { openPage } from "../support/browser.ts";
-import { UI_TIMEOUT, createQuestion, requestApproval, seriousViolations, uniqueChat, useE2e, waitAnswer } from "./fixtures.ts";
+import {
+  UI_TIMEOUT,
+  createQuestion,
+  requestApproval,
+  seriousViolations,
+  uniqueChat,
+  useE2e,
+  waitAnswer,
+} from "./fixtures.ts";
 
 const gatewayUrl = inject("gatewayUrl");
 
@@ -14,7 +22,12 @@ describe.skipIf(!gatewayUrl)("accessibility (axe-core)", () => {
   beforeAll(async () => {
     // One finished ask (for the ❓ Ask User record), then a pending question and a pending approval.
     const finished = await createQuestion(e2e.requester, chat, [
-      { questionId: "db", header: "Database", question: "Which database?", options: [{ label: "Postgres" }, { label: "SQLite" }] },
+      {
+        questionId: "db",
+        header: "Database",
+        question: "Which database?",
+        options: [{ label: "Postgres" }, { label: "SQLite" }],
+      },
     ]);
     const finishedAnswer = waitAnswer(e2e.requester, finished);
     const { page, context } = await openPage(e2e.browser);
@@ -24,8 +37,19 @@ describe.skipIf(!gatewayUrl)("accessibility (axe-core)", () => {
     await finishedAnswer;
     await context.close();
     await createQuestion(e2e.requester, chat, [
-      { questionId: "db", header: "Database", question: "Which database?", options: [{ label: "Postgres", description: "needs a server" }, { label: "SQLite" }] },
-      { questionId: "tags", header: "Toppings", question: "Which toppings?", multiSelect: true, options: [{ label: "Cheese" }, { label: "Mushrooms" }, { label: "Olives" }] },
+      {
+        questionId: "db",
+        header: "Database",
+        question: "Which database?",
+        options: [{ label: "Postgres", description: "needs a server" }, { label: "SQLite" }],
+      },
+      {
+        questionId: "tags",
+        header: "Toppings",
+        question: "Which toppings?",
+        multiSelect: true,
+        options: [{ label: "Cheese" }, { label: "Mushrooms" }, { label: "Olives" }],
+      },
     ]);
     void requestApproval(e2e.requester, chat, {
       title: "Run a shell command",
@@ -42,7 +66,12 @@ describe.skipIf(!gatewayUrl)("accessibility (axe-core)", () => {
     await page.getByRole("button", { name: "Deny" }).waitFor({ timeout: UI_TIMEOUT });
     // A finished ask during this page's life leaves a ❓ Ask User record: answer a quick one here.
     const quick = await createQuestion(e2e.requester, chat, [
-      { questionId: "ok", header: "Quick", question: `Ready for the ${colorScheme} check?`, options: [{ label: "Ready" }, { label: "Not yet" }] },
+      {
+        questionId: "ok",
+        header: "Quick",
+        question: `Ready for the ${colorScheme} check?`,
+        options: [{ label: "Ready" }, { label: "Not yet" }],
+      },
     ]);
     const quickAnswer = waitAnswer(e2e.requester, quick);
     await page.getByRole("radio", { name: /^Ready/ }).click({ timeout: UI_TIMEOUT });
@@ -58,12 +87,19 @@ describe.skipIf(!gatewayUrl)("accessibility (axe-core)", () => {
     const rows = page.locator("[data-inbox-row]").filter({ hasText: chat });
     await rows.first().waitFor({ timeout: UI_TIMEOUT });
     // Open every row of this file's chat, so the cards inside are checked too.
-    for (const row of await rows.all()) await row.locator('[data-row-toggle][aria-expanded="false"]').click();
-    await page.getByRole("radio", { name: /^Postgres/ }).first().waitFor({ timeout: UI_TIMEOUT });
+    for (const row of await rows.all())
+      await row.locator('[data-row-toggle][aria-expanded="false"]').click();
+    await page
+      .getByRole("radio", { name: /^Postgres/ })
+      .first()
+      .waitFor({ timeout: UI_TIMEOUT });
     return page;
   };
 
-  for (const [colorScheme, width] of [["light", 900], ["dark", 360]] as const) {
+  for (const [colorScheme, width] of [
+    ["light", 900],
+    ["dark", 360],
+  ] as const) {
     it(`widget, ${colorScheme}, ${width}px`, async () => {
       const page = await widgetPage(colorScheme, width);
       expect(await seriousViolations(page)).toEqual([]);
@@ -74,7 +110,11 @@ describe.skipIf(!gatewayUrl)("accessibility (axe-core)", () => {
       const page = await dashboardPage(colorScheme, width);
       expect(await seriousViolations(page)).toEqual([]);
       await page.getByRole("tab", { name: /History/ }).click();
-      await page.getByRole("row").filter({ hasText: chat }).first().waitFor({ timeout: UI_TIMEOUT });
+      await page
+        .getByRole("row")
+        .filter({ hasText: chat })
+        .first()
+        .waitFor({ timeout: UI_TIMEOUT });
       expect(await seriousViolations(page)).toEqual([]);
       await page.context().close();
     });

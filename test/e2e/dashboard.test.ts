@@ -4,7 +4,14 @@
 // filters are in inbox.test.ts.
 import { describe, expect, inject, it } from "vitest";
 import { openPage } from "../support/browser.ts";
-import { UI_TIMEOUT, createQuestion, requestApproval, uniqueChat, useE2e, waitAnswer } from "./fixtures.ts";
+import {
+  UI_TIMEOUT,
+  createQuestion,
+  requestApproval,
+  uniqueChat,
+  useE2e,
+  waitAnswer,
+} from "./fixtures.ts";
 
 const gatewayUrl = inject("gatewayUrl");
 
@@ -18,16 +25,22 @@ describe.skipIf(!gatewayUrl)("dashboard", () => {
     const answered = waitAnswer(e2e.requester, questionId);
     const titleA = `Deploy ${chatA}`;
     const titleB = `Delete files in ${chatB}`;
-    const approvalA = requestApproval(e2e.requester, chatA, { title: titleA, severity: "critical" });
+    const approvalA = requestApproval(e2e.requester, chatA, {
+      title: titleA,
+      severity: "critical",
+    });
     const approvalB = requestApproval(e2e.requester, chatB, { title: titleB });
 
-    const { page, errors } = await openPage(e2e.browser, { viewport: { width: 1100, height: 900 } });
+    const { page, errors } = await openPage(e2e.browser, {
+      viewport: { width: 1100, height: 900 },
+    });
     await page.goto(await e2e.dashboardUrl());
     await page.getByText("Gateway connected").waitFor({ timeout: UI_TIMEOUT });
     expect(page.url()).not.toContain("token=");
 
     // Each ask by its chat and text (the file's own agent sees no other test file's asks).
-    const item = (chat: string, text: string) => page.getByRole("listitem").filter({ hasText: chat }).filter({ hasText: text });
+    const item = (chat: string, text: string) =>
+      page.getByRole("listitem").filter({ hasText: chat }).filter({ hasText: text });
     const question = item(chatA, "Which database?");
     await question.waitFor({ timeout: UI_TIMEOUT });
     await item(chatA, titleA).waitFor({ timeout: UI_TIMEOUT });
@@ -37,7 +50,10 @@ describe.skipIf(!gatewayUrl)("dashboard", () => {
     await question.locator("[data-row-toggle]").click();
     await question.getByRole("radio", { name: /^Postgres/ }).click();
     await question.getByRole("button", { name: "Submit" }).click();
-    expect(await answered).toMatchObject({ status: "answered", answers: { answers: { db: ["Postgres"] } } });
+    expect(await answered).toMatchObject({
+      status: "answered",
+      answers: { answers: { db: ["Postgres"] } },
+    });
     await question.waitFor({ state: "detached", timeout: UI_TIMEOUT });
 
     // Select both approvals and deny them in one action.
@@ -58,7 +74,15 @@ describe.skipIf(!gatewayUrl)("dashboard", () => {
     await expect.poll(() => row(titleA).textContent()).toContain("Deny");
     await expect.poll(() => row(titleA).textContent()).toContain("owner");
     await expect.poll(() => row(titleB).textContent()).toContain("Deny");
-    await expect.poll(() => history.getByRole("row").filter({ hasText: chatA }).filter({ hasText: "Database" }).textContent()).toContain("Postgres");
+    await expect
+      .poll(() =>
+        history
+          .getByRole("row")
+          .filter({ hasText: chatA })
+          .filter({ hasText: "Database" })
+          .textContent(),
+      )
+      .toContain("Postgres");
     expect(errors).toEqual([]);
   });
 
@@ -73,7 +97,11 @@ describe.skipIf(!gatewayUrl)("dashboard", () => {
     // A well-formed one still opens its row.
     const opened = await openPage(e2e.browser);
     await opened.page.goto(`${await e2e.dashboardUrl()}#ask=${encodeURIComponent(questionId)}`);
-    await opened.page.getByRole("listitem").filter({ hasText: chat }).getByRole("radio", { name: /^Postgres/ }).waitFor({ timeout: UI_TIMEOUT });
+    await opened.page
+      .getByRole("listitem")
+      .filter({ hasText: chat })
+      .getByRole("radio", { name: /^Postgres/ })
+      .waitFor({ timeout: UI_TIMEOUT });
     expect(opened.errors).toEqual([]);
     await opened.context.close();
   });

@@ -8,7 +8,14 @@ import path from "node:path";
 import type { Browser, Frame, Page } from "playwright-core";
 import { afterAll, beforeAll, inject } from "vitest";
 import { PROJECT_ROOT, startAppServer, type AppServer } from "../support/app-server.ts";
-import { TEST_AGENT, gatewayOperator, requestQuestion, sessionKeyOf, silence, type QuestionSpec } from "../support/on-gateway.ts";
+import {
+  TEST_AGENT,
+  gatewayOperator,
+  requestQuestion,
+  sessionKeyOf,
+  silence,
+  type QuestionSpec,
+} from "../support/on-gateway.ts";
 import { launchBrowser } from "../support/browser.ts";
 import type { OperatorConnection, Payload } from "../support/gateway-client.ts";
 
@@ -47,13 +54,20 @@ export type E2e = {
  * after. With `hostPage`, a stand-in Open WebUI page is started first and allowed to frame the widget.
  * The fields are set once the describe's tests run.
  */
-export type E2eOptions = { hostPage?: boolean; /** More environment for the app server (e.g. OPENWEBUI_URL, AGENT_ID). */ env?: Record<string, string> };
+export type E2eOptions = {
+  hostPage?: boolean;
+  /** More environment for the app server (e.g. OPENWEBUI_URL, AGENT_ID). */ env?: Record<
+    string,
+    string
+  >;
+};
 
 export function useE2e(options: E2eOptions & { hostPage: true }): E2e & { host: HostPage };
 export function useE2e(options?: E2eOptions & { hostPage?: false }): E2e;
 export function useE2e(options: E2eOptions = {}): E2e & { host?: HostPage } {
   const e2e = {
-    embedUrl: async (chat: string) => `${e2e.app.url}/embed/chat/${chat}?token=${await e2e.app.mintToken("owner", chat)}`,
+    embedUrl: async (chat: string) =>
+      `${e2e.app.url}/embed/chat/${chat}?token=${await e2e.app.mintToken("owner", chat)}`,
     dashboardUrl: async () => `${e2e.app.url}/?token=${await e2e.app.mintToken("owner")}`,
     ownerLinkUrl: async () => `${e2e.app.url}/?token=${await e2e.app.ownerLink()}`,
   } as E2e & { host?: HostPage };
@@ -62,7 +76,11 @@ export function useE2e(options: E2eOptions = {}): E2e & { host?: HostPage } {
     const gatewayToken = inject("gatewayToken");
     if (options.hostPage) e2e.host = await startHostPage();
     // The file's own agent on the shared Gateway: it sees no other test file's asks.
-    const env = { AGENT_ID: TEST_AGENT, ...(e2e.host ? { OPENWEBUI_ORIGINS: e2e.host.origin } : {}), ...options.env };
+    const env = {
+      AGENT_ID: TEST_AGENT,
+      ...(e2e.host ? { OPENWEBUI_ORIGINS: e2e.host.origin } : {}),
+      ...options.env,
+    };
     e2e.app = await startAppServer({ gatewayUrl, gatewayToken, env });
     e2e.browser = await launchBrowser();
     e2e.requester = await gatewayOperator("requester");
@@ -80,12 +98,19 @@ export const DATABASE_QUESTION: QuestionSpec = {
   questionId: "db",
   header: "Database",
   question: "Which database?",
-  options: [{ label: "Postgres", description: "needs a server" }, { label: "SQLite", description: "a single file" }],
+  options: [
+    { label: "Postgres", description: "needs a server" },
+    { label: "SQLite", description: "a single file" },
+  ],
   isOther: true,
 };
 
 /** Creates a question at the real Gateway (as an agent's ask_user would) and returns its id. */
-export async function createQuestion(requester: OperatorConnection, chatId: string, questions: QuestionSpec[] = [DATABASE_QUESTION]): Promise<string> {
+export async function createQuestion(
+  requester: OperatorConnection,
+  chatId: string,
+  questions: QuestionSpec[] = [DATABASE_QUESTION],
+): Promise<string> {
   const created = await requestQuestion(requester, sessionKeyFor(chatId), {
     questions: questions.map((question) => ({ isOther: true, ...question })),
     agentId: TEST_AGENT,
@@ -94,13 +119,25 @@ export async function createQuestion(requester: OperatorConnection, chatId: stri
   return created.id;
 }
 
-export type ApprovalSpec = { title: string; description?: string; detail?: string; severity?: "info" | "warning" | "critical"; toolName?: string; pluginId?: string };
+export type ApprovalSpec = {
+  title: string;
+  description?: string;
+  detail?: string;
+  severity?: "info" | "warning" | "critical";
+  toolName?: string;
+  pluginId?: string;
+};
 
 /**
  * Requests a plugin approval at the real Gateway. The call stays open until someone decides:
  * the returned promise resolves with the Gateway's answer (`{id, decision, ...}`).
  */
-export function requestApproval(requester: OperatorConnection, chatId: string, spec: ApprovalSpec, timeoutMs = 300_000): Promise<Payload> {
+export function requestApproval(
+  requester: OperatorConnection,
+  chatId: string,
+  spec: ApprovalSpec,
+  timeoutMs = 300_000,
+): Promise<Payload> {
   const pending = requester.request(
     "plugin.approval.request",
     {
@@ -175,23 +212,38 @@ function escapeAttribute(value: string): string {
   return value.replaceAll("&", "&amp;").replaceAll('"', "&quot;").replaceAll("<", "&lt;");
 }
 
-export type AxeViolation = { id: string; impact: string | null; help: string; nodes: { target: unknown[]; failureSummary?: string }[] };
+export type AxeViolation = {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: { target: unknown[]; failureSummary?: string }[];
+};
 
 /** Runs axe-core in a page (or frame) and returns the serious and critical violations. */
 export async function seriousViolations(target: Page | Frame): Promise<AxeViolation[]> {
   // Evaluated through the DevTools protocol: the pages' CSP (rightly) refuses an injected <script>.
-  if (!(await target.evaluate(() => "axe" in globalThis))) await target.evaluate(readFileSync(AXE_PATH, "utf8"));
+  if (!(await target.evaluate(() => "axe" in globalThis)))
+    await target.evaluate(readFileSync(AXE_PATH, "utf8"));
   const violations = await target.evaluate(async () => {
-    const axe = (globalThis as unknown as { axe: { run(context: Document, options: object): Promise<{ violations: AxeViolation[] }> } }).axe;
+    const axe = (
+      globalThis as unknown as {
+        axe: { run(context: Document, options: object): Promise<{ violations: AxeViolation[] }> };
+      }
+    ).axe;
     const result = await axe.run(document, { resultTypes: ["violations"] });
     return result.violations.map((violation) => ({
       id: violation.id,
       impact: violation.impact,
       help: violation.help,
-      nodes: violation.nodes.map((node) => ({ target: node.target, failureSummary: node.failureSummary })),
+      nodes: violation.nodes.map((node) => ({
+        target: node.target,
+        failureSummary: node.failureSummary,
+      })),
     }));
   });
-  return violations.filter((violation) => violation.impact === "serious" || violation.impact === "critical");
+  return violations.filter(
+    (violation) => violation.impact === "serious" || violation.impact === "critical",
+  );
 }
 
 export function screenshotPath(name: string): string {

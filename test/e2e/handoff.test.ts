@@ -15,7 +15,9 @@ describe.skipIf(!gatewayUrl)("handoff between tabs", () => {
     const newer = await openPage(e2e.browser);
 
     await older.page.goto(await e2e.embedUrl(chat));
-    await older.page.locator('main[data-widget="live"][data-pending="0"]').waitFor({ state: "attached", timeout: UI_TIMEOUT });
+    await older.page
+      .locator('main[data-widget="live"][data-pending="0"]')
+      .waitFor({ state: "attached", timeout: UI_TIMEOUT });
     const id = await createQuestion(e2e.requester, chat);
     const answered = waitAnswer(e2e.requester, id);
     const optionIn = (page: typeof older.page) => page.getByRole("radio", { name: /^Postgres/ });
@@ -38,7 +40,10 @@ describe.skipIf(!gatewayUrl)("handoff between tabs", () => {
 
     await optionIn(older.page).click();
     await older.page.getByRole("button", { name: "Submit" }).click();
-    expect(await answered).toMatchObject({ status: "answered", answers: { answers: { db: ["Postgres"] } } });
+    expect(await answered).toMatchObject({
+      status: "answered",
+      answers: { answers: { db: ["Postgres"] } },
+    });
     expect(older.errors).toEqual([]);
     expect(newer.errors).toEqual([]);
     await older.context.close();

@@ -15,7 +15,9 @@ async function page(app: AppServer, path: string): Promise<{ headers: Headers; h
 
 function policyOf(headers: Headers): Map<string, string> {
   const policy = headers.get("content-security-policy") ?? "";
-  return new Map(policy.split("; ").map((part) => [part.split(" ")[0]!, part.slice(part.indexOf(" ") + 1)]));
+  return new Map(
+    policy.split("; ").map((part) => [part.split(" ")[0]!, part.slice(part.indexOf(" ") + 1)]),
+  );
 }
 
 /** Every <script> tag of the page carries the policy's nonce. */
@@ -31,7 +33,12 @@ function expectNoncedScripts(html: string, policy: Map<string, string>): string 
 describe.skipIf(!gatewayUrl)("security headers of the pages", () => {
   let app: AppServer;
   beforeAll(async () => {
-    app = await startAppServer({ gatewayUrl, gatewayToken: inject("gatewayToken"), waitForGateway: false, env: { OPENWEBUI_ORIGINS: OPEN_WEBUI } });
+    app = await startAppServer({
+      gatewayUrl,
+      gatewayToken: inject("gatewayToken"),
+      waitForGateway: false,
+      env: { OPENWEBUI_ORIGINS: OPEN_WEBUI },
+    });
   });
   afterAll(() => app?.stop());
 
@@ -66,7 +73,8 @@ describe.skipIf(!gatewayUrl)("security headers of the pages", () => {
       for (const path of ["/embed/chat/%E0%A4%A", "/embed/chat/%E0%A4%A/", "/embed/chat/%C0%80"]) {
         const response = await fetch(`${app.url}${path}`, { method, redirect: "manual" });
         expect(response.status, `${method} ${path}`).toBe(400);
-        if (method !== "HEAD") expect(await response.text()).toBe("Bad Request: the path is not valid percent-encoding");
+        if (method !== "HEAD")
+          expect(await response.text()).toBe("Bad Request: the path is not valid percent-encoding");
         expect(response.headers.get("x-content-type-options")).toBe("nosniff");
       }
     }

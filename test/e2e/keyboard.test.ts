@@ -3,18 +3,37 @@
 import type { Page } from "playwright-core";
 import { describe, expect, inject, it } from "vitest";
 import { openPage } from "../support/browser.ts";
-import { DATABASE_QUESTION, UI_TIMEOUT, createQuestion, uniqueChat, useE2e, waitAnswer } from "./fixtures.ts";
+import {
+  DATABASE_QUESTION,
+  UI_TIMEOUT,
+  createQuestion,
+  uniqueChat,
+  useE2e,
+  waitAnswer,
+} from "./fixtures.ts";
 
 const gatewayUrl = inject("gatewayUrl");
 
 const THREE_QUESTIONS = [
   DATABASE_QUESTION,
-  { questionId: "cache", header: "Cache", question: "Which cache?", options: [{ label: "Redis" }, { label: "Memcached" }, { label: "None" }] },
-  { questionId: "lang", header: "Language", question: "Which language?", options: [{ label: "TypeScript" }, { label: "Go" }] },
+  {
+    questionId: "cache",
+    header: "Cache",
+    question: "Which cache?",
+    options: [{ label: "Redis" }, { label: "Memcached" }, { label: "None" }],
+  },
+  {
+    questionId: "lang",
+    header: "Language",
+    question: "Which language?",
+    options: [{ label: "TypeScript" }, { label: "Go" }],
+  },
 ];
 
 async function focusedAskId(page: Page): Promise<string | null> {
-  return page.evaluate(() => document.activeElement?.closest("[data-ask-id]")?.getAttribute("data-ask-id") ?? null);
+  return page.evaluate(
+    () => document.activeElement?.closest("[data-ask-id]")?.getAttribute("data-ask-id") ?? null,
+  );
 }
 
 async function checked(page: Page, name: RegExp): Promise<boolean> {
@@ -28,21 +47,29 @@ describe.skipIf(!gatewayUrl)("keyboard", () => {
     const chat = uniqueChat("keys");
     const { page, errors } = await openPage(e2e.browser);
     await page.goto(await e2e.embedUrl(chat));
-    await page.locator('main[data-widget="live"][data-pending="0"]').waitFor({ state: "attached", timeout: UI_TIMEOUT });
+    await page
+      .locator('main[data-widget="live"][data-pending="0"]')
+      .waitFor({ state: "attached", timeout: UI_TIMEOUT });
 
     const id = await createQuestion(e2e.requester, chat, THREE_QUESTIONS);
     const answered = waitAnswer(e2e.requester, id);
     await page.getByRole("radio", { name: /^Postgres/ }).waitFor({ timeout: UI_TIMEOUT });
     // Focus moved to the card on arrival; the arrival was announced.
     await expect.poll(() => focusedAskId(page)).toBe(id);
-    await expect.poll(() => page.getByRole("status").filter({ hasText: "New question from the agent" }).count()).toBe(1);
+    await expect
+      .poll(() =>
+        page.getByRole("status").filter({ hasText: "New question from the agent" }).count(),
+      )
+      .toBe(1);
 
     // Question 1: the number key picks the second option; Enter goes to question 2.
     await page.keyboard.press("2");
     expect(await checked(page, /^SQLite/)).toBe(true);
     await page.keyboard.press("Enter");
     await page.getByRole("radio", { name: /^Redis/ }).waitFor({ timeout: UI_TIMEOUT });
-    expect(await page.getByRole("button", { name: /^Question 2 of 3/ }).getAttribute("aria-current")).toBe("step");
+    expect(
+      await page.getByRole("button", { name: /^Question 2 of 3/ }).getAttribute("aria-current"),
+    ).toBe("step");
 
     // Question 2: arrows move the choice (Down from nothing picks the first; Up goes back one).
     await page.keyboard.press("ArrowDown");
@@ -73,8 +100,16 @@ describe.skipIf(!gatewayUrl)("keyboard", () => {
       answers: { answers: { db: ["SQLite"], cache: ["Memcached"], lang: ["TypeScript"] } },
     });
     // Focus comes back to the widget once the card closes.
-    await page.locator('main[data-widget="live"][data-pending="0"]').waitFor({ state: "attached", timeout: UI_TIMEOUT });
-    await expect.poll(() => page.evaluate(() => document.activeElement !== document.body && document.activeElement !== null)).toBe(true);
+    await page
+      .locator('main[data-widget="live"][data-pending="0"]')
+      .waitFor({ state: "attached", timeout: UI_TIMEOUT });
+    await expect
+      .poll(() =>
+        page.evaluate(
+          () => document.activeElement !== document.body && document.activeElement !== null,
+        ),
+      )
+      .toBe(true);
     expect(errors).toEqual([]);
   });
 
@@ -82,7 +117,9 @@ describe.skipIf(!gatewayUrl)("keyboard", () => {
     const chat = uniqueChat("keys-esc");
     const { page } = await openPage(e2e.browser);
     await page.goto(await e2e.embedUrl(chat));
-    await page.locator('main[data-widget="live"][data-pending="0"]').waitFor({ state: "attached", timeout: UI_TIMEOUT });
+    await page
+      .locator('main[data-widget="live"][data-pending="0"]')
+      .waitFor({ state: "attached", timeout: UI_TIMEOUT });
 
     const first = await createQuestion(e2e.requester, chat);
     const firstAnswer = waitAnswer(e2e.requester, first);
@@ -90,7 +127,10 @@ describe.skipIf(!gatewayUrl)("keyboard", () => {
     await page.getByRole("textbox", { name: "Other" }).focus();
     await page.keyboard.type("MariaDB 11");
     await page.keyboard.press("Enter");
-    expect(await firstAnswer).toMatchObject({ status: "answered", answers: { answers: { db: ["MariaDB 11"] } } });
+    expect(await firstAnswer).toMatchObject({
+      status: "answered",
+      answers: { answers: { db: ["MariaDB 11"] } },
+    });
 
     const second = await createQuestion(e2e.requester, chat);
     const secondAnswer = waitAnswer(e2e.requester, second);
@@ -106,58 +146,80 @@ describe.skipIf(!gatewayUrl)("keyboard", () => {
   // answered card must have given way to its line by then, or the tall card shrinking moves the new
   // card up under the person's pointer and the click misses it.
   it.for([
-    { held: "ask:close", frames: (text: string, first: string) => text.includes('"ask:close"') && text.includes(first) },
+    {
+      held: "ask:close",
+      frames: (text: string, first: string) => text.includes('"ask:close"') && text.includes(first),
+    },
     // An ack is packet 3 of Socket.IO (`43<id>[…]`): the only ack in flight here is the answer's.
-    { held: "the ack and ask:close", frames: (text: string, first: string) => text.startsWith("43") || (text.includes('"ask:close"') && text.includes(first)) },
-  ])("22.7 a card shown before the previous answer's $held stays put: clicking its question and Esc cancels it", async ({ frames }) => {
-    const chat = uniqueChat("keys-race");
-    const { page } = await openPage(e2e.browser);
-    /** The ask whose answer's frames are held, once it is answered. */
-    let heldFor: string | null = null;
-    const held: string[] = [];
-    let releaseHeld = () => {};
-    await page.routeWebSocket(/\/socket\.io\//, (client) => {
-      const server = client.connectToServer();
-      client.onMessage((message) => server.send(message));
-      server.onMessage((message) => {
-        const text = String(message);
-        if (heldFor !== null && frames(text, heldFor)) held.push(text);
-        else client.send(message);
+    {
+      held: "the ack and ask:close",
+      frames: (text: string, first: string) =>
+        text.startsWith("43") || (text.includes('"ask:close"') && text.includes(first)),
+    },
+  ])(
+    "22.7 a card shown before the previous answer's $held stays put: clicking its question and Esc cancels it",
+    async ({ frames }) => {
+      const chat = uniqueChat("keys-race");
+      const { page } = await openPage(e2e.browser);
+      /** The ask whose answer's frames are held, once it is answered. */
+      let heldFor: string | null = null;
+      const held: string[] = [];
+      let releaseHeld = () => {};
+      await page.routeWebSocket(/\/socket\.io\//, (client) => {
+        const server = client.connectToServer();
+        client.onMessage((message) => server.send(message));
+        server.onMessage((message) => {
+          const text = String(message);
+          if (heldFor !== null && frames(text, heldFor)) held.push(text);
+          else client.send(message);
+        });
+        releaseHeld = () => {
+          heldFor = null;
+          for (const text of held.splice(0)) client.send(text);
+        };
       });
-      releaseHeld = () => {
-        heldFor = null;
-        for (const text of held.splice(0)) client.send(text);
-      };
-    });
-    await page.goto(await e2e.embedUrl(chat));
-    await page.locator('main[data-widget="live"][data-pending="0"]').waitFor({ state: "attached", timeout: UI_TIMEOUT });
+      await page.goto(await e2e.embedUrl(chat));
+      await page
+        .locator('main[data-widget="live"][data-pending="0"]')
+        .waitFor({ state: "attached", timeout: UI_TIMEOUT });
 
-    const first = await createQuestion(e2e.requester, chat, THREE_QUESTIONS);
-    heldFor = first;
-    const firstAnswer = waitAnswer(e2e.requester, first);
-    await page.getByRole("radio", { name: /^Postgres/ }).waitFor({ timeout: UI_TIMEOUT });
-    await expect.poll(() => focusedAskId(page)).toBe(first);
-    for (const option of [/^Redis/, /^TypeScript/, null]) {
-      await page.keyboard.press("1");
-      await page.keyboard.press("Enter");
-      if (option) await page.getByRole("radio", { name: option }).waitFor({ timeout: UI_TIMEOUT });
-    }
-    expect(await firstAnswer).toMatchObject({ status: "answered", answers: { answers: { db: ["Postgres"], cache: ["Redis"], lang: ["TypeScript"] } } });
+      const first = await createQuestion(e2e.requester, chat, THREE_QUESTIONS);
+      heldFor = first;
+      const firstAnswer = waitAnswer(e2e.requester, first);
+      await page.getByRole("radio", { name: /^Postgres/ }).waitFor({ timeout: UI_TIMEOUT });
+      await expect.poll(() => focusedAskId(page)).toBe(first);
+      for (const option of [/^Redis/, /^TypeScript/, null]) {
+        await page.keyboard.press("1");
+        await page.keyboard.press("Enter");
+        if (option)
+          await page.getByRole("radio", { name: option }).waitFor({ timeout: UI_TIMEOUT });
+      }
+      expect(await firstAnswer).toMatchObject({
+        status: "answered",
+        answers: { answers: { db: ["Postgres"], cache: ["Redis"], lang: ["TypeScript"] } },
+      });
 
-    const second = await createQuestion(e2e.requester, chat, [{ ...DATABASE_QUESTION, questionId: "queue", question: "Which queue should the jobs use?" }]);
-    const secondAnswer = waitAnswer(e2e.requester, second);
-    const heading = page.getByRole("heading", { name: "Which queue should the jobs use?" });
-    await heading.waitFor({ timeout: UI_TIMEOUT });
-    await expect.poll(() => held.length).toBeGreaterThan(0);
-    // Where the person sees the question; their click goes there once the held frames have arrived.
-    const seen = await heading.boundingBox();
-    releaseHeld();
-    await page.locator("details summary", { hasText: "Language: TypeScript" }).waitFor({ timeout: UI_TIMEOUT });
-    await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
-    if (!seen) throw new Error("the question has no box");
-    await page.mouse.click(seen.x + seen.width / 2, seen.y + seen.height / 2);
-    expect(await focusedAskId(page)).toBe(second);
-    await page.keyboard.press("Escape");
-    expect(await secondAnswer).toMatchObject({ status: "cancelled" });
-  });
+      const second = await createQuestion(e2e.requester, chat, [
+        { ...DATABASE_QUESTION, questionId: "queue", question: "Which queue should the jobs use?" },
+      ]);
+      const secondAnswer = waitAnswer(e2e.requester, second);
+      const heading = page.getByRole("heading", { name: "Which queue should the jobs use?" });
+      await heading.waitFor({ timeout: UI_TIMEOUT });
+      await expect.poll(() => held.length).toBeGreaterThan(0);
+      // Where the person sees the question; their click goes there once the held frames have arrived.
+      const seen = await heading.boundingBox();
+      releaseHeld();
+      await page
+        .locator("details summary", { hasText: "Language: TypeScript" })
+        .waitFor({ timeout: UI_TIMEOUT });
+      await page.evaluate(
+        () => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))),
+      );
+      if (!seen) throw new Error("the question has no box");
+      await page.mouse.click(seen.x + seen.width / 2, seen.y + seen.height / 2);
+      expect(await focusedAskId(page)).toBe(second);
+      await page.keyboard.press("Escape");
+      expect(await secondAnswer).toMatchObject({ status: "cancelled" });
+    },
+  );
 });

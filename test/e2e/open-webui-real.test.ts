@@ -27,7 +27,14 @@ import type { OperatorConnection } from "../support/gateway-client.ts";
 import { gatewayHttpUrl } from "../support/openai-http.ts";
 import { FILTER_ID, FILTER_PATH, startOpenWebui, type OpenWebui } from "../support/open-webui.ts";
 import { freePort, startRealGateway } from "../support/real-gateway.ts";
-import { STUB_DEFAULT_REPLY, fetchStubRequests, lastUserMessageIndex, messageText, stubScript, type StubScript } from "../support/stub-model.ts";
+import {
+  STUB_DEFAULT_REPLY,
+  fetchStubRequests,
+  lastUserMessageIndex,
+  messageText,
+  stubScript,
+  type StubScript,
+} from "../support/stub-model.ts";
 import { openaiBaseUrl } from "../../server/gateway/openai-endpoint.ts";
 import { frontMatterVersion } from "../../server/openwebui/connect.ts";
 import { createQuestion, waitAnswer } from "./fixtures.ts";
@@ -45,594 +52,878 @@ const MODEL = `openclaw/${TEST_AGENT}`;
  * What a person sees in one reply's embed: the iframe's height, that of Open WebUI's embeds container
  * around it, and what the widget's page shows (`contentHeight`: its document's).
  */
-type Seen = { messageId: string; height: number; containerHeight: number; contentHeight: number; cards: number; summaries: number };
+type Seen = {
+  messageId: string;
+  height: number;
+  containerHeight: number;
+  contentHeight: number;
+  cards: number;
+  summaries: number;
+};
 
-describe.skipIf(!enabled || !gatewayUrl)("the real Open WebUI, its chats on the real Gateway's /v1, with the real widget", () => {
-  let openWebui: OpenWebui;
-  let app: AppServer;
-  let browser: Browser;
-  let requester: OperatorConnection;
-  // One person's tab, shared by the tests in order: the chat the first one creates is the one the next one
-  // asks in; each later test starts a chat of its own.
-  let context: BrowserContext;
-  let page: Page;
-  let chatId: string;
-  const errors: string[] = [];
-  const widgetRequests: string[] = [];
-  /** Open WebSockets to our server from `page`'s frames. */
-  let openSockets: () => number;
+describe.skipIf(!enabled || !gatewayUrl)(
+  "the real Open WebUI, its chats on the real Gateway's /v1, with the real widget",
+  () => {
+    let openWebui: OpenWebui;
+    let app: AppServer;
+    let browser: Browser;
+    let requester: OperatorConnection;
+    // One person's tab, shared by the tests in order: the chat the first one creates is the one the next one
+    // asks in; each later test starts a chat of its own.
+    let context: BrowserContext;
+    let page: Page;
+    let chatId: string;
+    const errors: string[] = [];
+    const widgetRequests: string[] = [];
+    /** Open WebSockets to our server from `page`'s frames. */
+    let openSockets: () => number;
 
-  /** Marker files the plugin's and the exec tool's calls write (inside the system temp folder). */
-  let markers: string;
+    /** Marker files the plugin's and the exec tool's calls write (inside the system temp folder). */
+    let markers: string;
 
-  beforeAll(async () => {
-    markers = mkdtempSync(join(tmpdir(), "asks-open-webui-real-"));
-    const openWebuiPort = await freePort();
-    // Open WebUI first: its admin (the person chatting) is the owner the server is started with.
-    openWebui = await startOpenWebui({ openaiBaseUrl: openaiBaseUrl(gatewayUrl), openaiApiKey: inject("gatewayToken"), port: openWebuiPort });
-    app = await startAppServer({
-      gatewayUrl,
-      gatewayToken: inject("gatewayToken"),
-      env: { AGENT_ID: TEST_AGENT, OWNER_USERS: openWebui.admin.id, OPENWEBUI_ORIGINS: `http://127.0.0.1:${openWebuiPort}` },
-    });
-    // The filter is installed by `npm run connect-openwebui`, the first tests below.
-    // The rich text input turns typed quotes into typographic ones, which would break the stub's script.
-    await openWebui.setInterfaceSettings({ richTextInput: false });
-    browser = await launchBrowser();
-    requester = await gatewayOperator("requester");
-    context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
-    // Logged in as the admin; only the top page (the widget frames have no storage: opaque origin).
-    await context.addInitScript((token) => {
-      if (window === window.top) localStorage.setItem("token", token);
-    }, openWebui.adminToken);
-    page = await context.newPage();
-    page.on("pageerror", (error) => errors.push(String(error)));
-    page.on("request", (request) => {
-      if (request.url().startsWith(`${app.url}/embed/chat/`)) widgetRequests.push(request.url().slice(app.url.length));
-    });
-    openSockets = trackSockets(page);
-  }, 300_000);
-
-  afterAll(async () => {
-    await context?.close();
-    await browser?.close();
-    await requester?.stop();
-    await app?.stop();
-    await openWebui?.stop();
-    if (markers) rmSync(markers, { recursive: true, force: true });
-  });
-
-  async function send(text: string, on = page): Promise<void> {
-    // As a person does, the next message once the reply before it is done: Open WebUI queues a message
-    // sent while the chat is still active and sends it later (once, a queued reply never showed).
-    await on.locator('button[aria-label="Stop"]').waitFor({ state: "hidden", timeout: UI_TIMEOUT });
-    await on.locator("#chat-input").click();
-    await on.keyboard.type(text);
-    await on.keyboard.press("Enter");
-  }
-
-  /** A brand-new chat with the OpenClaw model, as a person starts one; a first login's release notes closed. */
-  async function openNewChat(on = page): Promise<void> {
-    await on.goto(`${openWebui.url}/?models=${encodeURIComponent(MODEL)}`);
-    const releaseNotes = on.getByRole("button", { name: "Okay, Let's Go!" });
-    await Promise.race([releaseNotes.waitFor({ timeout: UI_TIMEOUT }), on.locator("#chat-input").waitFor({ timeout: UI_TIMEOUT })]);
-    if (await releaseNotes.isVisible()) await releaseNotes.click();
-  }
-
-  const widgets = () => page.locator(`iframe[src^="${app.url}/embed/chat/"]`);
-  // The user's message shows the script too: look for reply words in replies only.
-  const replyText = (text: string) => page.locator("#response-content-container", { hasText: text });
-  const embedsOf = (messageId: string, on = page) => on.locator(`[id="${messageId}-embeds-container"]`);
-
-  /** Counts a page's open WebSockets to our server (Open WebUI has its own), from every frame. */
-  function trackSockets(on: Page): () => number {
-    let sockets: WebSocket[] = [];
-    on.on("websocket", (socket) => {
-      if (socket.url().startsWith(app.url.replace(/^http/, "ws"))) sockets.push(socket);
-    });
-    // A reload ends its documents' sockets; Playwright reports no close for them.
-    on.on("framenavigated", (frame) => {
-      if (frame === on.mainFrame()) sockets = [];
-    });
-    return () => sockets.filter((socket) => !socket.isClosed()).length;
-  }
-
-  /** The assistant messages that have an embed, in the chat's order. */
-  const replyIds = (on = page): Promise<string[]> =>
-    on.locator("[id$='-embeds-container']").evaluateAll((containers) => containers.filter((container) => container.querySelector("iframe")).map((container) => container.id.replace(/-embeds-container$/, "")));
-
-  async function frameOf(messageId: string, on = page): Promise<Frame | null> {
-    const handle = await embedsOf(messageId, on).locator("iframe").elementHandle();
-    return (await handle?.contentFrame()) ?? null;
-  }
-
-  async function seen(on: Page): Promise<Seen[]> {
-    return Promise.all(
-      (await replyIds(on)).map(async (messageId) => {
-        const height = await embedsOf(messageId, on).locator("iframe").evaluate((iframe) => Math.round(iframe.getBoundingClientRect().height));
-        const containerHeight = await embedsOf(messageId, on).evaluate((container) => Math.round(container.getBoundingClientRect().height));
-        const frame = await frameOf(messageId, on);
-        const counts = frame
-          ? await frame
-              .evaluate(() => ({
-                cards: document.querySelectorAll("[data-ask-id]").length,
-                summaries: document.querySelectorAll("details").length,
-                contentHeight: Math.round(document.body.getBoundingClientRect().height),
-              }))
-              .catch(() => ({ cards: -1, summaries: -1, contentHeight: -1 }))
-          : { cards: -1, summaries: -1, contentHeight: -1 };
-        return { messageId, height, containerHeight, ...counts };
-      }),
-    );
-  }
-
-  /**
-   * One card, in `live`'s iframe (none with `live` null), which is as tall as the card's page: no gap,
-   * nothing cut off; every other iframe 0 px or showing summaries only.
-   */
-  function oneCardIn(live: string | null, view: Seen[]): boolean {
-    return view.every((reply) =>
-      reply.messageId === live
-        ? reply.cards === 1 && reply.height > 0 && Math.abs(reply.height - reply.contentHeight) <= 1
-        : reply.cards === 0 && (reply.height === 0 || (reply.summaries > 0 && reply.height > 0)),
-    );
-  }
-
-  async function settlesTo(live: string | null, on = page, sockets = openSockets): Promise<Seen[]> {
-    let last: Seen[] = [];
-    await expect
-      .poll(
-        async () => {
-          last = await seen(on);
-          return oneCardIn(live, last) && sockets() <= 1;
-        },
-        { timeout: SETTLE_MS, interval: 100 },
-      )
-      .toBe(true)
-      .catch((error: unknown) => {
-        throw new Error(`did not settle within ${SETTLE_MS} ms (sockets: ${sockets()}): ${JSON.stringify(last)}`, { cause: error });
+    beforeAll(async () => {
+      markers = mkdtempSync(join(tmpdir(), "asks-open-webui-real-"));
+      const openWebuiPort = await freePort();
+      // Open WebUI first: its admin (the person chatting) is the owner the server is started with.
+      openWebui = await startOpenWebui({
+        openaiBaseUrl: openaiBaseUrl(gatewayUrl),
+        openaiApiKey: inject("gatewayToken"),
+        port: openWebuiPort,
       });
-    return last;
-  }
-
-  const lastReply = async () => (await replyIds()).at(-1)!;
-  const card = (messageId: string, on = page) => on.frameLocator(`[id="${messageId}-embeds-container"] iframe`);
-
-  // ---------------------------------------------------------------------------------------------
-  // npm run connect-openwebui, from a fresh Open WebUI
-  // ---------------------------------------------------------------------------------------------
-
-  /** `npm run connect-openwebui` as a person runs it where `npm start` runs: the same environment. */
-  function connect(args: string[], env: Record<string, string> = {}) {
-    const result = spawnSync(process.execPath, ["server/connect-openwebui.ts", "--url", openWebui.url, "--asks-url", app.url, ...args], {
-      cwd: PROJECT_ROOT,
-      encoding: "utf8",
-      env: { NODE_ENV: "production", PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", AUTH_SECRET: app.authSecret, OPENCLAW_GATEWAY_URL: gatewayUrl, OPENCLAW_GATEWAY_TOKEN: inject("gatewayToken"), AGENT_ID: TEST_AGENT, ...env },
-      timeout: 120_000,
-    });
-    const output = `${result.stdout}${result.stderr}`;
-    // It never prints a secret or a key.
-    for (const secret of [app.authSecret, inject("gatewayToken"), ...args.filter((_, index) => args[index - 1] === "--api-key")]) expect(output).not.toContain(secret);
-    return { status: result.status, output };
-  }
-  const ourFilters = async () => ((await openWebui.api("GET", "/api/v1/functions/")) as { id: string }[]).filter((item) => item.id === FILTER_ID);
-  const openaiConfig = () => openWebui.api("GET", "/openai/config") as Promise<{ OPENAI_API_BASE_URLS: string[]; OPENAI_API_KEYS: string[] }>;
-  let apiKey: string;
-
-  it("npm run connect-openwebui refuses a wrong key and a user's key, saying which step failed, and changes nothing", async () => {
-    const before = JSON.stringify(await openaiConfig());
-    const wrong = connect(["--api-key", "sk-not-a-key"]);
-    expect(wrong.status).toBe(1);
-    expect(wrong.output).toMatch(/✗ check the API key: Open WebUI refused the API key \(401\)/);
-    const user = await openWebui.addUser("Not An Admin");
-    const notAdmin = connect(["--api-key", user.token]);
-    expect(notAdmin.status).toBe(1);
-    expect(notAdmin.output).toMatch(/✗ check the API key: .*role is user; connecting needs an admin's key/);
-    const unreachable = spawnSync(process.execPath, ["server/connect-openwebui.ts", "--url", "http://127.0.0.1:9", "--api-key", "x"], { cwd: PROJECT_ROOT, encoding: "utf8", env: { NODE_ENV: "production", PATH: process.env.PATH ?? "", AUTH_SECRET: app.authSecret } });
-    expect(unreachable.status).toBe(1);
-    expect(unreachable.stderr).toMatch(/✗ reach Open WebUI: cannot reach Open WebUI at http:\/\/127\.0\.0\.1:9/);
-    expect(await ourFilters()).toEqual([]);
-    expect(JSON.stringify(await openaiConfig())).toBe(before);
-  }, 120_000);
-
-  it("npm run connect-openwebui on an Open WebUI with no filter and no connection: connects it, and a chat on OpenClaw then shows the card", async () => {
-    // An Open WebUI as it comes: no connection to the Gateway yet.
-    await openWebui.api("POST", "/openai/config/update", { ENABLE_OPENAI_API: true, OPENAI_API_BASE_URLS: [], OPENAI_API_KEYS: [], OPENAI_API_CONFIGS: {} });
-    apiKey = await openWebui.createApiKey();
-    const started = performance.now();
-    const run = connect(["--api-key", apiKey, "--add-connection"]);
-    const commandMs = performance.now() - started;
-    console.log(`npm run connect-openwebui on a fresh Open WebUI (${Math.round(commandMs)} ms, exit ${run.status}):\n${run.output}`);
-    expect(run.status, run.output).toBe(0);
-    expect(run.output).toContain(`✓ filter ${FILTER_ID} installed`);
-    expect(run.output).toContain("✓ valves: asks_url, auth_secret set");
-    expect(run.output).toContain(`✓ OpenAI connection added: ${gatewayHttpUrl(gatewayUrl)}/v1`);
-    expect(run.output).toContain(`✓ Open WebUI lists ${MODEL}`);
-    expect(run.output).toContain("accepts a widget token signed with these valves");
-    const [installed] = (await ourFilters()) as unknown as { is_active: boolean; is_global: boolean }[];
-    expect(installed).toMatchObject({ is_active: true, is_global: true });
-    expect(await openWebui.api("GET", `/api/v1/functions/id/${FILTER_ID}/valves`)).toMatchObject({ asks_url: app.url, auth_secret: app.authSecret });
-
-    // Then a person chats on OpenClaw: the agent asks, the card shows in the reply.
-    const reply = await askInNewChat({ tool: ASK_THEME, then: "Dark it is: CONNECTED" });
-    await card(reply).getByRole("radio", { name: /^Dark/ }).waitFor({ timeout: UI_TIMEOUT });
-    console.log(`from nothing to a working card: ${Math.round(performance.now() - started)} ms (the command ${Math.round(commandMs)} ms, then a new chat's first reply)`);
-    await card(reply).getByRole("radio", { name: /^Dark/ }).click();
-    await card(reply).getByRole("button", { name: "Submit" }).click();
-    await message(reply).getByText("CONNECTED").waitFor({ timeout: UI_TIMEOUT });
-  }, 180_000);
-
-  it("running it again changes nothing: one filter, one connection, its valves as they were", async () => {
-    const valves = await openWebui.api("GET", `/api/v1/functions/id/${FILTER_ID}/valves`);
-    const run = connect(["--api-key", apiKey, "--add-connection"]);
-    expect(run.status, run.output).toBe(0);
-    expect(run.output).toContain(`✓ filter ${FILTER_ID} already at`);
-    expect(run.output).toContain("already this server's");
-    expect(run.output).toContain(`✓ OpenAI connection to the Gateway: ${gatewayHttpUrl(gatewayUrl)}/v1`);
-    expect(await ourFilters()).toHaveLength(1);
-    expect((await openaiConfig()).OPENAI_API_BASE_URLS).toEqual([`${gatewayHttpUrl(gatewayUrl)}/v1`]);
-    expect(await openWebui.api("GET", `/api/v1/functions/id/${FILTER_ID}/valves`)).toEqual(valves);
-  }, 120_000);
-
-  it("an older installed filter is updated, and the valves the admin set are kept", async () => {
-    const ours = readFileSync(FILTER_PATH, "utf8");
-    const older = ours.replace(/^version: .+$/m, "version: 0.2.0");
-    await openWebui.api("POST", `/api/v1/functions/id/${FILTER_ID}/update`, { id: FILTER_ID, name: "OpenClaw Asks", content: older, meta: { description: "an older release" } });
-    const valves = (await openWebui.api("GET", `/api/v1/functions/id/${FILTER_ID}/valves`)) as Record<string, unknown>;
-    await openWebui.api("POST", `/api/v1/functions/id/${FILTER_ID}/valves/update`, { ...valves, token_ttl_seconds: 7200 });
-    try {
-      const run = connect(["--api-key", apiKey]);
-      expect(run.status, run.output).toBe(0);
-      expect(run.output).toMatch(new RegExp(`✓ filter ${FILTER_ID} updated from 0\\.2\\.0 to ${frontMatterVersion(ours)!.replaceAll(".", "\\.")}`));
-      expect(run.output).toContain("kept as you set them: token_ttl_seconds");
-      // As Open WebUI stores it: its manifest is the front matter of what was sent.
-      const installed = (await openWebui.api("GET", `/api/v1/functions/id/${FILTER_ID}`)) as { meta: { manifest: { version: string } } };
-      expect(installed.meta.manifest.version).toBe(frontMatterVersion(ours));
-      expect(await openWebui.api("GET", `/api/v1/functions/id/${FILTER_ID}/valves`)).toMatchObject({ token_ttl_seconds: 7200 });
-    } finally {
-      await openWebui.api("POST", `/api/v1/functions/id/${FILTER_ID}/valves/update`, { ...valves });
-    }
-  }, 120_000);
-
-  it("refuses a Gateway whose /v1 endpoint is off, unless --add-connection may turn it on", async () => {
-    const bare = await startRealGateway();
-    try {
-      const env = { OPENCLAW_GATEWAY_URL: bare.url, OPENCLAW_GATEWAY_TOKEN: bare.token, AGENT_ID: "dev" };
-      const refused = connect(["--api-key", apiKey], env);
-      expect(refused.status).toBe(1);
-      expect(refused.output).toContain("✗ the Gateway's OpenAI-compatible endpoint is off");
-      const turnedOn = connect(["--api-key", apiKey, "--add-connection"], env);
-      expect(turnedOn.output).toContain("✓ the Gateway's /v1 endpoint turned on");
-    } finally {
-      await bare.stop();
-      // Only the test Gateway's connection stays.
-      const config = await openaiConfig();
-      const keep = config.OPENAI_API_BASE_URLS.map((url, index) => [url, config.OPENAI_API_KEYS[index] ?? ""] as const).filter(([url]) => url === `${gatewayHttpUrl(gatewayUrl)}/v1`);
-      await openWebui.api("POST", "/openai/config/update", { ENABLE_OPENAI_API: true, OPENAI_API_BASE_URLS: keep.map(([url]) => url), OPENAI_API_KEYS: keep.map(([, key]) => key), OPENAI_API_CONFIGS: {} });
-    }
-  }, 180_000);
-
-  it("mounts our widget from the inlet on the reply being written, in a new chat and after", async () => {
-    await openNewChat();
-
-    // The tab learns a new chat's id from the HTTP answer to its request and drops events for other
-    // chats until then (Chat.svelte:952, 3235-3236). Holding that answer back for 1 s makes the tab
-    // miss the inlet's event every time (unheld, about one time in five): the filter's later sends
-    // must still put the widget on the reply while it streams.
-    await page.route("**/api/chat/completions", async (route) => {
-      const response = await route.fetch();
-      await new Promise((resolve) => setTimeout(resolve, 1000));
-      await route.fulfill({ response });
-    });
-    // About 7 s of streaming: the widget must be there before the reply's last word.
-    const words = Array.from({ length: 40 }, (_, index) => `word${index}`).join(" ");
-    await send(stubScript({ reply: `${words} THE-END`, chunkSize: 8, chunkDelayMs: 200 }));
-    await widgets().first().waitFor({ state: "attached", timeout: UI_TIMEOUT });
-    expect(await replyText("THE-END").count()).toBe(0);
-    await expect.poll(() => page.url(), { timeout: UI_TIMEOUT }).toMatch(/\/c\/[^/]+$/);
-    chatId = new URL(page.url()).pathname.split("/").pop()!;
-    await page.unroute("**/api/chat/completions");
-
-    const first = widgets().first();
-    const attributes = await first.evaluate((iframe) => ({
-      sandbox: iframe.getAttribute("sandbox"),
-      referrerpolicy: iframe.getAttribute("referrerpolicy"),
-      messageId: iframe.closest("[id$='-embeds-container']")?.id.replace(/-embeds-container$/, ""),
-      textAfterEmbeds: Boolean(
-        iframe.closest("[id$='-embeds-container']")!.compareDocumentPosition(document.getElementById("response-content-container")!) & Node.DOCUMENT_POSITION_FOLLOWING,
-      ),
-    }));
-    expect(attributes).toMatchObject({ sandbox: "allow-scripts allow-forms allow-popups allow-downloads", referrerpolicy: "strict-origin-when-cross-origin", textAfterEmbeds: true });
-    // The live widget, framed by Open WebUI, with nothing pending: FullHeightIframe applied the 0 px it reported.
-    await card(attributes.messageId!).locator('main[data-widget="live"]').waitFor({ state: "attached", timeout: UI_TIMEOUT });
-    await expect.poll(() => first.evaluate((iframe) => iframe.getBoundingClientRect().height), { timeout: UI_TIMEOUT }).toBe(0);
-
-    const src = new URL((await first.getAttribute("src"))!);
-    expect(src.pathname).toBe(`/embed/chat/${chatId}`);
-    const secret = new TextEncoder().encode(app.authSecret);
-    const { payload } = await jwtVerify(src.searchParams.get("token")!, secret, { algorithms: ["HS256"] });
-    expect(payload).toMatchObject({ sub: openWebui.admin.id, chat: chatId, msg: attributes.messageId });
-    expect(payload.exp! - payload.iat!).toBe(24 * 3600);
-    expect(payload.mts).toBeTypeOf("number");
-    expect(widgetRequests).toContain(`${src.pathname}${src.search}`);
-
-    await replyText("THE-END").waitFor({ timeout: UI_TIMEOUT });
-    expect(await widgets().count()).toBe(1);
-
-    // The chat exists now: the next reply gets its own widget, minted later.
-    await send(stubScript({ reply: "Second reply SECOND-END", chunkSize: 4, chunkDelayMs: 100 }));
-    await expect.poll(() => widgets().count(), { timeout: UI_TIMEOUT }).toBe(2);
-    const secondToken = new URL((await widgets().nth(1).getAttribute("src"))!).searchParams.get("token")!;
-    const second = (await jwtVerify(secondToken, secret)).payload;
-    expect(second.msg).not.toBe(payload.msg);
-    expect(second.mts as number).toBeGreaterThan(payload.mts as number);
-    await replyText("SECOND-END").waitFor({ timeout: UI_TIMEOUT });
-
-    // A third reply, so that two older widgets are on the page.
-    await send(stubScript({ reply: "Third reply THIRD-END", chunkSize: 4, chunkDelayMs: 50 }));
-    await replyText("THIRD-END").waitFor({ timeout: UI_TIMEOUT });
-    await expect.poll(() => widgets().count(), { timeout: UI_TIMEOUT }).toBe(3);
-
-    // Stored on the messages: a reload mounts all three again, none with anything to show.
-    await page.reload();
-    await expect.poll(() => widgets().count(), { timeout: UI_TIMEOUT }).toBe(3);
-    await settlesTo(null);
-    expect(errors).toEqual([]);
-  }, 240_000);
-
-  it("an ask for the chat shows as one card, in the last reply, through an answer, a reload, a second tab and a new reply", async () => {
-    expect(chatId, "the first test made the chat").toBeTruthy();
-    const replies = await replyIds();
-    expect(replies).toHaveLength(3);
-    const last = replies.at(-1)!;
-
-    // The agent asks (ask_user on the chat's session, agent:<agent>:openwebui:<chatId>).
-    const id = await createQuestion(requester, chatId);
-    const answered = waitAnswer(requester, id);
-    await card(last).getByRole("radio", { name: /^SQLite/ }).waitFor({ state: "attached", timeout: UI_TIMEOUT });
-    const view = await settlesTo(last);
-    const measured = (label: string, replies: Seen[]) =>
-      console.log(
-        `${label}: ${openSockets()} WebSocket(s) to us; iframes ${replies.map((reply) => `${reply.height} px`).join(", ")}; embed containers ${replies.map((reply) => `${reply.containerHeight} px`).join(", ")}`,
-      );
-    measured("card pending, 3 replies", view);
-    // The older replies' widgets got the idle page: no app, no script to load.
-    for (const messageId of replies.slice(0, -1)) {
-      const idle = await (await frameOf(messageId))!.evaluate(() => ({ app: document.querySelector("main[data-widget]") !== null, scripts: document.querySelectorAll("script[src]").length }));
-      expect(idle, messageId).toEqual({ app: false, scripts: 0 });
-    }
-
-    // Answered in the last reply: the Gateway gets it, and the reply keeps the summary.
-    await card(last).getByRole("radio", { name: /^SQLite/ }).click();
-    await card(last).getByRole("button", { name: "Submit" }).click();
-    expect(await answered).toMatchObject({ status: "answered", answers: { answers: { db: ["SQLite"] } } });
-    await card(last).getByText("❓ Ask User").waitFor({ timeout: UI_TIMEOUT });
-    await settlesTo(null);
-
-    // A new question, then a reload: the card lands in the last reply only; the answered one stays a summary.
-    const pending = await createQuestion(requester, chatId);
-    const pendingAnswer = waitAnswer(requester, pending);
-    await page.reload();
-    await card(last).getByRole("radio", { name: /^Postgres/ }).waitFor({ state: "attached", timeout: UI_TIMEOUT });
-    measured("after reload", await settlesTo(last));
-
-    // The chat opened in a second tab: the newest view takes the card, in the last reply there too.
-    const other = await context.newPage();
-    other.on("pageerror", (error) => errors.push(String(error)));
-    const otherSockets = trackSockets(other);
-    await other.goto(`${openWebui.url}/c/${chatId}`);
-    await card(last, other).getByRole("radio", { name: /^Postgres/ }).waitFor({ state: "attached", timeout: UI_TIMEOUT });
-    await settlesTo(last, other, otherSockets);
-    await card(last).getByText("Moved to a newer tab").waitFor({ timeout: UI_TIMEOUT });
-    expect(await card(last).locator("[data-ask-id]").count()).toBe(0);
-    // The first tab comes back to the front: it takes the card back, and the second shows it moved.
-    await (await frameOf(last))!.evaluate(() => document.dispatchEvent(new Event("visibilitychange")));
-    await card(last).getByRole("radio", { name: /^Postgres/ }).waitFor({ state: "attached", timeout: UI_TIMEOUT });
-    await card(last, other).getByText("Moved to a newer tab").waitFor({ timeout: UI_TIMEOUT });
-    expect(await card(last, other).locator("[data-ask-id]").count()).toBe(0);
-    await other.close();
-    await settlesTo(last);
-
-    // The user writes again while the card is open: it moves to the new reply's widget.
-    await send(stubScript({ reply: "Fourth reply FOURTH-END", chunkSize: 4, chunkDelayMs: 50 }));
-    await expect.poll(() => widgets().count(), { timeout: UI_TIMEOUT }).toBe(4);
-    const newest = await lastReply();
-    expect(newest).not.toBe(last);
-    await card(newest).getByRole("radio", { name: /^Postgres/ }).waitFor({ state: "attached", timeout: UI_TIMEOUT });
-    await replyText("FOURTH-END").waitFor({ timeout: UI_TIMEOUT });
-    const moved = await settlesTo(newest);
-    measured("after a new reply", moved);
-    // The reply that was answered in keeps its summary line; the one that lost the card collapsed.
-    expect(moved.find((reply) => reply.messageId === last)).toMatchObject({ cards: 0, summaries: 1 });
-
-    await card(newest).getByRole("radio", { name: /^Postgres/ }).click();
-    await card(newest).getByRole("button", { name: "Submit" }).click();
-    expect(await pendingAnswer).toMatchObject({ status: "answered", answers: { answers: { db: ["Postgres"] } } });
-    await settlesTo(null);
-    expect(errors).toEqual([]);
-  }, 120_000);
-
-  // ---------------------------------------------------------------------------------------------
-  // Asks raised by the reply's own run, on the reply's /v1 session
-  // ---------------------------------------------------------------------------------------------
-
-  /** The reply being written's whole message: its widget above, its text below. */
-  const message = (messageId: string, on = page) => on.locator(`[id="message-${messageId}"]`);
-  const summaryLine = (messageId: string, text: string, on = page) => card(messageId, on).locator("summary", { hasText: text });
-  const ASK_THEME = { id: "ask_user", args: { questions: [{ id: "theme", header: "Theme", question: "Which theme?", options: [{ label: "Dark", description: "easy on the eyes" }, { label: "Light" }] }], timeoutSeconds: 600 } };
-
-  /** Sends a script and waits for the widget of the reply it starts: that reply's message id. */
-  async function sendScript(script: StubScript, on = page): Promise<string> {
-    const before = await replyIds(on);
-    await send(stubScript(script), on);
-    let reply: string | undefined;
-    await expect.poll(async () => (reply = (await replyIds(on)).find((id) => !before.includes(id))), { timeout: UI_TIMEOUT }).toBeDefined();
-    return reply!;
-  }
-
-  async function askInNewChat(script: StubScript, on = page): Promise<string> {
-    await openNewChat(on);
-    return sendScript(script, on);
-  }
-
-  /** Whether the page was reloaded since `mark` (a reload loses the marker). */
-  const markPage = () => page.evaluate(() => ((window as unknown as { __asksMark: number }).__asksMark = 1));
-  const stillSamePage = () => page.evaluate(() => (window as unknown as { __asksMark?: number }).__asksMark === 1);
-
-  it("a brand-new chat whose agent asks before writing anything: the widget is there, the card shows, and the answer continues the same reply", async () => {
-    // The tab misses the inlet's embed (its chat id comes 1 s late) and no text streams while the agent
-    // waits: only the filter's scheduled sends put the widget on the reply.
-    await page.route("**/api/chat/completions", async (route) => {
-      const response = await route.fetch();
-      await new Promise((resolve) => setTimeout(resolve, 1000));
-      await route.fulfill({ response });
-    });
-    const reply = await askInNewChat({ tool: ASK_THEME, then: "Dark it is: THEME-CHOSEN" });
-    await page.unroute("**/api/chat/completions");
-    await markPage();
-    await card(reply).getByRole("radio", { name: /^Dark/ }).click({ timeout: UI_TIMEOUT });
-    expect(await message(reply).locator("#response-content-container").innerText()).not.toContain("THEME-CHOSEN");
-    await card(reply).getByRole("button", { name: "Submit" }).click();
-    await message(reply).getByText("THEME-CHOSEN").waitFor({ timeout: UI_TIMEOUT });
-    await summaryLine(reply, "Dark").waitFor({ timeout: UI_TIMEOUT });
-    expect(await stillSamePage()).toBe(true);
-    expect(await card(reply).locator("[data-ask-id]").count()).toBe(0);
-  }, 120_000);
-
-  it("a secret request: the masked dialog in the reply, the value stored at the Gateway and nowhere in Open WebUI's chat or any model request", async () => {
-    const value = `sk-owui-${randomUUID()}`;
-    const reply = await askInNewChat({ tool: { id: "secrets", args: { action: "request", name: "DEMO_TOKEN", reason: "Deploy to the demo host", allowedHosts: ["api.example.com"], timeoutSeconds: 600 } }, then: "KEY-STORED, thanks." });
-    const field = card(reply).locator('input[type="password"]');
-    await field.fill(value, { timeout: UI_TIMEOUT });
-    await card(reply).getByRole("button", { name: "Submit" }).click();
-    await message(reply).getByText("KEY-STORED").waitFor({ timeout: UI_TIMEOUT });
-    await summaryLine(reply, "•••• (secret entered)").waitFor({ timeout: UI_TIMEOUT });
-    const chatId = new URL(page.url()).pathname.split("/").pop()!;
-    expect(JSON.stringify(await openWebui.storedChat(chatId))).not.toContain(value);
-    expect(await fetchStubRequests(stubModelUrl, value)).toEqual([]);
-    for (const frame of page.frames()) expect(await frame.content()).not.toContain(value);
-  }, 120_000);
-
-  it("a plugin approval from a real before_tool_call: Allow once in the reply runs the tool, and the reply goes on", async () => {
-    const marker = join(markers, `plugin-${randomUUID()}`);
-    const reply = await askInNewChat({ tool: { id: "asks_touch_marker", args: { path: marker } }, then: "MARKER-WRITTEN." });
-    await card(reply).getByRole("button", { name: "Allow once" }).click({ timeout: UI_TIMEOUT });
-    await message(reply).getByText("MARKER-WRITTEN.").waitFor({ timeout: UI_TIMEOUT });
-    expect(existsSync(marker)).toBe(true);
-    await summaryLine(reply, "Allow once").waitFor({ timeout: UI_TIMEOUT });
-  }, 120_000);
-
-  it("an exec approval: Allow once in the reply runs the command, and the reply goes on", async () => {
-    const marker = join(markers, `exec-${randomUUID()}`);
-    const reply = await askInNewChat({ tool: { id: "exec", args: { command: `touch ${marker}`, host: "gateway", ask: "always" } }, then: "COMMAND-RAN." });
-    await card(reply).getByRole("button", { name: "Allow once" }).click({ timeout: UI_TIMEOUT });
-    await message(reply).getByText("COMMAND-RAN.").waitFor({ timeout: UI_TIMEOUT });
-    expect(existsSync(marker)).toBe(true);
-  }, 120_000);
-
-  it("Stop while a card is open closes the card, and its summary in the reply says it was stopped", async () => {
-    const reply = await askInNewChat({ tool: ASK_THEME, then: "NEVER-STREAMED" });
-    await card(reply).getByRole("radio", { name: /^Dark/ }).waitFor({ timeout: UI_TIMEOUT });
-    await page.locator('button[aria-label="Stop"]').click();
-    await summaryLine(reply, "Stopped").waitFor({ timeout: UI_TIMEOUT });
-    expect(await card(reply).locator("[data-ask-id]").count()).toBe(0);
-    expect(await message(reply).innerText()).not.toContain("NEVER-STREAMED");
-  }, 120_000);
-
-  it("a text prompt: a card instead of the trigger, which never shows (streaming, stored, reloaded); the answer becomes the person's next message and the agent replies to it there", async () => {
-    await openNewChat();
-    // Every reply text the page ever draws, as it streams (the user's own message holds the script).
-    await page.evaluate(() => {
-      const seen: string[] = [];
-      (window as unknown as { __asksReplyTexts: string[] }).__asksReplyTexts = seen;
-      new MutationObserver(() => {
-        for (const reply of document.querySelectorAll("#response-content-container")) seen.push((reply as HTMLElement).innerText);
-      }).observe(document.body, { subtree: true, childList: true, characterData: true });
-    });
-    const tag = `prompt-${randomUUID()}`;
-    const reply = await sendScript({ reply: "Let me set it up.\nOpenClaw needs input: Which database?\n1. Postgres - needs a server\n2. SQLite", chunkSize: 6, chunkDelayMs: 40, tag });
-    await card(reply).getByRole("radio", { name: /^SQLite/ }).click({ timeout: UI_TIMEOUT });
-    const shown = await message(reply).locator("#response-content-container").innerText();
-    expect(shown).toContain("Which database?");
-    expect(shown).not.toContain("needs input");
-    await card(reply).getByRole("button", { name: "Submit" }).click();
-    // Open WebUI asks before it sends what an embed wrote (Chat.svelte:1201-1223): one deliberate click.
-    await page.getByText("Confirm Prompt from Embed").waitFor({ timeout: UI_TIMEOUT });
-    await page.getByRole("button", { name: "Confirm" }).click();
-    await page.locator("#response-content-container", { hasText: STUB_DEFAULT_REPLY }).waitFor({ timeout: UI_TIMEOUT });
-    await summaryLine(reply, "SQLite").waitFor({ timeout: UI_TIMEOUT });
-    // The model got the answer as the chat's next message, and the question as the reply shows it.
-    const requests = await fetchStubRequests(stubModelUrl, tag);
-    const asked = requests.map(({ body }) => messageText(body.messages?.[lastUserMessageIndex(body.messages ?? [])]));
-    expect(asked.filter((text) => text.includes("[Current message - respond to this]\nUser: SQLite\n"))).toEqual([
-      expect.stringContaining("Assistant: Let me set it up.\nWhich database?\n1. Postgres - needs a server\n2. SQLite\n"),
-    ]);
-    const texts = await page.evaluate(() => (window as unknown as { __asksReplyTexts: string[] }).__asksReplyTexts);
-    expect(texts.length).toBeGreaterThan(0);
-    expect(texts.filter((text) => text.includes("needs input"))).toEqual([]);
-    // Stored without it, in what the page draws (output) and in content; and so after a reload.
-    const chatId = new URL(page.url()).pathname.split("/").pop()!;
-    const stored = (await openWebui.storedChat(chatId)) as { chat: { history: { messages: Record<string, { role: string; content: string; output?: unknown }> } } };
-    const replies = Object.values(stored.chat.history.messages).filter((item) => item.role === "assistant");
-    expect(replies).toHaveLength(2);
-    for (const item of replies) expect(JSON.stringify([item.content, item.output ?? null])).not.toContain("needs input");
-    await page.reload();
-    // Polled over the replies' texts, so that a failure says what the page shows instead.
-    await expect.poll(() => page.locator("#response-content-container").allInnerTexts(), { timeout: UI_TIMEOUT }).toContainEqual(expect.stringContaining("Which database?"));
-    for (const text of await page.locator("#response-content-container").allInnerTexts()) expect(text).not.toContain("needs input");
-  }, 120_000);
-
-  it("a second Open WebUI user who is not an owner: no approval card; the tool call is denied at once and the reply's widget says it needs the owner", async () => {
-    const guest = await openWebui.addUser("Guest");
-    await openWebui.shareModel(MODEL, "OpenClaw");
-    await openWebui.setInterfaceSettings({ richTextInput: false }, guest.token);
-    const guestContext = await browser.newContext({ viewport: { width: 1200, height: 900 } });
-    try {
-      await guestContext.addInitScript((token) => {
+      app = await startAppServer({
+        gatewayUrl,
+        gatewayToken: inject("gatewayToken"),
+        env: {
+          AGENT_ID: TEST_AGENT,
+          OWNER_USERS: openWebui.admin.id,
+          OPENWEBUI_ORIGINS: `http://127.0.0.1:${openWebuiPort}`,
+        },
+      });
+      // The filter is installed by `npm run connect-openwebui`, the first tests below.
+      // The rich text input turns typed quotes into typographic ones, which would break the stub's script.
+      await openWebui.setInterfaceSettings({ richTextInput: false });
+      browser = await launchBrowser();
+      requester = await gatewayOperator("requester");
+      context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
+      // Logged in as the admin; only the top page (the widget frames have no storage: opaque origin).
+      await context.addInitScript((token) => {
         if (window === window.top) localStorage.setItem("token", token);
-      }, guest.token);
-      const guestPage = await guestContext.newPage();
-      const shownCards: number[] = [];
-      const marker = join(markers, `guest-${randomUUID()}`);
-      const reply = await askInNewChat({ tool: { id: "asks_touch_marker", args: { path: marker } }, then: "GUEST-REPLY-DONE" }, guestPage);
-      await message(reply, guestPage).getByText("GUEST-REPLY-DONE").waitFor({ timeout: UI_TIMEOUT });
-      await summaryLine(reply, "Denied: this needs the owner's approval", guestPage).waitFor({ timeout: UI_TIMEOUT });
-      shownCards.push(await card(reply, guestPage).locator("[data-ask-id]").count());
-      expect(shownCards).toEqual([0]);
-      expect(existsSync(marker)).toBe(false);
-      const requests = await fetchStubRequests(stubModelUrl, marker);
-      expect(messageText(requests.at(-1)?.body.messages?.filter((item) => item.role === "tool").at(-1))).toContain("Denied");
-    } finally {
-      await guestContext.close();
-    }
-  }, 120_000);
+      }, openWebui.adminToken);
+      page = await context.newPage();
+      page.on("pageerror", (error) => errors.push(String(error)));
+      page.on("request", (request) => {
+        if (request.url().startsWith(`${app.url}/embed/chat/`))
+          widgetRequests.push(request.url().slice(app.url.length));
+      });
+      openSockets = trackSockets(page);
+    }, 300_000);
 
-  it("a chat's title in Open WebUI names the chat on the dashboard, as text", async () => {
-    await askInNewChat({ reply: "First reply TITLED-FIRST" });
-    await replyText("TITLED-FIRST").waitFor({ timeout: UI_TIMEOUT });
-    const chatId = new URL(page.url()).pathname.split("/").pop()!;
-    // Open WebUI titles a new chat itself once its first reply is done (with its first message, title
-    // generation being off here; utils/middleware.py:3350-3355): a rename before that is written over.
-    await expect.poll(async () => ((await openWebui.storedChat(chatId)) as { title?: string }).title, { timeout: UI_TIMEOUT }).not.toBe("New Chat");
-    // The person renames the chat; the next reply's start tells the server.
-    const title = `Deploy plan <b>tonight</b> ${randomUUID().slice(0, 6)}`;
-    await openWebui.renameChat(chatId, title);
-    await sendScript({ reply: "Second reply TITLED-SECOND" });
-    await replyText("TITLED-SECOND").waitFor({ timeout: UI_TIMEOUT });
-    const id = await createQuestion(requester, chatId);
-    const answered = waitAnswer(requester, id);
-    const dashboard = await context.newPage();
-    try {
-      await dashboard.goto(`${app.url}/?token=${await app.mintToken(openWebui.admin.id)}`);
-      const row = dashboard.locator(`[data-inbox-row="${id}"]`);
-      await row.getByText(title, { exact: true }).waitFor({ timeout: UI_TIMEOUT });
-      expect(await row.locator("b").count()).toBe(0);
-      await row.getByRole("button", { expanded: false }).click();
-      await row.getByRole("radio", { name: /^SQLite/ }).click();
-      await row.getByRole("button", { name: "Submit" }).click();
-      expect(await answered).toMatchObject({ status: "answered" });
-    } finally {
-      await dashboard.close();
+    afterAll(async () => {
+      await context?.close();
+      await browser?.close();
+      await requester?.stop();
+      await app?.stop();
+      await openWebui?.stop();
+      if (markers) rmSync(markers, { recursive: true, force: true });
+    });
+
+    async function send(text: string, on = page): Promise<void> {
+      // As a person does, the next message once the reply before it is done: Open WebUI queues a message
+      // sent while the chat is still active and sends it later (once, a queued reply never showed).
+      await on
+        .locator('button[aria-label="Stop"]')
+        .waitFor({ state: "hidden", timeout: UI_TIMEOUT });
+      await on.locator("#chat-input").click();
+      await on.keyboard.type(text);
+      await on.keyboard.press("Enter");
     }
-  }, 120_000);
-});
+
+    /** A brand-new chat with the OpenClaw model, as a person starts one; a first login's release notes closed. */
+    async function openNewChat(on = page): Promise<void> {
+      await on.goto(`${openWebui.url}/?models=${encodeURIComponent(MODEL)}`);
+      const releaseNotes = on.getByRole("button", { name: "Okay, Let's Go!" });
+      await Promise.race([
+        releaseNotes.waitFor({ timeout: UI_TIMEOUT }),
+        on.locator("#chat-input").waitFor({ timeout: UI_TIMEOUT }),
+      ]);
+      if (await releaseNotes.isVisible()) await releaseNotes.click();
+    }
+
+    const widgets = () => page.locator(`iframe[src^="${app.url}/embed/chat/"]`);
+    // The user's message shows the script too: look for reply words in replies only.
+    const replyText = (text: string) =>
+      page.locator("#response-content-container", { hasText: text });
+    const embedsOf = (messageId: string, on = page) =>
+      on.locator(`[id="${messageId}-embeds-container"]`);
+
+    /** Counts a page's open WebSockets to our server (Open WebUI has its own), from every frame. */
+    function trackSockets(on: Page): () => number {
+      let sockets: WebSocket[] = [];
+      on.on("websocket", (socket) => {
+        if (socket.url().startsWith(app.url.replace(/^http/, "ws"))) sockets.push(socket);
+      });
+      // A reload ends its documents' sockets; Playwright reports no close for them.
+      on.on("framenavigated", (frame) => {
+        if (frame === on.mainFrame()) sockets = [];
+      });
+      return () => sockets.filter((socket) => !socket.isClosed()).length;
+    }
+
+    /** The assistant messages that have an embed, in the chat's order. */
+    const replyIds = (on = page): Promise<string[]> =>
+      on
+        .locator("[id$='-embeds-container']")
+        .evaluateAll((containers) =>
+          containers
+            .filter((container) => container.querySelector("iframe"))
+            .map((container) => container.id.replace(/-embeds-container$/, "")),
+        );
+
+    async function frameOf(messageId: string, on = page): Promise<Frame | null> {
+      const handle = await embedsOf(messageId, on).locator("iframe").elementHandle();
+      return (await handle?.contentFrame()) ?? null;
+    }
+
+    async function seen(on: Page): Promise<Seen[]> {
+      return Promise.all(
+        (await replyIds(on)).map(async (messageId) => {
+          const height = await embedsOf(messageId, on)
+            .locator("iframe")
+            .evaluate((iframe) => Math.round(iframe.getBoundingClientRect().height));
+          const containerHeight = await embedsOf(messageId, on).evaluate((container) =>
+            Math.round(container.getBoundingClientRect().height),
+          );
+          const frame = await frameOf(messageId, on);
+          const counts = frame
+            ? await frame
+                .evaluate(() => ({
+                  cards: document.querySelectorAll("[data-ask-id]").length,
+                  summaries: document.querySelectorAll("details").length,
+                  contentHeight: Math.round(document.body.getBoundingClientRect().height),
+                }))
+                .catch(() => ({ cards: -1, summaries: -1, contentHeight: -1 }))
+            : { cards: -1, summaries: -1, contentHeight: -1 };
+          return { messageId, height, containerHeight, ...counts };
+        }),
+      );
+    }
+
+    /**
+     * One card, in `live`'s iframe (none with `live` null), which is as tall as the card's page: no gap,
+     * nothing cut off; every other iframe 0 px or showing summaries only.
+     */
+    function oneCardIn(live: string | null, view: Seen[]): boolean {
+      return view.every((reply) =>
+        reply.messageId === live
+          ? reply.cards === 1 &&
+            reply.height > 0 &&
+            Math.abs(reply.height - reply.contentHeight) <= 1
+          : reply.cards === 0 && (reply.height === 0 || (reply.summaries > 0 && reply.height > 0)),
+      );
+    }
+
+    async function settlesTo(
+      live: string | null,
+      on = page,
+      sockets = openSockets,
+    ): Promise<Seen[]> {
+      let last: Seen[] = [];
+      await expect
+        .poll(
+          async () => {
+            last = await seen(on);
+            return oneCardIn(live, last) && sockets() <= 1;
+          },
+          { timeout: SETTLE_MS, interval: 100 },
+        )
+        .toBe(true)
+        .catch((error: unknown) => {
+          throw new Error(
+            `did not settle within ${SETTLE_MS} ms (sockets: ${sockets()}): ${JSON.stringify(last)}`,
+            { cause: error },
+          );
+        });
+      return last;
+    }
+
+    const lastReply = async () => (await replyIds()).at(-1)!;
+    const card = (messageId: string, on = page) =>
+      on.frameLocator(`[id="${messageId}-embeds-container"] iframe`);
+
+    // ---------------------------------------------------------------------------------------------
+    // npm run connect-openwebui, from a fresh Open WebUI
+    // ---------------------------------------------------------------------------------------------
+
+    /** `npm run connect-openwebui` as a person runs it where `npm start` runs: the same environment. */
+    function connect(args: string[], env: Record<string, string> = {}) {
+      const result = spawnSync(
+        process.execPath,
+        ["server/connect-openwebui.ts", "--url", openWebui.url, "--asks-url", app.url, ...args],
+        {
+          cwd: PROJECT_ROOT,
+          encoding: "utf8",
+          env: {
+            NODE_ENV: "production",
+            PATH: process.env.PATH ?? "",
+            HOME: process.env.HOME ?? "",
+            AUTH_SECRET: app.authSecret,
+            OPENCLAW_GATEWAY_URL: gatewayUrl,
+            OPENCLAW_GATEWAY_TOKEN: inject("gatewayToken"),
+            AGENT_ID: TEST_AGENT,
+            ...env,
+          },
+          timeout: 120_000,
+        },
+      );
+      const output = `${result.stdout}${result.stderr}`;
+      // It never prints a secret or a key.
+      for (const secret of [
+        app.authSecret,
+        inject("gatewayToken"),
+        ...args.filter((_, index) => args[index - 1] === "--api-key"),
+      ])
+        expect(output).not.toContain(secret);
+      return { status: result.status, output };
+    }
+    const ourFilters = async () =>
+      ((await openWebui.api("GET", "/api/v1/functions/")) as { id: string }[]).filter(
+        (item) => item.id === FILTER_ID,
+      );
+    const openaiConfig = () =>
+      openWebui.api("GET", "/openai/config") as Promise<{
+        OPENAI_API_BASE_URLS: string[];
+        OPENAI_API_KEYS: string[];
+      }>;
+    let apiKey: string;
+
+    it("npm run connect-openwebui refuses a wrong key and a user's key, saying which step failed, and changes nothing", async () => {
+      const before = JSON.stringify(await openaiConfig());
+      const wrong = connect(["--api-key", "sk-not-a-key"]);
+      expect(wrong.status).toBe(1);
+      expect(wrong.output).toMatch(/✗ check the API key: Open WebUI refused the API key \(401\)/);
+      const user = await openWebui.addUser("Not An Admin");
+      const notAdmin = connect(["--api-key", user.token]);
+      expect(notAdmin.status).toBe(1);
+      expect(notAdmin.output).toMatch(
+        /✗ check the API key: .*role is user; connecting needs an admin's key/,
+      );
+      const unreachable = spawnSync(
+        process.execPath,
+        ["server/connect-openwebui.ts", "--url", "http://127.0.0.1:9", "--api-key", "x"],
+        {
+          cwd: PROJECT_ROOT,
+          encoding: "utf8",
+          env: {
+            NODE_ENV: "production",
+            PATH: process.env.PATH ?? "",
+            AUTH_SECRET: app.authSecret,
+          },
+        },
+      );
+      expect(unreachable.status).toBe(1);
+      expect(unreachable.stderr).toMatch(
+        /✗ reach Open WebUI: cannot reach Open WebUI at http:\/\/127\.0\.0\.1:9/,
+      );
+      expect(await ourFilters()).toEqual([]);
+      expect(JSON.stringify(await openaiConfig())).toBe(before);
+    }, 120_000);
+
+    it("npm run connect-openwebui on an Open WebUI with no filter and no connection: connects it, and a chat on OpenClaw then shows the card", async () => {
+      // An Open WebUI as it comes: no connection to the Gateway yet.
+      await openWebui.api("POST", "/openai/config/update", {
+        ENABLE_OPENAI_API: true,
+        OPENAI_API_BASE_URLS: [],
+        OPENAI_API_KEYS: [],
+        OPENAI_API_CONFIGS: {},
+      });
+      apiKey = await openWebui.createApiKey();
+      const started = performance.now();
+      const run = connect(["--api-key", apiKey, "--add-connection"]);
+      const commandMs = performance.now() - started;
+      console.log(
+        `npm run connect-openwebui on a fresh Open WebUI (${Math.round(commandMs)} ms, exit ${run.status}):\n${run.output}`,
+      );
+      expect(run.status, run.output).toBe(0);
+      expect(run.output).toContain(`✓ filter ${FILTER_ID} installed`);
+      expect(run.output).toContain("✓ valves: asks_url, auth_secret set");
+      expect(run.output).toContain(`✓ OpenAI connection added: ${gatewayHttpUrl(gatewayUrl)}/v1`);
+      expect(run.output).toContain(`✓ Open WebUI lists ${MODEL}`);
+      expect(run.output).toContain("accepts a widget token signed with these valves");
+      const [installed] = (await ourFilters()) as unknown as {
+        is_active: boolean;
+        is_global: boolean;
+      }[];
+      expect(installed).toMatchObject({ is_active: true, is_global: true });
+      expect(await openWebui.api("GET", `/api/v1/functions/id/${FILTER_ID}/valves`)).toMatchObject({
+        asks_url: app.url,
+        auth_secret: app.authSecret,
+      });
+
+      // Then a person chats on OpenClaw: the agent asks, the card shows in the reply.
+      const reply = await askInNewChat({ tool: ASK_THEME, then: "Dark it is: CONNECTED" });
+      await card(reply).getByRole("radio", { name: /^Dark/ }).waitFor({ timeout: UI_TIMEOUT });
+      console.log(
+        `from nothing to a working card: ${Math.round(performance.now() - started)} ms (the command ${Math.round(commandMs)} ms, then a new chat's first reply)`,
+      );
+      await card(reply).getByRole("radio", { name: /^Dark/ }).click();
+      await card(reply).getByRole("button", { name: "Submit" }).click();
+      await message(reply).getByText("CONNECTED").waitFor({ timeout: UI_TIMEOUT });
+    }, 180_000);
+
+    it("running it again changes nothing: one filter, one connection, its valves as they were", async () => {
+      const valves = await openWebui.api("GET", `/api/v1/functions/id/${FILTER_ID}/valves`);
+      const run = connect(["--api-key", apiKey, "--add-connection"]);
+      expect(run.status, run.output).toBe(0);
+      expect(run.output).toContain(`✓ filter ${FILTER_ID} already at`);
+      expect(run.output).toContain("already this server's");
+      expect(run.output).toContain(
+        `✓ OpenAI connection to the Gateway: ${gatewayHttpUrl(gatewayUrl)}/v1`,
+      );
+      expect(await ourFilters()).toHaveLength(1);
+      expect((await openaiConfig()).OPENAI_API_BASE_URLS).toEqual([
+        `${gatewayHttpUrl(gatewayUrl)}/v1`,
+      ]);
+      expect(await openWebui.api("GET", `/api/v1/functions/id/${FILTER_ID}/valves`)).toEqual(
+        valves,
+      );
+    }, 120_000);
+
+    it("an older installed filter is updated, and the valves the admin set are kept", async () => {
+      const ours = readFileSync(FILTER_PATH, "utf8");
+      const older = ours.replace(/^version: .+$/m, "version: 0.2.0");
+      await openWebui.api("POST", `/api/v1/functions/id/${FILTER_ID}/update`, {
+        id: FILTER_ID,
+        name: "OpenClaw Asks",
+        content: older,
+        meta: { description: "an older release" },
+      });
+      const valves = (await openWebui.api(
+        "GET",
+        `/api/v1/functions/id/${FILTER_ID}/valves`,
+      )) as Record<string, unknown>;
+      await openWebui.api("POST", `/api/v1/functions/id/${FILTER_ID}/valves/update`, {
+        ...valves,
+        token_ttl_seconds: 7200,
+      });
+      try {
+        const run = connect(["--api-key", apiKey]);
+        expect(run.status, run.output).toBe(0);
+        expect(run.output).toMatch(
+          new RegExp(
+            `✓ filter ${FILTER_ID} updated from 0\\.2\\.0 to ${frontMatterVersion(ours)!.replaceAll(".", "\\.")}`,
+          ),
+        );
+        expect(run.output).toContain("kept as you set them: token_ttl_seconds");
+        // As Open WebUI stores it: its manifest is the front matter of what was sent.
+        const installed = (await openWebui.api("GET", `/api/v1/functions/id/${FILTER_ID}`)) as {
+          meta: { manifest: { version: string } };
+        };
+        expect(installed.meta.manifest.version).toBe(frontMatterVersion(ours));
+        expect(
+          await openWebui.api("GET", `/api/v1/functions/id/${FILTER_ID}/valves`),
+        ).toMatchObject({ token_ttl_seconds: 7200 });
+      } finally {
+        await openWebui.api("POST", `/api/v1/functions/id/${FILTER_ID}/valves/update`, {
+          ...valves,
+        });
+      }
+    }, 120_000);
+
+    it("refuses a Gateway whose /v1 endpoint is off, unless --add-connection may turn it on", async () => {
+      const bare = await startRealGateway();
+      try {
+        const env = {
+          OPENCLAW_GATEWAY_URL: bare.url,
+          OPENCLAW_GATEWAY_TOKEN: bare.token,
+          AGENT_ID: "dev",
+        };
+        const refused = connect(["--api-key", apiKey], env);
+        expect(refused.status).toBe(1);
+        expect(refused.output).toContain("✗ the Gateway's OpenAI-compatible endpoint is off");
+        const turnedOn = connect(["--api-key", apiKey, "--add-connection"], env);
+        expect(turnedOn.output).toContain("✓ the Gateway's /v1 endpoint turned on");
+      } finally {
+        await bare.stop();
+        // Only the test Gateway's connection stays.
+        const config = await openaiConfig();
+        const keep = config.OPENAI_API_BASE_URLS.map(
+          (url, index) => [url, config.OPENAI_API_KEYS[index] ?? ""] as const,
+        ).filter(([url]) => url === `${gatewayHttpUrl(gatewayUrl)}/v1`);
+        await openWebui.api("POST", "/openai/config/update", {
+          ENABLE_OPENAI_API: true,
+          OPENAI_API_BASE_URLS: keep.map(([url]) => url),
+          OPENAI_API_KEYS: keep.map(([, key]) => key),
+          OPENAI_API_CONFIGS: {},
+        });
+      }
+    }, 180_000);
+
+    it("mounts our widget from the inlet on the reply being written, in a new chat and after", async () => {
+      await openNewChat();
+
+      // The tab learns a new chat's id from the HTTP answer to its request and drops events for other
+      // chats until then (Chat.svelte:952, 3235-3236). Holding that answer back for 1 s makes the tab
+      // miss the inlet's event every time (unheld, about one time in five): the filter's later sends
+      // must still put the widget on the reply while it streams.
+      await page.route("**/api/chat/completions", async (route) => {
+        const response = await route.fetch();
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        await route.fulfill({ response });
+      });
+      // About 7 s of streaming: the widget must be there before the reply's last word.
+      const words = Array.from({ length: 40 }, (_, index) => `word${index}`).join(" ");
+      await send(stubScript({ reply: `${words} THE-END`, chunkSize: 8, chunkDelayMs: 200 }));
+      await widgets().first().waitFor({ state: "attached", timeout: UI_TIMEOUT });
+      expect(await replyText("THE-END").count()).toBe(0);
+      await expect.poll(() => page.url(), { timeout: UI_TIMEOUT }).toMatch(/\/c\/[^/]+$/);
+      chatId = new URL(page.url()).pathname.split("/").pop()!;
+      await page.unroute("**/api/chat/completions");
+
+      const first = widgets().first();
+      const attributes = await first.evaluate((iframe) => ({
+        sandbox: iframe.getAttribute("sandbox"),
+        referrerpolicy: iframe.getAttribute("referrerpolicy"),
+        messageId: iframe
+          .closest("[id$='-embeds-container']")
+          ?.id.replace(/-embeds-container$/, ""),
+        textAfterEmbeds: Boolean(
+          iframe
+            .closest("[id$='-embeds-container']")!
+            .compareDocumentPosition(document.getElementById("response-content-container")!) &
+          Node.DOCUMENT_POSITION_FOLLOWING,
+        ),
+      }));
+      expect(attributes).toMatchObject({
+        sandbox: "allow-scripts allow-forms allow-popups allow-downloads",
+        referrerpolicy: "strict-origin-when-cross-origin",
+        textAfterEmbeds: true,
+      });
+      // The live widget, framed by Open WebUI, with nothing pending: FullHeightIframe applied the 0 px it reported.
+      await card(attributes.messageId!)
+        .locator('main[data-widget="live"]')
+        .waitFor({ state: "attached", timeout: UI_TIMEOUT });
+      await expect
+        .poll(() => first.evaluate((iframe) => iframe.getBoundingClientRect().height), {
+          timeout: UI_TIMEOUT,
+        })
+        .toBe(0);
+
+      const src = new URL((await first.getAttribute("src"))!);
+      expect(src.pathname).toBe(`/embed/chat/${chatId}`);
+      const secret = new TextEncoder().encode(app.authSecret);
+      const { payload } = await jwtVerify(src.searchParams.get("token")!, secret, {
+        algorithms: ["HS256"],
+      });
+      expect(payload).toMatchObject({
+        sub: openWebui.admin.id,
+        chat: chatId,
+        msg: attributes.messageId,
+      });
+      expect(payload.exp! - payload.iat!).toBe(24 * 3600);
+      expect(payload.mts).toBeTypeOf("number");
+      expect(widgetRequests).toContain(`${src.pathname}${src.search}`);
+
+      await replyText("THE-END").waitFor({ timeout: UI_TIMEOUT });
+      expect(await widgets().count()).toBe(1);
+
+      // The chat exists now: the next reply gets its own widget, minted later.
+      await send(stubScript({ reply: "Second reply SECOND-END", chunkSize: 4, chunkDelayMs: 100 }));
+      await expect.poll(() => widgets().count(), { timeout: UI_TIMEOUT }).toBe(2);
+      const secondToken = new URL((await widgets().nth(1).getAttribute("src"))!).searchParams.get(
+        "token",
+      )!;
+      const second = (await jwtVerify(secondToken, secret)).payload;
+      expect(second.msg).not.toBe(payload.msg);
+      expect(second.mts as number).toBeGreaterThan(payload.mts as number);
+      await replyText("SECOND-END").waitFor({ timeout: UI_TIMEOUT });
+
+      // A third reply, so that two older widgets are on the page.
+      await send(stubScript({ reply: "Third reply THIRD-END", chunkSize: 4, chunkDelayMs: 50 }));
+      await replyText("THIRD-END").waitFor({ timeout: UI_TIMEOUT });
+      await expect.poll(() => widgets().count(), { timeout: UI_TIMEOUT }).toBe(3);
+
+      // Stored on the messages: a reload mounts all three again, none with anything to show.
+      await page.reload();
+      await expect.poll(() => widgets().count(), { timeout: UI_TIMEOUT }).toBe(3);
+      await settlesTo(null);
+      expect(errors).toEqual([]);
+    }, 240_000);
+
+    it("an ask for the chat shows as one card, in the last reply, through an answer, a reload, a second tab and a new reply", async () => {
+      expect(chatId, "the first test made the chat").toBeTruthy();
+      const replies = await replyIds();
+      expect(replies).toHaveLength(3);
+      const last = replies.at(-1)!;
+
+      // The agent asks (ask_user on the chat's session, agent:<agent>:openwebui:<chatId>).
+      const id = await createQuestion(requester, chatId);
+      const answered = waitAnswer(requester, id);
+      await card(last)
+        .getByRole("radio", { name: /^SQLite/ })
+        .waitFor({ state: "attached", timeout: UI_TIMEOUT });
+      const view = await settlesTo(last);
+      const measured = (label: string, replies: Seen[]) =>
+        console.log(
+          `${label}: ${openSockets()} WebSocket(s) to us; iframes ${replies.map((reply) => `${reply.height} px`).join(", ")}; embed containers ${replies.map((reply) => `${reply.containerHeight} px`).join(", ")}`,
+        );
+      measured("card pending, 3 replies", view);
+      // The older replies' widgets got the idle page: no app, no script to load.
+      for (const messageId of replies.slice(0, -1)) {
+        const idle = await (await frameOf(messageId))!.evaluate(() => ({
+          app: document.querySelector("main[data-widget]") !== null,
+          scripts: document.querySelectorAll("script[src]").length,
+        }));
+        expect(idle, messageId).toEqual({ app: false, scripts: 0 });
+      }
+
+      // Answered in the last reply: the Gateway gets it, and the reply keeps the summary.
+      await card(last)
+        .getByRole("radio", { name: /^SQLite/ })
+        .click();
+      await card(last).getByRole("button", { name: "Submit" }).click();
+      expect(await answered).toMatchObject({
+        status: "answered",
+        answers: { answers: { db: ["SQLite"] } },
+      });
+      await card(last).getByText("❓ Ask User").waitFor({ timeout: UI_TIMEOUT });
+      await settlesTo(null);
+
+      // A new question, then a reload: the card lands in the last reply only; the answered one stays a summary.
+      const pending = await createQuestion(requester, chatId);
+      const pendingAnswer = waitAnswer(requester, pending);
+      await page.reload();
+      await card(last)
+        .getByRole("radio", { name: /^Postgres/ })
+        .waitFor({ state: "attached", timeout: UI_TIMEOUT });
+      measured("after reload", await settlesTo(last));
+
+      // The chat opened in a second tab: the newest view takes the card, in the last reply there too.
+      const other = await context.newPage();
+      other.on("pageerror", (error) => errors.push(String(error)));
+      const otherSockets = trackSockets(other);
+      await other.goto(`${openWebui.url}/c/${chatId}`);
+      await card(last, other)
+        .getByRole("radio", { name: /^Postgres/ })
+        .waitFor({ state: "attached", timeout: UI_TIMEOUT });
+      await settlesTo(last, other, otherSockets);
+      await card(last).getByText("Moved to a newer tab").waitFor({ timeout: UI_TIMEOUT });
+      expect(await card(last).locator("[data-ask-id]").count()).toBe(0);
+      // The first tab comes back to the front: it takes the card back, and the second shows it moved.
+      await (await frameOf(last))!.evaluate(() =>
+        document.dispatchEvent(new Event("visibilitychange")),
+      );
+      await card(last)
+        .getByRole("radio", { name: /^Postgres/ })
+        .waitFor({ state: "attached", timeout: UI_TIMEOUT });
+      await card(last, other).getByText("Moved to a newer tab").waitFor({ timeout: UI_TIMEOUT });
+      expect(await card(last, other).locator("[data-ask-id]").count()).toBe(0);
+      await other.close();
+      await settlesTo(last);
+
+      // The user writes again while the card is open: it moves to the new reply's widget.
+      await send(stubScript({ reply: "Fourth reply FOURTH-END", chunkSize: 4, chunkDelayMs: 50 }));
+      await expect.poll(() => widgets().count(), { timeout: UI_TIMEOUT }).toBe(4);
+      const newest = await lastReply();
+      expect(newest).not.toBe(last);
+      await card(newest)
+        .getByRole("radio", { name: /^Postgres/ })
+        .waitFor({ state: "attached", timeout: UI_TIMEOUT });
+      await replyText("FOURTH-END").waitFor({ timeout: UI_TIMEOUT });
+      const moved = await settlesTo(newest);
+      measured("after a new reply", moved);
+      // The reply that was answered in keeps its summary line; the one that lost the card collapsed.
+      expect(moved.find((reply) => reply.messageId === last)).toMatchObject({
+        cards: 0,
+        summaries: 1,
+      });
+
+      await card(newest)
+        .getByRole("radio", { name: /^Postgres/ })
+        .click();
+      await card(newest).getByRole("button", { name: "Submit" }).click();
+      expect(await pendingAnswer).toMatchObject({
+        status: "answered",
+        answers: { answers: { db: ["Postgres"] } },
+      });
+      await settlesTo(null);
+      expect(errors).toEqual([]);
+    }, 120_000);
+
+    // ---------------------------------------------------------------------------------------------
+    // Asks raised by the reply's own run, on the reply's /v1 session
+    // ---------------------------------------------------------------------------------------------
+
+    /** The reply being written's whole message: its widget above, its text below. */
+    const message = (messageId: string, on = page) => on.locator(`[id="message-${messageId}"]`);
+    const summaryLine = (messageId: string, text: string, on = page) =>
+      card(messageId, on).locator("summary", { hasText: text });
+    const ASK_THEME = {
+      id: "ask_user",
+      args: {
+        questions: [
+          {
+            id: "theme",
+            header: "Theme",
+            question: "Which theme?",
+            options: [{ label: "Dark", description: "easy on the eyes" }, { label: "Light" }],
+          },
+        ],
+        timeoutSeconds: 600,
+      },
+    };
+
+    /** Sends a script and waits for the widget of the reply it starts: that reply's message id. */
+    async function sendScript(script: StubScript, on = page): Promise<string> {
+      const before = await replyIds(on);
+      await send(stubScript(script), on);
+      let reply: string | undefined;
+      await expect
+        .poll(async () => (reply = (await replyIds(on)).find((id) => !before.includes(id))), {
+          timeout: UI_TIMEOUT,
+        })
+        .toBeDefined();
+      return reply!;
+    }
+
+    async function askInNewChat(script: StubScript, on = page): Promise<string> {
+      await openNewChat(on);
+      return sendScript(script, on);
+    }
+
+    /** Whether the page was reloaded since `mark` (a reload loses the marker). */
+    const markPage = () =>
+      page.evaluate(() => ((window as unknown as { __asksMark: number }).__asksMark = 1));
+    const stillSamePage = () =>
+      page.evaluate(() => (window as unknown as { __asksMark?: number }).__asksMark === 1);
+
+    it("a brand-new chat whose agent asks before writing anything: the widget is there, the card shows, and the answer continues the same reply", async () => {
+      // The tab misses the inlet's embed (its chat id comes 1 s late) and no text streams while the agent
+      // waits: only the filter's scheduled sends put the widget on the reply.
+      await page.route("**/api/chat/completions", async (route) => {
+        const response = await route.fetch();
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        await route.fulfill({ response });
+      });
+      const reply = await askInNewChat({ tool: ASK_THEME, then: "Dark it is: THEME-CHOSEN" });
+      await page.unroute("**/api/chat/completions");
+      await markPage();
+      await card(reply).getByRole("radio", { name: /^Dark/ }).click({ timeout: UI_TIMEOUT });
+      expect(await message(reply).locator("#response-content-container").innerText()).not.toContain(
+        "THEME-CHOSEN",
+      );
+      await card(reply).getByRole("button", { name: "Submit" }).click();
+      await message(reply).getByText("THEME-CHOSEN").waitFor({ timeout: UI_TIMEOUT });
+      await summaryLine(reply, "Dark").waitFor({ timeout: UI_TIMEOUT });
+      expect(await stillSamePage()).toBe(true);
+      expect(await card(reply).locator("[data-ask-id]").count()).toBe(0);
+    }, 120_000);
+
+    it("a secret request: the masked dialog in the reply, the value stored at the Gateway and nowhere in Open WebUI's chat or any model request", async () => {
+      const value = `sk-owui-${randomUUID()}`;
+      const reply = await askInNewChat({
+        tool: {
+          id: "secrets",
+          args: {
+            action: "request",
+            name: "DEMO_TOKEN",
+            reason: "Deploy to the demo host",
+            allowedHosts: ["api.example.com"],
+            timeoutSeconds: 600,
+          },
+        },
+        then: "KEY-STORED, thanks.",
+      });
+      const field = card(reply).locator('input[type="password"]');
+      await field.fill(value, { timeout: UI_TIMEOUT });
+      await card(reply).getByRole("button", { name: "Submit" }).click();
+      await message(reply).getByText("KEY-STORED").waitFor({ timeout: UI_TIMEOUT });
+      await summaryLine(reply, "•••• (secret entered)").waitFor({ timeout: UI_TIMEOUT });
+      const chatId = new URL(page.url()).pathname.split("/").pop()!;
+      expect(JSON.stringify(await openWebui.storedChat(chatId))).not.toContain(value);
+      expect(await fetchStubRequests(stubModelUrl, value)).toEqual([]);
+      for (const frame of page.frames()) expect(await frame.content()).not.toContain(value);
+    }, 120_000);
+
+    it("a plugin approval from a real before_tool_call: Allow once in the reply runs the tool, and the reply goes on", async () => {
+      const marker = join(markers, `plugin-${randomUUID()}`);
+      const reply = await askInNewChat({
+        tool: { id: "asks_touch_marker", args: { path: marker } },
+        then: "MARKER-WRITTEN.",
+      });
+      await card(reply).getByRole("button", { name: "Allow once" }).click({ timeout: UI_TIMEOUT });
+      await message(reply).getByText("MARKER-WRITTEN.").waitFor({ timeout: UI_TIMEOUT });
+      expect(existsSync(marker)).toBe(true);
+      await summaryLine(reply, "Allow once").waitFor({ timeout: UI_TIMEOUT });
+    }, 120_000);
+
+    it("an exec approval: Allow once in the reply runs the command, and the reply goes on", async () => {
+      const marker = join(markers, `exec-${randomUUID()}`);
+      const reply = await askInNewChat({
+        tool: { id: "exec", args: { command: `touch ${marker}`, host: "gateway", ask: "always" } },
+        then: "COMMAND-RAN.",
+      });
+      await card(reply).getByRole("button", { name: "Allow once" }).click({ timeout: UI_TIMEOUT });
+      await message(reply).getByText("COMMAND-RAN.").waitFor({ timeout: UI_TIMEOUT });
+      expect(existsSync(marker)).toBe(true);
+    }, 120_000);
+
+    it("Stop while a card is open closes the card, and its summary in the reply says it was stopped", async () => {
+      const reply = await askInNewChat({ tool: ASK_THEME, then: "NEVER-STREAMED" });
+      await card(reply).getByRole("radio", { name: /^Dark/ }).waitFor({ timeout: UI_TIMEOUT });
+      await page.locator('button[aria-label="Stop"]').click();
+      await summaryLine(reply, "Stopped").waitFor({ timeout: UI_TIMEOUT });
+      expect(await card(reply).locator("[data-ask-id]").count()).toBe(0);
+      expect(await message(reply).innerText()).not.toContain("NEVER-STREAMED");
+    }, 120_000);
+
+    it("a text prompt: a card instead of the trigger, which never shows (streaming, stored, reloaded); the answer becomes the person's next message and the agent replies to it there", async () => {
+      await openNewChat();
+      // Every reply text the page ever draws, as it streams (the user's own message holds the script).
+      await page.evaluate(() => {
+        const seen: string[] = [];
+        (window as unknown as { __asksReplyTexts: string[] }).__asksReplyTexts = seen;
+        new MutationObserver(() => {
+          for (const reply of document.querySelectorAll("#response-content-container"))
+            seen.push((reply as HTMLElement).innerText);
+        }).observe(document.body, { subtree: true, childList: true, characterData: true });
+      });
+      const tag = `prompt-${randomUUID()}`;
+      const reply = await sendScript({
+        reply:
+          "Let me set it up.\nOpenClaw needs input: Which database?\n1. Postgres - needs a server\n2. SQLite",
+        chunkSize: 6,
+        chunkDelayMs: 40,
+        tag,
+      });
+      await card(reply)
+        .getByRole("radio", { name: /^SQLite/ })
+        .click({ timeout: UI_TIMEOUT });
+      const shown = await message(reply).locator("#response-content-container").innerText();
+      expect(shown).toContain("Which database?");
+      expect(shown).not.toContain("needs input");
+      await card(reply).getByRole("button", { name: "Submit" }).click();
+      // Open WebUI asks before it sends what an embed wrote (Chat.svelte:1201-1223): one deliberate click.
+      await page.getByText("Confirm Prompt from Embed").waitFor({ timeout: UI_TIMEOUT });
+      await page.getByRole("button", { name: "Confirm" }).click();
+      await page
+        .locator("#response-content-container", { hasText: STUB_DEFAULT_REPLY })
+        .waitFor({ timeout: UI_TIMEOUT });
+      await summaryLine(reply, "SQLite").waitFor({ timeout: UI_TIMEOUT });
+      // The model got the answer as the chat's next message, and the question as the reply shows it.
+      const requests = await fetchStubRequests(stubModelUrl, tag);
+      const asked = requests.map(({ body }) =>
+        messageText(body.messages?.[lastUserMessageIndex(body.messages ?? [])]),
+      );
+      expect(
+        asked.filter((text) =>
+          text.includes("[Current message - respond to this]\nUser: SQLite\n"),
+        ),
+      ).toEqual([
+        expect.stringContaining(
+          "Assistant: Let me set it up.\nWhich database?\n1. Postgres - needs a server\n2. SQLite\n",
+        ),
+      ]);
+      const texts = await page.evaluate(
+        () => (window as unknown as { __asksReplyTexts: string[] }).__asksReplyTexts,
+      );
+      expect(texts.length).toBeGreaterThan(0);
+      expect(texts.filter((text) => text.includes("needs input"))).toEqual([]);
+      // Stored without it, in what the page draws (output) and in content; and so after a reload.
+      const chatId = new URL(page.url()).pathname.split("/").pop()!;
+      const stored = (await openWebui.storedChat(chatId)) as {
+        chat: {
+          history: {
+            messages: Record<string, { role: string; content: string; output?: unknown }>;
+          };
+        };
+      };
+      const replies = Object.values(stored.chat.history.messages).filter(
+        (item) => item.role === "assistant",
+      );
+      expect(replies).toHaveLength(2);
+      for (const item of replies)
+        expect(JSON.stringify([item.content, item.output ?? null])).not.toContain("needs input");
+      await page.reload();
+      // Polled over the replies' texts, so that a failure says what the page shows instead.
+      await expect
+        .poll(() => page.locator("#response-content-container").allInnerTexts(), {
+          timeout: UI_TIMEOUT,
+        })
+        .toContainEqual(expect.stringContaining("Which database?"));
+      for (const text of await page.locator("#response-content-container").allInnerTexts())
+        expect(text).not.toContain("needs input");
+    }, 120_000);
+
+    it("a second Open WebUI user who is not an owner: no approval card; the tool call is denied at once and the reply's widget says it needs the owner", async () => {
+      const guest = await openWebui.addUser("Guest");
+      await openWebui.shareModel(MODEL, "OpenClaw");
+      await openWebui.setInterfaceSettings({ richTextInput: false }, guest.token);
+      const guestContext = await browser.newContext({ viewport: { width: 1200, height: 900 } });
+      try {
+        await guestContext.addInitScript((token) => {
+          if (window === window.top) localStorage.setItem("token", token);
+        }, guest.token);
+        const guestPage = await guestContext.newPage();
+        const shownCards: number[] = [];
+        const marker = join(markers, `guest-${randomUUID()}`);
+        const reply = await askInNewChat(
+          { tool: { id: "asks_touch_marker", args: { path: marker } }, then: "GUEST-REPLY-DONE" },
+          guestPage,
+        );
+        await message(reply, guestPage)
+          .getByText("GUEST-REPLY-DONE")
+          .waitFor({ timeout: UI_TIMEOUT });
+        await summaryLine(reply, "Denied: this needs the owner's approval", guestPage).waitFor({
+          timeout: UI_TIMEOUT,
+        });
+        shownCards.push(await card(reply, guestPage).locator("[data-ask-id]").count());
+        expect(shownCards).toEqual([0]);
+        expect(existsSync(marker)).toBe(false);
+        const requests = await fetchStubRequests(stubModelUrl, marker);
+        expect(
+          messageText(
+            requests
+              .at(-1)
+              ?.body.messages?.filter((item) => item.role === "tool")
+              .at(-1),
+          ),
+        ).toContain("Denied");
+      } finally {
+        await guestContext.close();
+      }
+    }, 120_000);
+
+    it("a chat's title in Open WebUI names the chat on the dashboard, as text", async () => {
+      await askInNewChat({ reply: "First reply TITLED-FIRST" });
+      await replyText("TITLED-FIRST").waitFor({ timeout: UI_TIMEOUT });
+      const chatId = new URL(page.url()).pathname.split("/").pop()!;
+      // Open WebUI titles a new chat itself once its first reply is done (with its first message, title
+      // generation being off here; utils/middleware.py:3350-3355): a rename before that is written over.
+      await expect
+        .poll(async () => ((await openWebui.storedChat(chatId)) as { title?: string }).title, {
+          timeout: UI_TIMEOUT,
+        })
+        .not.toBe("New Chat");
+      // The person renames the chat; the next reply's start tells the server.
+      const title = `Deploy plan <b>tonight</b> ${randomUUID().slice(0, 6)}`;
+      await openWebui.renameChat(chatId, title);
+      await sendScript({ reply: "Second reply TITLED-SECOND" });
+      await replyText("TITLED-SECOND").waitFor({ timeout: UI_TIMEOUT });
+      const id = await createQuestion(requester, chatId);
+      const answered = waitAnswer(requester, id);
+      const dashboard = await context.newPage();
+      try {
+        await dashboard.goto(`${app.url}/?token=${await app.mintToken(openWebui.admin.id)}`);
+        const row = dashboard.locator(`[data-inbox-row="${id}"]`);
+        await row.getByText(title, { exact: true }).waitFor({ timeout: UI_TIMEOUT });
+        expect(await row.locator("b").count()).toBe(0);
+        await row.getByRole("button", { expanded: false }).click();
+        await row.getByRole("radio", { name: /^SQLite/ }).click();
+        await row.getByRole("button", { name: "Submit" }).click();
+        expect(await answered).toMatchObject({ status: "answered" });
+      } finally {
+        await dashboard.close();
+      }
+    }, 120_000);
+  },
+);

@@ -7,7 +7,13 @@ import type { AddressInfo } from "node:net";
 import type { Browser, Frame, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchBrowser, openPage } from "../support/browser.ts";
-import { appendReply, chatOfReplies, openChat, startOpenWebuiHost, type OpenWebuiHost } from "../support/openwebui-host/index.ts";
+import {
+  appendReply,
+  chatOfReplies,
+  openChat,
+  startOpenWebuiHost,
+  type OpenWebuiHost,
+} from "../support/openwebui-host/index.ts";
 
 // Embed pages on their own origin (the widget is never served by Open WebUI): `?height=N` reports
 // N once loaded, `?pong` asks for pong:ack and reports 77 px once it arrives, anything else is silent.
@@ -26,7 +32,9 @@ let embeds: Server;
 let embedOrigin: string;
 
 beforeAll(async () => {
-  embeds = createServer((_request, response) => response.writeHead(200, { "content-type": "text/html" }).end(EMBED_PAGE));
+  embeds = createServer((_request, response) =>
+    response.writeHead(200, { "content-type": "text/html" }).end(EMBED_PAGE),
+  );
   await new Promise<void>((resolve) => embeds.listen(0, "127.0.0.1", () => resolve()));
   embedOrigin = `http://127.0.0.1:${(embeds.address() as AddressInfo).port}`;
   host = await startOpenWebuiHost();
@@ -40,10 +48,18 @@ afterAll(async () => {
   await new Promise<void>((resolve) => (embeds ? embeds.close(() => resolve()) : resolve()));
 });
 
-const embedUrl = (chatId: string, messageId: string, query = "") => `${embedOrigin}/embed/${chatId}/${messageId}${query ? `?${query}` : ""}`;
-const frameOf = (page: Page, messageId: string, index = 0) => page.locator(`#${messageId}-embeds-${index} iframe`);
-const heightOf = (page: Page, messageId: string) => frameOf(page, messageId).evaluate((iframe) => iframe.getBoundingClientRect().height);
-const mountedIds = (page: Page) => page.evaluate(() => (window as unknown as { openWebuiHost: { mountedMessageIds(): string[] } }).openWebuiHost.mountedMessageIds());
+const embedUrl = (chatId: string, messageId: string, query = "") =>
+  `${embedOrigin}/embed/${chatId}/${messageId}${query ? `?${query}` : ""}`;
+const frameOf = (page: Page, messageId: string, index = 0) =>
+  page.locator(`#${messageId}-embeds-${index} iframe`);
+const heightOf = (page: Page, messageId: string) =>
+  frameOf(page, messageId).evaluate((iframe) => iframe.getBoundingClientRect().height);
+const mountedIds = (page: Page) =>
+  page.evaluate(() =>
+    (
+      window as unknown as { openWebuiHost: { mountedMessageIds(): string[] } }
+    ).openWebuiHost.mountedMessageIds(),
+  );
 
 async function embedFrame(page: Page, messageId: string): Promise<Frame> {
   const handle = await frameOf(page, messageId).elementHandle();
@@ -57,17 +73,32 @@ describe("Open WebUI host page", () => {
     const chatId = "host-sizing";
     host.setChat(chatId, [
       { id: "u1", role: "user", content: "Hi" },
-      { id: "a1", role: "assistant", content: "Sized reply", embeds: [embedUrl(chatId, "a1", "height=0")] },
+      {
+        id: "a1",
+        role: "assistant",
+        content: "Sized reply",
+        embeds: [embedUrl(chatId, "a1", "height=0")],
+      },
       { id: "u2", role: "user", content: "Again" },
       { id: "a2", role: "assistant", content: "Silent reply", embeds: [embedUrl(chatId, "a2")] },
       { id: "u3", role: "user", content: "Once more" },
-      { id: "a3", role: "assistant", content: "Pong reply", embeds: [embedUrl(chatId, "a3", "pong")] },
+      {
+        id: "a3",
+        role: "assistant",
+        content: "Pong reply",
+        embeds: [embedUrl(chatId, "a3", "pong")],
+      },
     ]);
     const { page, errors } = await openPage(browser);
     await openChat(page, host, chatId);
 
     const attributes = await frameOf(page, "a2").evaluate((iframe) =>
-      Object.fromEntries(["sandbox", "referrerpolicy", "width", "frameborder", "style", "allow"].map((name) => [name, iframe.getAttribute(name)])),
+      Object.fromEntries(
+        ["sandbox", "referrerpolicy", "width", "frameborder", "style", "allow"].map((name) => [
+          name,
+          iframe.getAttribute(name),
+        ]),
+      ),
     );
     expect(attributes).toEqual({
       sandbox: "allow-scripts allow-forms allow-popups allow-downloads",
@@ -114,12 +145,17 @@ describe("Open WebUI host page", () => {
     const chatId = "host-paging";
     // Silent embeds stay 150 px, so 8 messages overflow the page and the loader starts offscreen
     // (a short chat would keep loading while the loader is visible, as Open WebUI does).
-    host.setChat(chatId, chatOfReplies(12, (_n, messageId) => [embedUrl(chatId, messageId)]));
+    host.setChat(
+      chatId,
+      chatOfReplies(12, (_n, messageId) => [embedUrl(chatId, messageId)]),
+    );
     const { page, errors } = await openPage(browser, { viewport: { width: 900, height: 600 } });
     await openChat(page, host, chatId);
     expect(await mountedIds(page)).toEqual(["u9", "a9", "u10", "a10", "u11", "a11", "u12", "a12"]);
     expect(await page.locator("iframe").count()).toBe(4);
-    await frameOf(page, "a9").evaluate((iframe) => iframe.setAttribute("data-mark", "mounted-first"));
+    await frameOf(page, "a9").evaluate((iframe) =>
+      iframe.setAttribute("data-mark", "mounted-first"),
+    );
 
     // Open WebUI keeps loading every 100 ms while its loader stays visible, so on a loaded machine one
     // scroll may bring 16 more rather than 8: what must hold is that older messages arrive 8 at a time,
@@ -143,14 +179,24 @@ describe("Open WebUI host page", () => {
     expect((await mountedIds(page)).slice(-2)).toEqual(["u13", "a13"]);
     expect(await mountedIds(page)).toHaveLength(24);
     expect((await mountedIds(page))[0]).toBe("u2");
-    expect(host.messages(chatId).map((message) => message.id).slice(-2)).toEqual(["u13", "a13"]);
+    expect(
+      host
+        .messages(chatId)
+        .map((message) => message.id)
+        .slice(-2),
+    ).toEqual(["u13", "a13"]);
     expect(errors).toEqual([]);
     await page.context().close();
   });
 
   it("applies an embeds event as the tab and the backend do, with and without replace", async () => {
     const chatId = "host-replace";
-    host.setChat(chatId, chatOfReplies(2, (n, messageId) => (n === 1 ? [embedUrl(chatId, messageId, "height=20")] : [])));
+    host.setChat(
+      chatId,
+      chatOfReplies(2, (n, messageId) =>
+        n === 1 ? [embedUrl(chatId, messageId, "height=20")] : [],
+      ),
+    );
     const { page, errors } = await openPage(browser);
     await openChat(page, host, chatId);
     expect(await page.locator("#a2-embeds-container").count()).toBe(0);
@@ -170,7 +216,10 @@ describe("Open WebUI host page", () => {
     host.emit(chatId, "a1", { type: "embeds", data: { embeds: [third] } });
     await expect.poll(() => frameOf(page, "a1").getAttribute("src")).toBe(third);
     expect(await page.locator("#a1-embeds-container iframe").count()).toBe(1);
-    expect(host.messages(chatId).find((message) => message.id === "a1")?.embeds).toEqual([third, second]);
+    expect(host.messages(chatId).find((message) => message.id === "a1")?.embeds).toEqual([
+      third,
+      second,
+    ]);
 
     // An embed for a reply that had none creates its container; an empty list removes it.
     const fresh = embedUrl(chatId, "a2", "height=10");

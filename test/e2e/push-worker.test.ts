@@ -12,12 +12,17 @@ import type { Worker } from "playwright-core";
 import { openPage } from "../support/browser.ts";
 import { TEST_AGENT, sessionKeyOf, silence } from "../support/on-gateway.ts";
 import type { Payload } from "../support/gateway-client.ts";
-import { browserKeys, decryptPush, startPushService, type BrowserKeys, type PushServiceStandIn } from "../support/push-service.ts";
+import {
+  browserKeys,
+  decryptPush,
+  startPushService,
+  type BrowserKeys,
+  type PushServiceStandIn,
+} from "../support/push-service.ts";
 import { startRedis, type TestRedis } from "../support/redis-server.ts";
 import { UI_TIMEOUT, seriousViolations, uniqueChat, useE2e } from "./fixtures.ts";
 
 const gatewayUrl = inject("gatewayUrl");
-
 
 describe.skipIf(!gatewayUrl)("service worker and push", () => {
   let pushService: PushServiceStandIn;
@@ -38,25 +43,57 @@ describe.skipIf(!gatewayUrl)("service worker and push", () => {
   });
   let keys: BrowserKeys;
 
-  type Shown = { title: string; body: string; tag: string; actions: string[]; data: Record<string, unknown> };
+  type Shown = {
+    title: string;
+    body: string;
+    tag: string;
+    actions: string[];
+    data: Record<string, unknown>;
+  };
 
   /** A phone-sized dashboard whose service worker is active, with what pushes deliver to it and what it shows. */
   async function dashboardWithWorker() {
-    const { page, context, errors } = await openPage(e2e.browser, { viewport: { width: 390, height: 844 } });
+    const { page, context, errors } = await openPage(e2e.browser, {
+      viewport: { width: 390, height: 844 },
+    });
     await context.grantPermissions(["notifications"], { origin: e2e.app.url });
     const workerReady = context.waitForEvent("serviceworker", { timeout: UI_TIMEOUT });
     await page.goto(await e2e.dashboardUrl());
-    const worker: Worker = context.serviceWorkers().find((candidate) => candidate.url().endsWith("/sw.js")) ?? (await workerReady);
+    const worker: Worker =
+      context.serviceWorkers().find((candidate) => candidate.url().endsWith("/sw.js")) ??
+      (await workerReady);
     expect(worker.url()).toBe(`${e2e.app.url}/sw.js`);
-    await expect.poll(() => page.evaluate(() => navigator.serviceWorker.ready.then((registration) => registration.active?.state)), { timeout: UI_TIMEOUT }).toBe("activated");
+    await expect
+      .poll(
+        () =>
+          page.evaluate(() =>
+            navigator.serviceWorker.ready.then((registration) => registration.active?.state),
+          ),
+        { timeout: UI_TIMEOUT },
+      )
+      .toBe("activated");
     const cdp = await context.newCDPSession(page);
     const registrations: { registrationId: string; scopeURL: string }[] = [];
-    cdp.on("ServiceWorker.workerRegistrationUpdated", (event: { registrations: { registrationId: string; scopeURL: string }[] }) => registrations.push(...event.registrations));
+    cdp.on(
+      "ServiceWorker.workerRegistrationUpdated",
+      (event: { registrations: { registrationId: string; scopeURL: string }[] }) =>
+        registrations.push(...event.registrations),
+    );
     await cdp.send("ServiceWorker.enable");
     const deliver = async (data: string) => {
-      await expect.poll(() => registrations.find((registration) => registration.scopeURL === `${e2e.app.url}/`)).toBeTruthy();
-      const { registrationId } = registrations.find((registration) => registration.scopeURL === `${e2e.app.url}/`)!;
-      await cdp.send("ServiceWorker.deliverPushMessage", { origin: e2e.app.url, registrationId, data });
+      await expect
+        .poll(() =>
+          registrations.find((registration) => registration.scopeURL === `${e2e.app.url}/`),
+        )
+        .toBeTruthy();
+      const { registrationId } = registrations.find(
+        (registration) => registration.scopeURL === `${e2e.app.url}/`,
+      )!;
+      await cdp.send("ServiceWorker.deliverPushMessage", {
+        origin: e2e.app.url,
+        registrationId,
+        data,
+      });
     };
     const shown = async (): Promise<Shown[]> =>
       page.evaluate(async () =>
@@ -64,7 +101,9 @@ describe.skipIf(!gatewayUrl)("service worker and push", () => {
           title: notification.title,
           body: notification.body,
           tag: notification.tag,
-          actions: ((notification as Notification & { actions?: { action: string }[] }).actions ?? []).map((action) => action.action),
+          actions: (
+            (notification as Notification & { actions?: { action: string }[] }).actions ?? []
+          ).map((action) => action.action),
           data: notification.data as Record<string, unknown>,
         })),
       );
@@ -77,24 +116,49 @@ describe.skipIf(!gatewayUrl)("service worker and push", () => {
     const decided = silence(
       e2e.requester.request<Payload>(
         "exec.approval.request",
-        { command: "git push --force origin main", host: "gateway", cwd: "/srv/app", agentId: TEST_AGENT, sessionKey: sessionKeyOf(chat), timeoutMs: 600_000 },
+        {
+          command: "git push --force origin main",
+          host: "gateway",
+          cwd: "/srv/app",
+          agentId: TEST_AGENT,
+          sessionKey: sessionKeyOf(chat),
+          timeoutMs: 600_000,
+        },
         { timeoutMs: 630_000 },
       ),
     );
-    const received = await pushService.next((push) => push.path === "/sub/chromium" && JSON.parse(decryptPush(push.body, keys)).body?.includes(chat));
+    const received = await pushService.next(
+      (push) =>
+        push.path === "/sub/chromium" &&
+        JSON.parse(decryptPush(push.body, keys)).body?.includes(chat),
+    );
     return { chat, decided, payload: decryptPush(received.body, keys) };
   }
 
   /** The worker's click handler with an action (no DevTools command clicks a notification). */
   const press = (worker: Worker, action: string, data: unknown) =>
-    worker.evaluate(({ action, data }) => (self as unknown as { handleNotificationClick(action: string, data: unknown): Promise<unknown> }).handleNotificationClick(action, data), { action, data });
+    worker.evaluate(
+      ({ action, data }) =>
+        (
+          self as unknown as {
+            handleNotificationClick(action: string, data: unknown): Promise<unknown>;
+          }
+        ).handleNotificationClick(action, data),
+      { action, data },
+    );
 
   it("shows a pushed approval with Deny and Allow once, and Allow once from the notification reaches the Gateway once", async () => {
     keys = browserKeys();
     const subscribed = await fetch(`${e2e.app.url}/push/subscriptions`, {
       method: "POST",
-      headers: { "content-type": "application/json", authorization: `Bearer ${await e2e.app.ownerLink()}` },
-      body: JSON.stringify({ endpoint: `${pushService.url}/sub/chromium`, keys: { p256dh: keys.p256dh, auth: keys.auth } }),
+      headers: {
+        "content-type": "application/json",
+        authorization: `Bearer ${await e2e.app.ownerLink()}`,
+      },
+      body: JSON.stringify({
+        endpoint: `${pushService.url}/sub/chromium`,
+        keys: { p256dh: keys.p256dh, auth: keys.auth },
+      }),
     });
     expect(subscribed.status).toBe(201);
 
@@ -102,30 +166,72 @@ describe.skipIf(!gatewayUrl)("service worker and push", () => {
 
     // Installable: the manifest the page links names the icons, and they are served.
     const manifestHref = await page.locator('link[rel="manifest"]').getAttribute("href");
-    const manifest = (await (await fetch(new URL(manifestHref!, e2e.app.url))).json()) as { display: string; icons: { src: string; sizes: string }[] };
+    const manifest = (await (await fetch(new URL(manifestHref!, e2e.app.url))).json()) as {
+      display: string;
+      icons: { src: string; sizes: string }[];
+    };
     expect(manifest.display).toBe("standalone");
-    expect(manifest.icons.map((icon) => icon.sizes)).toEqual(expect.arrayContaining(["192x192", "512x512"]));
-    for (const icon of manifest.icons) expect((await fetch(new URL(icon.src, e2e.app.url))).status).toBe(200);
+    expect(manifest.icons.map((icon) => icon.sizes)).toEqual(
+      expect.arrayContaining(["192x192", "512x512"]),
+    );
+    for (const icon of manifest.icons)
+      expect((await fetch(new URL(icon.src, e2e.app.url))).status).toBe(200);
     // The shell is cached, and nothing else: no page.
     await expect
-      .poll(() => page.evaluate(async () => (await Promise.all((await caches.keys()).map(async (name) => (await (await caches.open(name)).keys()).map((request) => new URL(request.url).pathname)))).flat()))
+      .poll(() =>
+        page.evaluate(async () =>
+          (
+            await Promise.all(
+              (await caches.keys()).map(async (name) =>
+                (await (await caches.open(name)).keys()).map(
+                  (request) => new URL(request.url).pathname,
+                ),
+              ),
+            )
+          ).flat(),
+        ),
+      )
       .toEqual(expect.arrayContaining(["/manifest.webmanifest", "/icon-192.png"]));
-    expect(await page.evaluate(async () => (await Promise.all((await caches.keys()).map(async (name) => (await (await caches.open(name)).keys()).map((request) => new URL(request.url).pathname)))).flat().filter((pathname) => pathname === "/" || pathname.startsWith("/push")))).toEqual([]);
+    expect(
+      await page.evaluate(async () =>
+        (
+          await Promise.all(
+            (await caches.keys()).map(async (name) =>
+              (await (await caches.open(name)).keys()).map(
+                (request) => new URL(request.url).pathname,
+              ),
+            ),
+          )
+        )
+          .flat()
+          .filter((pathname) => pathname === "/" || pathname.startsWith("/push")),
+      ),
+    ).toEqual([]);
 
     // A real push of a new exec approval, as the server sent it to the push service.
     const { chat, decided, payload } = await pushedApproval("sw");
     await deliver(payload);
-    await expect.poll(async () => (await shown()).length, { timeout: UI_TIMEOUT }).toBeGreaterThan(0);
+    await expect
+      .poll(async () => (await shown()).length, { timeout: UI_TIMEOUT })
+      .toBeGreaterThan(0);
     const [notification] = await shown();
     const askId = JSON.parse(payload).askId as string;
-    expect(notification).toMatchObject({ title: "Critical approval: run a command", tag: `ask:${askId}`, actions: ["deny", "allow-once"] });
-    expect(notification!.body).toMatch(new RegExp(`^git push --force origin main\\nChat ${chat} · (9|10) min left$`));
+    expect(notification).toMatchObject({
+      title: "Critical approval: run a command",
+      tag: `ask:${askId}`,
+      actions: ["deny", "allow-once"],
+    });
+    expect(notification!.body).toMatch(
+      new RegExp(`^git push --force origin main\\nChat ${chat} · (9|10) min left$`),
+    );
 
     // The click handler with Allow once: the worker posts the token; the Gateway gets allow-once.
     const click = () => press(worker, "allow-once", notification!.data);
     expect(await click()).toEqual({ ok: true, status: "answered" });
     expect(await decided).toMatchObject({ decision: "allow-once" });
-    await expect.poll(async () => (await shown()).find((item) => item.tag === `ask:${askId}`)?.body).toMatch(/^(Allow once: sent|Decided: Allow once)$/);
+    await expect
+      .poll(async () => (await shown()).find((item) => item.tag === `ask:${askId}`)?.body)
+      .toMatch(/^(Allow once: sent|Decided: Allow once)$/);
     // The same token again is refused, and the worker says so.
     expect(await click()).toMatchObject({ ok: false, error: { code: "ALREADY_RESOLVED" } });
     expect(errors).toEqual([]);
@@ -138,35 +244,59 @@ describe.skipIf(!gatewayUrl)("service worker and push", () => {
     const askId = JSON.parse(payload).askId as string;
     await deliver(payload);
     const notification = async () => (await shown()).find((item) => item.tag === `ask:${askId}`);
-    await expect.poll(async () => (await notification())?.actions, { timeout: UI_TIMEOUT }).toEqual(["deny", "allow-once"]);
-    const health = async () => ((await (await fetch(`${e2e.app.url}/healthz`)).json()) as { status: string }).status;
+    await expect
+      .poll(async () => (await notification())?.actions, { timeout: UI_TIMEOUT })
+      .toEqual(["deny", "allow-once"]);
+    const health = async () =>
+      ((await (await fetch(`${e2e.app.url}/healthz`)).json()) as { status: string }).status;
 
     await redis.kill();
     await expect.poll(health, { timeout: UI_TIMEOUT }).toBe("degraded");
-    expect(await press(worker, "allow-once", (await notification())!.data)).toMatchObject({ ok: false, error: { code: "UNAVAILABLE" } });
-    await expect.poll(async () => (await notification())?.body, { timeout: UI_TIMEOUT }).toMatch(/try again/i);
+    expect(await press(worker, "allow-once", (await notification())!.data)).toMatchObject({
+      ok: false,
+      error: { code: "UNAVAILABLE" },
+    });
+    await expect
+      .poll(async () => (await notification())?.body, { timeout: UI_TIMEOUT })
+      .toMatch(/try again/i);
     expect((await notification())!.actions).toEqual(["deny", "allow-once"]);
 
     await redis.restart();
     await expect.poll(health, { timeout: UI_TIMEOUT }).toBe("ok");
-    expect(await press(worker, "allow-once", (await notification())!.data)).toEqual({ ok: true, status: "answered" });
+    expect(await press(worker, "allow-once", (await notification())!.data)).toEqual({
+      ok: true,
+      status: "answered",
+    });
     expect(await decided).toMatchObject({ decision: "allow-once" });
     expect(errors).toEqual([]);
     await context.close();
   });
 
   it("22.4 the Devices tab lists the browsers pushed to, and Remove ends one", async () => {
-    const { page, context, errors } = await openPage(e2e.browser, { viewport: { width: 1280, height: 900 } });
+    const { page, context, errors } = await openPage(e2e.browser, {
+      viewport: { width: 1280, height: 900 },
+    });
     await page.goto(await e2e.ownerLinkUrl());
     await page.getByRole("tab", { name: "Devices" }).click();
     const host = new URL(pushService.url).host;
-    const pushed = page.getByRole("list", { name: "Push notifications" }).getByRole("listitem").filter({ hasText: host });
-    await expect.poll(() => pushed.textContent(), { timeout: UI_TIMEOUT }).toMatch(/since .+, with an owner link \([A-Za-z0-9_-]{8}\)/);
+    const pushed = page
+      .getByRole("list", { name: "Push notifications" })
+      .getByRole("listitem")
+      .filter({ hasText: host });
+    await expect
+      .poll(() => pushed.textContent(), { timeout: UI_TIMEOUT })
+      .toMatch(/since .+, with an owner link \([A-Za-z0-9_-]{8}\)/);
     expect(await seriousViolations(page)).toEqual([]);
-    await pushed.getByRole("button", { name: new RegExp(`^Remove push to ${host.replace(/\./g, "\\.")}`) }).click();
-    await page.getByText(`Push to ${pushService.url} is removed: that browser gets no more notifications.`).waitFor({ timeout: UI_TIMEOUT });
+    await pushed
+      .getByRole("button", { name: new RegExp(`^Remove push to ${host.replace(/\./g, "\\.")}`) })
+      .click();
+    await page
+      .getByText(`Push to ${pushService.url} is removed: that browser gets no more notifications.`)
+      .waitFor({ timeout: UI_TIMEOUT });
     await page.getByText("No browser gets push notifications.").waitFor({ timeout: UI_TIMEOUT });
-    const listed = await fetch(`${e2e.app.url}/push/subscriptions`, { headers: { authorization: `Bearer ${await e2e.app.ownerLink()}` } });
+    const listed = await fetch(`${e2e.app.url}/push/subscriptions`, {
+      headers: { authorization: `Bearer ${await e2e.app.ownerLink()}` },
+    });
     expect(((await listed.json()) as { subscriptions: unknown[] }).subscriptions).toEqual([]);
     expect(errors).toEqual([]);
     await context.close();

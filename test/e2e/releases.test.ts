@@ -18,7 +18,9 @@ async function rewriteHandshakes(page: Page): Promise<{ protocol: number | null 
       const text = String(message);
       // The namespace CONNECT packet: `40` and the auth object.
       if (rewrite.protocol === null || !text.startsWith("40{")) return server.send(message);
-      server.send(`40${JSON.stringify({ ...JSON.parse(text.slice(2)), protocol: rewrite.protocol })}`);
+      server.send(
+        `40${JSON.stringify({ ...JSON.parse(text.slice(2)), protocol: rewrite.protocol })}`,
+      );
     });
     server.onMessage((message) => client.send(message));
   });
@@ -44,7 +46,9 @@ describe.skipIf(!gatewayUrl)("pages of another release", () => {
     rewrite.protocol = TAB_PROTOCOL_VERSION + 1;
     await page.goto(await e2e.dashboardUrl());
     await page.getByText("Out of date: reload the page").first().waitFor({ timeout: UI_TIMEOUT });
-    expect(await page.getByRole("alert").filter({ hasText: "Not connected" }).innerText()).toMatch(/older release than this page.*reload the page\.$/);
+    expect(await page.getByRole("alert").filter({ hasText: "Not connected" }).innerText()).toMatch(
+      /older release than this page.*reload the page\.$/,
+    );
 
     // The same page of this release, reloaded: its link was kept (only a refused token is forgotten).
     rewrite.protocol = null;

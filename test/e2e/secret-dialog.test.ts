@@ -19,7 +19,9 @@ describe.skipIf(!gatewayUrl || !stubModelUrl)("secret dialog", () => {
     const value = `s3cr3t-${randomUUID()}`;
     const { page, console: consoleLines } = await openPage(e2e.browser);
     await page.goto(await e2e.embedUrl(chat));
-    await page.locator('main[data-widget="live"][data-pending="0"]').waitFor({ state: "attached", timeout: UI_TIMEOUT });
+    await page
+      .locator('main[data-widget="live"][data-pending="0"]')
+      .waitFor({ state: "attached", timeout: UI_TIMEOUT });
 
     const runId = randomUUID();
     await e2e.requester.request("chat.send", {
@@ -28,7 +30,13 @@ describe.skipIf(!gatewayUrl || !stubModelUrl)("secret dialog", () => {
       message: stubScript({
         tool: {
           id: "secrets",
-          args: { action: "request", name: "DEMO_TOKEN", reason: "To call the demo API", allowedHosts: ["api.example.com"], timeoutSeconds: 120 },
+          args: {
+            action: "request",
+            name: "DEMO_TOKEN",
+            reason: "To call the demo API",
+            allowedHosts: ["api.example.com"],
+            timeoutSeconds: 120,
+          },
         },
         then: "Stored, thanks.",
       }),
@@ -45,27 +53,49 @@ describe.skipIf(!gatewayUrl || !stubModelUrl)("secret dialog", () => {
     // Focus is in the dialog, on the field.
     expect(await input.evaluate((element) => element === document.activeElement)).toBe(true);
 
-    const requested = await e2e.requester.waitForEvent("question.requested", (payload) => payload.sessionKey === sessionKeyFor(chat));
+    const requested = await e2e.requester.waitForEvent(
+      "question.requested",
+      (payload) => payload.sessionKey === sessionKeyFor(chat),
+    );
     await input.fill(value);
     await dialog.getByRole("button", { name: "Submit" }).click();
 
     await page.getByText("Secret stored").waitFor({ timeout: UI_TIMEOUT });
-    const event = await e2e.requester.waitForEvent("question.resolved", (payload) => payload.id === requested.id, 60_000);
-    expect(event).toMatchObject({ status: "answered", answers: { answers: { secret_value: ["stored"] } } });
+    const event = await e2e.requester.waitForEvent(
+      "question.resolved",
+      (payload) => payload.id === requested.id,
+      60_000,
+    );
+    expect(event).toMatchObject({
+      status: "answered",
+      answers: { answers: { secret_value: ["stored"] } },
+    });
     expect(JSON.stringify(event)).not.toContain(value);
     await page.getByText("•••• (secret entered)").first().waitFor({ timeout: UI_TIMEOUT });
 
     // Nowhere in the page afterwards.
     const html = await page.evaluate(() => document.documentElement.outerHTML);
     expect(html).not.toContain(value);
-    const inputs = await page.evaluate(() => [...document.querySelectorAll("input")].map((element) => element.value));
+    const inputs = await page.evaluate(() =>
+      [...document.querySelectorAll("input")].map((element) => element.value),
+    );
     expect(inputs.join("\n")).not.toContain(value);
-    const storage = await page.evaluate(() => JSON.stringify({ local: { ...localStorage }, session: { ...sessionStorage }, history: history.state }));
+    const storage = await page.evaluate(() =>
+      JSON.stringify({
+        local: { ...localStorage },
+        session: { ...sessionStorage },
+        history: history.state,
+      }),
+    );
     expect(storage).not.toContain(value);
     expect(consoleLines.join("\n")).not.toContain(value);
 
     // The run went on with only "stored": the model never saw the value.
-    await e2e.requester.waitForEvent("chat", (payload) => payload.runId === runId && payload.state === "final", 60_000);
+    await e2e.requester.waitForEvent(
+      "chat",
+      (payload) => payload.runId === runId && payload.state === "final",
+      60_000,
+    );
     const requests = await fetchStubRequests(stubModelUrl);
     expect(JSON.stringify(requests)).not.toContain(value);
   });
@@ -74,11 +104,23 @@ describe.skipIf(!gatewayUrl || !stubModelUrl)("secret dialog", () => {
     const chat = uniqueChat("secret-esc");
     const { page } = await openPage(e2e.browser);
     await page.goto(await e2e.embedUrl(chat));
-    await page.locator('main[data-widget="live"][data-pending="0"]').waitFor({ state: "attached", timeout: UI_TIMEOUT });
+    await page
+      .locator('main[data-widget="live"][data-pending="0"]')
+      .waitFor({ state: "attached", timeout: UI_TIMEOUT });
     await e2e.requester.request("chat.send", {
       sessionKey: sessionKeyFor(chat),
       idempotencyKey: randomUUID(),
-      message: stubScript({ tool: { id: "secrets", args: { action: "request", name: "OTHER_TOKEN", reason: "Testing cancel", timeoutSeconds: 120 } } }),
+      message: stubScript({
+        tool: {
+          id: "secrets",
+          args: {
+            action: "request",
+            name: "OTHER_TOKEN",
+            reason: "Testing cancel",
+            timeoutSeconds: 120,
+          },
+        },
+      }),
     });
     const dialog = page.getByRole("dialog", { name: "OTHER_TOKEN" });
     await dialog.waitFor({ timeout: 60_000 });

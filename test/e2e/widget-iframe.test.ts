@@ -15,10 +15,14 @@ describe.skipIf(!gatewayUrl)("widget in Open WebUI's sandboxed iframe", () => {
     const { page, errors } = await openPage(e2e.browser);
     await page.goto(e2e.host.urlFor(await e2e.embedUrl(chat)));
     const widget = page.frameLocator("iframe#widget");
-    await widget.locator('main[data-widget="live"][data-pending="0"]').waitFor({ state: "attached", timeout: UI_TIMEOUT });
+    await widget
+      .locator('main[data-widget="live"][data-pending="0"]')
+      .waitFor({ state: "attached", timeout: UI_TIMEOUT });
 
     // Opaque origin (no allow-same-origin), and the token is gone from the frame's address.
-    const frame = page.frames().find((candidate) => candidate.url().includes(`/embed/chat/${chat}`));
+    const frame = page
+      .frames()
+      .find((candidate) => candidate.url().includes(`/embed/chat/${chat}`));
     expect(frame).toBeDefined();
     expect(await frame!.evaluate(() => self.origin)).toBe("null");
     expect(frame!.url()).not.toContain("token=");
@@ -27,7 +31,8 @@ describe.skipIf(!gatewayUrl)("widget in Open WebUI's sandboxed iframe", () => {
     const answered = waitAnswer(e2e.requester, id);
     await widget.getByRole("radio", { name: /^SQLite/ }).click({ timeout: UI_TIMEOUT });
     // The host sized the iframe to the whole card (its last reported height), not to the idle status line.
-    const lastHeight = () => page.evaluate(() => (window as unknown as { __heights: number[] }).__heights.at(-1) ?? 0);
+    const lastHeight = () =>
+      page.evaluate(() => (window as unknown as { __heights: number[] }).__heights.at(-1) ?? 0);
     await expect.poll(lastHeight).toBeGreaterThan(200);
     const submit = widget.getByRole("button", { name: "Submit" });
     const frameBox = await page.locator("iframe#widget").boundingBox();
@@ -35,14 +40,21 @@ describe.skipIf(!gatewayUrl)("widget in Open WebUI's sandboxed iframe", () => {
     expect(submitBox!.y + submitBox!.height).toBeLessThanOrEqual(frameBox!.y + frameBox!.height);
     await submit.click();
 
-    expect(await answered).toMatchObject({ status: "answered", answers: { answers: { db: ["SQLite"] } } });
+    expect(await answered).toMatchObject({
+      status: "answered",
+      answers: { answers: { db: ["SQLite"] } },
+    });
     // The finished ask stays as a collapsible ❓ Ask User record with the answer.
     await widget.getByText("❓ Ask User").waitFor({ timeout: UI_TIMEOUT });
     await expect.poll(() => widget.locator("details").first().textContent()).toContain("SQLite");
-    await widget.locator('main[data-widget="live"][data-pending="0"]').waitFor({ state: "attached", timeout: UI_TIMEOUT });
+    await widget
+      .locator('main[data-widget="live"][data-pending="0"]')
+      .waitFor({ state: "attached", timeout: UI_TIMEOUT });
 
     // The host page got the widget's height and sized the iframe with it.
-    const heights = await page.evaluate(() => (window as unknown as { __heights: number[] }).__heights);
+    const heights = await page.evaluate(
+      () => (window as unknown as { __heights: number[] }).__heights,
+    );
     expect(heights.length).toBeGreaterThan(0);
     // Nothing pending at first: 0 px, no gap under the reply; then the card's height, then the summary's.
     expect(heights[0]).toBe(0);
@@ -56,9 +68,19 @@ describe.skipIf(!gatewayUrl)("widget in Open WebUI's sandboxed iframe", () => {
     const { page, errors } = await openPage(e2e.browser, { viewport: { width: 420, height: 800 } });
     await page.goto(e2e.host.urlFor(await e2e.embedUrl(chat)));
     const widget = page.frameLocator("iframe#widget");
-    await widget.locator('main[data-widget="live"][data-pending="0"]').waitFor({ state: "attached", timeout: UI_TIMEOUT });
+    await widget
+      .locator('main[data-widget="live"][data-pending="0"]')
+      .waitFor({ state: "attached", timeout: UI_TIMEOUT });
     const id = await createQuestion(e2e.requester, chat, [
-      { questionId: "db", header: "מסד נתונים", question: "באיזה מסד נתונים להשתמש?", options: [{ label: "Postgres", description: "דורש שרת" }, { label: "SQLite", description: "קובץ יחיד" }] },
+      {
+        questionId: "db",
+        header: "מסד נתונים",
+        question: "באיזה מסד נתונים להשתמש?",
+        options: [
+          { label: "Postgres", description: "דורש שרת" },
+          { label: "SQLite", description: "קובץ יחיד" },
+        ],
+      },
     ]);
     await widget.getByRole("radio", { name: /^Postgres/ }).waitFor({ timeout: UI_TIMEOUT });
     expect(await widget.locator("form[data-ask-id]").getAttribute("dir")).toBe("rtl");

@@ -21,10 +21,22 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
 import type { ApprovalAsk, ApprovalScope, Ask } from "../../lib/ask.ts";
-import { TEST_AGENT, newChat, sessionKeyOf, startOnGateway, stopOnGateway, useTabs } from "../support/on-gateway.ts";
+import {
+  TEST_AGENT,
+  newChat,
+  sessionKeyOf,
+  startOnGateway,
+  stopOnGateway,
+  useTabs,
+} from "../support/on-gateway.ts";
 import { commandHeadline } from "../../lib/command-risk.ts";
 import type { OperatorConnection } from "../support/gateway-client.ts";
-import { fetchStubRequests, messageText, stubScript, type StubTool } from "../support/stub-model.ts";
+import {
+  fetchStubRequests,
+  messageText,
+  stubScript,
+  type StubTool,
+} from "../support/stub-model.ts";
 import type { Tab, TestServer } from "../support/tabs.ts";
 
 const stubModelUrl = inject("stubModelUrl");
@@ -74,17 +86,31 @@ function touch(approval?: PluginApprovalArgs): StubTool & { marker: string } {
 }
 
 /** The user sends a script to the session: the model calls `tools`, one per turn. Returns the run id. */
-async function userRuns(sessionKey: string, tag: string, tools: StubTool[], then = "All done."): Promise<string> {
+async function userRuns(
+  sessionKey: string,
+  tag: string,
+  tools: StubTool[],
+  then = "All done.",
+): Promise<string> {
   const runId = `run-${randomUUID()}`;
   const message = stubScript({ tools: tools.map(({ id, args }) => ({ id, args })), then, tag });
-  expect(await user.request("chat.send", { sessionKey, message, idempotencyKey: runId })).toMatchObject({ status: "started" });
+  expect(
+    await user.request("chat.send", { sessionKey, message, idempotencyKey: runId }),
+  ).toMatchObject({ status: "started" });
   return runId;
 }
 
 /** The next approval card on `tab` for `sessionKey` that is not one of `seen`. */
-async function nextCard(viewer: Tab, sessionKey: string, seen: readonly Ask[] = []): Promise<ApprovalAsk> {
+async function nextCard(
+  viewer: Tab,
+  sessionKey: string,
+  seen: readonly Ask[] = [],
+): Promise<ApprovalAsk> {
   const card = await viewer.waitFor(
-    () => viewer.shown.find((ask) => ask.sessionKey === sessionKey && !seen.some((old) => old.id === ask.id)),
+    () =>
+      viewer.shown.find(
+        (ask) => ask.sessionKey === sessionKey && !seen.some((old) => old.id === ask.id),
+      ),
     `an approval card for ${sessionKey}`,
     WAIT_MS,
   );
@@ -92,15 +118,31 @@ async function nextCard(viewer: Tab, sessionKey: string, seen: readonly Ask[] = 
   return card as ApprovalAsk;
 }
 
-async function decide(viewer: Tab, card: Ask, decision: "allow-once" | "allow-always" | "deny"): Promise<void> {
-  expect(await viewer.send("ask:answer", { askId: card.id, answer: { type: "decision", decision } })).toEqual({ ok: true, status: "answered" });
-  expect(await viewer.waitFor(() => viewer.closed.find((close) => close.askId === card.id), `ask:close ${card.id}`, WAIT_MS)).toMatchObject({ reason: "answered" });
+async function decide(
+  viewer: Tab,
+  card: Ask,
+  decision: "allow-once" | "allow-always" | "deny",
+): Promise<void> {
+  expect(
+    await viewer.send("ask:answer", { askId: card.id, answer: { type: "decision", decision } }),
+  ).toEqual({ ok: true, status: "answered" });
+  expect(
+    await viewer.waitFor(
+      () => viewer.closed.find((close) => close.askId === card.id),
+      `ask:close ${card.id}`,
+      WAIT_MS,
+    ),
+  ).toMatchObject({ reason: "answered" });
 }
 
 /** The tool results in each model request that mentions `tag`, oldest request first. */
 async function toolResultsByRequest(tag: string): Promise<string[][]> {
   const requests = await fetchStubRequests(stubModelUrl, tag);
-  return requests.map((request) => (request.body.messages ?? []).filter((message) => message.role === "tool").map((message) => messageText(message)));
+  return requests.map((request) =>
+    (request.body.messages ?? [])
+      .filter((message) => message.role === "tool")
+      .map((message) => messageText(message)),
+  );
 }
 
 /** Waits until a model request carries a tool result that contains `text`; returns that result. */
@@ -109,7 +151,10 @@ function modelIsTold(tag: string, text: string): Promise<string> {
     async () => {
       const results = (await toolResultsByRequest(tag)).flat();
       const found = results.find((result) => result.includes(text));
-      if (found === undefined) throw new Error(`the model was never given a tool result containing ${JSON.stringify(text)}; got ${JSON.stringify(results)}`);
+      if (found === undefined)
+        throw new Error(
+          `the model was never given a tool result containing ${JSON.stringify(text)}; got ${JSON.stringify(results)}`,
+        );
       return found;
     },
     { timeout: WAIT_MS, interval: 200 },
@@ -127,7 +172,14 @@ describe("plugin approvals from a real plugin's before_tool_call, in live runs",
       const runId = await userRuns(sessionKey, tag, [first, second]);
 
       const card = await nextCard(viewer, sessionKey);
-      expect(card).toMatchObject({ source: "gateway.plugin-approval", chatId, sessionKey, agentId: TEST_AGENT, runId, status: "pending" });
+      expect(card).toMatchObject({
+        source: "gateway.plugin-approval",
+        chatId,
+        sessionKey,
+        agentId: TEST_AGENT,
+        runId,
+        status: "pending",
+      });
       expect(card.id).toMatch(/^plugin:/);
       expect(card.approval).toEqual({
         title: "Write a marker file",
@@ -140,9 +192,14 @@ describe("plugin approvals from a real plugin's before_tool_call, in live runs",
       expect(existsSync(first.marker)).toBe(false);
 
       await decide(viewer, card, "allow-once");
-      expect(await modelIsTold(tag, `marker written: ${first.marker} (approved with allow-once)`)).toBeTruthy();
+      expect(
+        await modelIsTold(tag, `marker written: ${first.marker} (approved with allow-once)`),
+      ).toBeTruthy();
       expect(existsSync(first.marker)).toBe(true);
-      expect((await server.store.get(card.id))).toMatchObject({ status: "answered", resolution: { by: "owner", tabId: viewer.socket.id } });
+      expect(await server.store.get(card.id)).toMatchObject({
+        status: "answered",
+        resolution: { by: "owner", tabId: viewer.socket.id },
+      });
 
       // Allow once trusted that call only: the next call of the same tool asks again.
       const again = await nextCard(viewer, sessionKey, [card]);
@@ -184,12 +241,25 @@ describe("plugin approvals from a real plugin's before_tool_call, in live runs",
     async () => {
       const { chatId, sessionKey, tag } = freshChat();
       const viewer = await tab(chatId);
-      const call = touch({ title: "Delete the staging database", description: "Drops every table in staging.", allowedDecisions: ["allow-once", "deny"] });
+      const call = touch({
+        title: "Delete the staging database",
+        description: "Drops every table in staging.",
+        allowedDecisions: ["allow-once", "deny"],
+      });
       await userRuns(sessionKey, tag, [call]);
 
       const card = await nextCard(viewer, sessionKey);
-      expect(card.approval).toMatchObject({ title: "Delete the staging database", description: "Drops every table in staging.", decisions: ["deny", "allow-once"] });
-      expect(await viewer.send("ask:answer", { askId: card.id, answer: { type: "decision", decision: "allow-always" } })).toMatchObject({ ok: false, error: { code: "INVALID" } });
+      expect(card.approval).toMatchObject({
+        title: "Delete the staging database",
+        description: "Drops every table in staging.",
+        decisions: ["deny", "allow-once"],
+      });
+      expect(
+        await viewer.send("ask:answer", {
+          askId: card.id,
+          answer: { type: "decision", decision: "allow-always" },
+        }),
+      ).toMatchObject({ ok: false, error: { code: "INVALID" } });
       await decide(viewer, card, "deny");
 
       const told = await modelIsTold(tag, "Denied by user");
@@ -209,12 +279,21 @@ describe("plugin approvals from a real plugin's before_tool_call, in live runs",
 
       const card = await nextCard(viewer, sessionKey);
       expect(card.expiresAt! - card.createdAt).toBe(5_000);
-      expect(await viewer.waitFor(() => viewer.closed.find((close) => close.askId === card.id), "the card to close", WAIT_MS)).toMatchObject({ reason: "expired" });
+      expect(
+        await viewer.waitFor(
+          () => viewer.closed.find((close) => close.askId === card.id),
+          "the card to close",
+          WAIT_MS,
+        ),
+      ).toMatchObject({ reason: "expired" });
       expect((await server.store.get(card.id))?.status).toBe("expired");
 
       expect(await modelIsTold(tag, "Approval timed out")).toBeTruthy();
       expect(existsSync(call.marker)).toBe(false);
-      const late = await viewer.send("ask:answer", { askId: card.id, answer: { type: "decision", decision: "allow-once" } });
+      const late = await viewer.send("ask:answer", {
+        askId: card.id,
+        answer: { type: "decision", decision: "allow-once" },
+      });
       expect(late).toMatchObject({ ok: false, error: { code: "EXPIRED" } });
     },
     LIVE_TIMEOUT_MS,
@@ -225,22 +304,48 @@ describe("plugin approvals from a real plugin's before_tool_call, in live runs",
     async () => {
       const { chatId, sessionKey, tag } = freshChat();
       const viewer = await tab(chatId);
-      const declared: { title: string; severity: "info" | "warning" | "critical"; scope: ApprovalScope }[] = [
-        { title: "Pay invoice", severity: "critical", scope: { kind: "payment", amount: "49.99", currency: "EUR", target: "Stripe" } },
+      const declared: {
+        title: string;
+        severity: "info" | "warning" | "critical";
+        scope: ApprovalScope;
+      }[] = [
+        {
+          title: "Pay invoice",
+          severity: "critical",
+          scope: { kind: "payment", amount: "49.99", currency: "EUR", target: "Stripe" },
+        },
         {
           title: "Send customer update",
           severity: "warning",
-          scope: { kind: "message-send", target: "email", recipientCount: 3, recipients: ["alice@example.com", "bob@example.com"], audience: "external" },
+          scope: {
+            kind: "message-send",
+            target: "email",
+            recipientCount: 3,
+            recipients: ["alice@example.com", "bob@example.com"],
+            audience: "external",
+          },
         },
-        { title: "Publish announcement", severity: "info", scope: { kind: "external-post", target: "github", visibility: "public" } },
+        {
+          title: "Publish announcement",
+          severity: "info",
+          scope: { kind: "external-post", target: "github", visibility: "public" },
+        },
       ];
-      await userRuns(sessionKey, tag, declared.map((approval) => touch({ ...approval, description: approval.title })));
+      await userRuns(
+        sessionKey,
+        tag,
+        declared.map((approval) => touch({ ...approval, description: approval.title })),
+      );
 
       const cards: ApprovalAsk[] = [];
       for (const approval of declared) {
         const card = await nextCard(viewer, sessionKey, cards);
         cards.push(card);
-        expect(card.approval).toMatchObject({ title: approval.title, severity: approval.severity, scope: approval.scope });
+        expect(card.approval).toMatchObject({
+          title: approval.title,
+          severity: approval.severity,
+          scope: approval.scope,
+        });
         await decide(viewer, card, "deny");
       }
       await modelIsTold(tag, "Denied by user");
@@ -251,7 +356,10 @@ describe("plugin approvals from a real plugin's before_tool_call, in live runs",
 });
 
 describe("exec approvals from a real exec policy (tools.exec mode ask, host gateway), in live runs", () => {
-  const exec = (command: string): StubTool => ({ id: "exec", args: { command, host: "gateway", ask: "always" } });
+  const exec = (command: string): StubTool => ({
+    id: "exec",
+    args: { command, host: "gateway", ask: "always" },
+  });
 
   it(
     "the card shows the command; Allow once runs it and the model gets its output",
@@ -262,9 +370,22 @@ describe("exec approvals from a real exec policy (tools.exec mode ask, host gate
       const runId = await userRuns(sessionKey, tag, [exec(`echo ${word}`)]);
 
       const card = await nextCard(viewer, sessionKey);
-      expect(card).toMatchObject({ source: "gateway.exec-approval", chatId, sessionKey, agentId: TEST_AGENT, runId, status: "pending" });
-      expect(card.approval).toMatchObject({ title: `Run ${commandHeadline(`echo ${word}`)}`, command: `echo ${word}`, severity: "warning" });
-      expect(card.approval.description).toMatch(/^The agent wants to run a command on gateway in \//);
+      expect(card).toMatchObject({
+        source: "gateway.exec-approval",
+        chatId,
+        sessionKey,
+        agentId: TEST_AGENT,
+        runId,
+        status: "pending",
+      });
+      expect(card.approval).toMatchObject({
+        title: `Run ${commandHeadline(`echo ${word}`)}`,
+        command: `echo ${word}`,
+        severity: "warning",
+      });
+      expect(card.approval.description).toMatch(
+        /^The agent wants to run a command on gateway in \//,
+      );
       // `ask: "always"` makes Always allow unavailable: the Gateway would keep asking anyway.
       expect(card.approval.decisions).toEqual(["deny", "allow-once"]);
 
@@ -307,12 +428,16 @@ describe("sessions that must not be asked, from live runs", () => {
       const call = touch();
       await userRuns(threadKey, tag, [call]);
 
-      const requested = await user.waitForEvent("plugin.approval.requested", (payload) => payload.request?.sessionKey === threadKey, WAIT_MS);
+      const requested = await user.waitForEvent(
+        "plugin.approval.requested",
+        (payload) => payload.request?.sessionKey === threadKey,
+        WAIT_MS,
+      );
       expect(requested.request.turnSourceThreadId).toBe("1717171717.000100");
       expect(await modelIsTold(tag, "Denied by user")).toBeTruthy();
       expect(existsSync(call.marker)).toBe(false);
 
-      expect((await server.store.get(requested.id))).toMatchObject({ status: "denied" });
+      expect(await server.store.get(requested.id)).toMatchObject({ status: "denied" });
       expect(viewer.shown.map((ask) => ask.id)).not.toContain(requested.id);
       expect(dashboard.shown.map((ask) => ask.id)).not.toContain(requested.id);
     },
@@ -336,16 +461,30 @@ describe("sessions that must not be asked, from live runs", () => {
       await userRuns(sessionKey, tag, [{ id: "sessions_spawn", args: { task, label: tag } }]);
 
       // The sub-agent's own model requests carry the blocked calls' results: they come after any approval would have.
-      expect(await modelIsTold(`${tag}-sub`, "Plugin approval required (gateway unavailable)")).toContain("error");
+      expect(
+        await modelIsTold(`${tag}-sub`, "Plugin approval required (gateway unavailable)"),
+      ).toContain("error");
       expect(await modelIsTold(`${tag}-sub`, "Exec approval registration failed")).toBeTruthy();
       expect(existsSync(execMarker)).toBe(false);
       const spawned = await modelIsTold(tag, "childSessionKey");
-      const childSessionKey = new RegExp(`agent:${TEST_AGENT}:subagent:[0-9a-f-]+`).exec(spawned)?.[0];
+      const childSessionKey = new RegExp(`agent:${TEST_AGENT}:subagent:[0-9a-f-]+`).exec(
+        spawned,
+      )?.[0];
       expect(childSessionKey).toMatch(new RegExp(`^agent:${TEST_AGENT}:subagent:`));
 
       expect(existsSync(call.marker)).toBe(false);
-      expect(user.events.filter((event) => /^(plugin|exec)\.approval\.requested$/.test(event.event) && event.payload.request?.sessionKey === childSessionKey)).toEqual([]);
-      expect((await server.store.list({ limit: 100_000 })).filter((ask) => ask.sessionKey === childSessionKey)).toEqual([]);
+      expect(
+        user.events.filter(
+          (event) =>
+            /^(plugin|exec)\.approval\.requested$/.test(event.event) &&
+            event.payload.request?.sessionKey === childSessionKey,
+        ),
+      ).toEqual([]);
+      expect(
+        (await server.store.list({ limit: 100_000 })).filter(
+          (ask) => ask.sessionKey === childSessionKey,
+        ),
+      ).toEqual([]);
       expect(dashboard.changed.filter((ask) => ask.sessionKey === childSessionKey)).toEqual([]);
       expect(viewer.shown).toEqual([]);
     },

@@ -6,9 +6,24 @@ import { DatabaseSync } from "node:sqlite";
 import { io } from "socket.io-client";
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
 import type { Ask } from "../../lib/ask.ts";
-import { TEST_AGENT, newChat, requestApproval, requestQuestion, sessionKeyOf as chatKey, startOnGateway, stopOnGateway, useTabs } from "../support/on-gateway.ts";
+import {
+  TEST_AGENT,
+  newChat,
+  requestApproval,
+  requestQuestion,
+  sessionKeyOf as chatKey,
+  startOnGateway,
+  stopOnGateway,
+  useTabs,
+} from "../support/on-gateway.ts";
 import type { OperatorConnection } from "../support/gateway-client.ts";
-import { openTab, startTestServer, waitConnected, type Tab, type TestServer } from "../support/tabs.ts";
+import {
+  openTab,
+  startTestServer,
+  waitConnected,
+  type Tab,
+  type TestServer,
+} from "../support/tabs.ts";
 
 const gatewayUrl = inject("gatewayUrl");
 const gatewayToken = inject("gatewayToken");
@@ -26,8 +41,15 @@ beforeAll(async () => {
 afterAll(() => stopOnGateway({ server, requester, elsewhere }));
 
 /** A server of its own with extra configuration, stopped when `use` ends. */
-async function withServer(env: Record<string, string>, use: (target: TestServer) => Promise<void>): Promise<void> {
-  const target = await startTestServer({ gatewayUrl, gatewayToken, env: { AGENT_ID: TEST_AGENT, ...env } });
+async function withServer(
+  env: Record<string, string>,
+  use: (target: TestServer) => Promise<void>,
+): Promise<void> {
+  const target = await startTestServer({
+    gatewayUrl,
+    gatewayToken,
+    env: { AGENT_ID: TEST_AGENT, ...env },
+  });
   try {
     await waitConnected(target);
     await use(target);
@@ -37,8 +59,18 @@ async function withServer(env: Record<string, string>, use: (target: TestServer)
 }
 
 /** A Socket.IO connection attempt: resolves with the socket once connected, or the connect_error message. */
-function connect(url: string, token: string, headers: Record<string, string> = {}): Promise<{ ok: true; close(): void } | { ok: false; message: string }> {
-  const socket = io(url, { auth: { token }, transports: ["websocket"], extraHeaders: headers, reconnection: false, forceNew: true });
+function connect(
+  url: string,
+  token: string,
+  headers: Record<string, string> = {},
+): Promise<{ ok: true; close(): void } | { ok: false; message: string }> {
+  const socket = io(url, {
+    auth: { token },
+    transports: ["websocket"],
+    extraHeaders: headers,
+    reconnection: false,
+    forceNew: true,
+  });
   return new Promise((resolve) => {
     socket.once("connect", () => resolve({ ok: true, close: () => socket.close() }));
     socket.once("connect_error", (error) => {
@@ -51,24 +83,34 @@ function connect(url: string, token: string, headers: Record<string, string> = {
 /** An engine.io handshake over HTTP long-polling with these headers: the status the server answers. */
 function handshakeStatus(url: string, headers: Record<string, string>): Promise<number> {
   return new Promise((resolve, reject) => {
-    const call = httpRequest(`${url}/socket.io/?EIO=4&transport=polling`, { headers }, (response) => {
-      response.resume();
-      resolve(response.statusCode ?? 0);
-    });
+    const call = httpRequest(
+      `${url}/socket.io/?EIO=4&transport=polling`,
+      { headers },
+      (response) => {
+        response.resume();
+        resolve(response.statusCode ?? 0);
+      },
+    );
     call.once("error", reject);
     call.end();
   });
 }
 
 /** A bare engine.io WebSocket that speaks Socket.IO packets by hand, recording what it receives. */
-async function rawEngineSocket(url: string): Promise<{ socket: WebSocket; frames: string[]; closed: Promise<void> }> {
-  const socket = new WebSocket(`${url.replace(/^http/, "ws")}/socket.io/?EIO=4&transport=websocket`);
+async function rawEngineSocket(
+  url: string,
+): Promise<{ socket: WebSocket; frames: string[]; closed: Promise<void> }> {
+  const socket = new WebSocket(
+    `${url.replace(/^http/, "ws")}/socket.io/?EIO=4&transport=websocket`,
+  );
   const frames: string[] = [];
   socket.addEventListener("message", (event) => frames.push(String(event.data)));
   const closed = new Promise<void>((resolve) => socket.addEventListener("close", () => resolve()));
   await new Promise<void>((resolve, reject) => {
     socket.addEventListener("open", () => resolve());
-    socket.addEventListener("error", () => reject(new Error("raw engine.io socket failed to open")));
+    socket.addEventListener("error", () =>
+      reject(new Error("raw engine.io socket failed to open")),
+    );
   });
   return { socket, frames, closed };
 }
@@ -79,7 +121,12 @@ describe("authorization", () => {
     const alice = await tab(aliceChat, "alice");
     const { id: answered } = await requestQuestion(requester, chatKey(aliceChat));
     await alice.waitForShow((a) => a.id === answered);
-    expect(await alice.send("ask:answer", { askId: answered, answer: { type: "text", text: "alice's private answer" } })).toEqual({ ok: true, status: "answered" });
+    expect(
+      await alice.send("ask:answer", {
+        askId: answered,
+        answer: { type: "text", text: "alice's private answer" },
+      }),
+    ).toEqual({ ok: true, status: "answered" });
     const { id: pending } = await requestQuestion(requester, chatKey(aliceChat));
     await alice.waitForShow((a) => a.id === pending);
 
@@ -87,10 +134,15 @@ describe("authorization", () => {
     for (const status of ["all", "answered", "pending"] as const) {
       // tab.list fails the test unless the ack is ok.
       const listed = await mallory.list(status);
-      expect(listed.filter((ask: Ask) => ask.chatId === aliceChat), `asks:list ${status} leaks alice's chat`).toEqual([]);
+      expect(
+        listed.filter((ask: Ask) => ask.chatId === aliceChat),
+        `asks:list ${status} leaks alice's chat`,
+      ).toEqual([]);
     }
     // alice's own widget and her unclaimed token (an Open WebUI session) still list her history.
-    expect((await alice.list("all")).map((ask: Ask) => ask.id)).toEqual(expect.arrayContaining([answered, pending]));
+    expect((await alice.list("all")).map((ask: Ask) => ask.id)).toEqual(
+      expect.arrayContaining([answered, pending]),
+    );
     const aliceSession = await openOn(server, null, "alice");
     expect((await aliceSession.list("answered")).map((ask: Ask) => ask.id)).toContain(answered);
   });
@@ -101,16 +153,31 @@ describe("authorization", () => {
     const squat = await squatter.send("chat:view", { chatId });
     // The real user (here the owner) opens the chat from its widget; an approval is then asked there.
     const widget = await openOn(server, chatId, "owner", chatId);
-    const approval = requestApproval(requester, elsewhere, "plugin", { pluginId: "deploy-kit", title: "Deploy", description: "Deploys the build", toolName: "deploy", sessionKey: chatKey(chatId), timeoutMs: 120_000 });
+    const approval = requestApproval(requester, elsewhere, "plugin", {
+      pluginId: "deploy-kit",
+      title: "Deploy",
+      description: "Deploys the build",
+      toolName: "deploy",
+      sessionKey: chatKey(chatId),
+      timeoutMs: 120_000,
+    });
     const { id } = await approval.requested;
     const outcome = await widget.waitFor(
-      async () => (widget.shown.some((a) => a.id === id) ? "shown" : ((await server.store.get(id))?.resolution?.summary ?? undefined)),
+      async () =>
+        widget.shown.some((a) => a.id === id)
+          ? "shown"
+          : ((await server.store.get(id))?.resolution?.summary ?? undefined),
       "the approval to be shown or ended",
     );
     expect(outcome, "the owner's approval was auto-denied in a squatted chat").toBe("shown");
     expect(squat).toMatchObject({ ok: false, error: { code: "FORBIDDEN" } });
-    expect((await server.store.chatOwner(chatId))).toBe("owner");
-    expect(await widget.send("ask:answer", { askId: id, answer: { type: "decision", decision: "deny" } })).toEqual({ ok: true, status: "answered" });
+    expect(await server.store.chatOwner(chatId)).toBe("owner");
+    expect(
+      await widget.send("ask:answer", {
+        askId: id,
+        answer: { type: "decision", decision: "deny" },
+      }),
+    ).toEqual({ ok: true, status: "answered" });
   });
 
   it("5. FORBIDDEN vs NOT_FOUND tells a caller that an ask id exists: another user's pending ask reads as no such ask", async () => {
@@ -120,7 +187,10 @@ describe("authorization", () => {
     await alice.waitForShow((a) => a.id === id);
     const mallory = await tab(newChat(), "mallory");
     const existing = await mallory.send("ask:answer", { askId: id, answer: { type: "cancel" } });
-    const missing = await mallory.send("ask:answer", { askId: `${id}-missing`, answer: { type: "cancel" } });
+    const missing = await mallory.send("ask:answer", {
+      askId: `${id}-missing`,
+      answer: { type: "cancel" },
+    });
     expect(existing).toEqual(missing);
     expect(existing).toMatchObject({ ok: false, error: { code: "NOT_FOUND" } });
     expect(server.broker.getPending(id)?.status).toBe("pending");
@@ -130,15 +200,24 @@ describe("authorization", () => {
     const chatId = newChat();
     const unclaimed = await connect(server.url, await server.token("owner"), { origin: "null" });
     expect(unclaimed).toMatchObject({ ok: false, message: expect.stringMatching(/embed token/) });
-    const embed = await connect(server.url, await server.token("owner", chatId), { origin: "null" });
+    const embed = await connect(server.url, await server.token("owner", chatId), {
+      origin: "null",
+    });
     expect(embed.ok).toBe(true);
     if (embed.ok) embed.close();
   });
 
   it("6. origins: with PUBLIC_URL set, a page whose Host header matches its own origin is not taken for the app", async () => {
     await withServer({ PUBLIC_URL: "https://asks.example.test" }, async (target) => {
-      expect(await handshakeStatus(target.url, { origin: "http://evil.test", host: "evil.test" })).toBe(403);
-      expect(await handshakeStatus(target.url, { origin: "https://asks.example.test", host: "127.0.0.1" })).toBe(200);
+      expect(
+        await handshakeStatus(target.url, { origin: "http://evil.test", host: "evil.test" }),
+      ).toBe(403);
+      expect(
+        await handshakeStatus(target.url, {
+          origin: "https://asks.example.test",
+          host: "127.0.0.1",
+        }),
+      ).toBe(200);
     });
   });
 });
@@ -150,12 +229,17 @@ describe("resource limits", () => {
     // Sent in bursts the per-socket rate limit (20/s, bursts of 40) admits, so every view is judged.
     for (let i = 0; i < chats.length; i += 20) {
       if (i > 0) await new Promise((resolve) => setTimeout(resolve, 1_000));
-      const acks = await Promise.all(chats.slice(i, i + 20).map((chatId) => spammer.send("chat:view", { chatId })));
-      for (const ack of acks) expect(ack).toMatchObject({ ok: false, error: { code: "FORBIDDEN" } });
+      const acks = await Promise.all(
+        chats.slice(i, i + 20).map((chatId) => spammer.send("chat:view", { chatId })),
+      );
+      for (const ack of acks)
+        expect(ack).toMatchObject({ ok: false, error: { code: "FORBIDDEN" } });
     }
     const db = new DatabaseSync(path.join(server.dataDir, "asks.sqlite"), { readOnly: true });
     try {
-      const row = db.prepare("SELECT COUNT(*) AS n FROM chats WHERE chat_id LIKE 'spam-%'").get() as { n: number };
+      const row = db
+        .prepare("SELECT COUNT(*) AS n FROM chats WHERE chat_id LIKE 'spam-%'")
+        .get() as { n: number };
       expect(row.n).toBe(0);
     } finally {
       db.close();
@@ -166,16 +250,35 @@ describe("resource limits", () => {
   it("8. unauthenticated sockets are cheap to hold: a connection that never sends CONNECT is closed within seconds", async () => {
     const raw = await rawEngineSocket(server.url);
     const opened = Date.now();
-    await Promise.race([raw.closed, new Promise((_, reject) => setTimeout(() => reject(new Error("still open after 20 s (Socket.IO's default keeps it 45 s)")), 20_000))]);
+    await Promise.race([
+      raw.closed,
+      new Promise((_, reject) =>
+        setTimeout(
+          () => reject(new Error("still open after 20 s (Socket.IO's default keeps it 45 s)")),
+          20_000,
+        ),
+      ),
+    ]);
     expect(Date.now() - opened).toBeLessThan(20_000);
   });
 
   it("8. a connection that leaves its authenticated namespace is not kept without one", async () => {
     const raw = await rawEngineSocket(server.url);
     raw.socket.send(`40${JSON.stringify({ token: await server.token("owner") })}`);
-    await expect.poll(() => raw.frames.some((frame) => frame.startsWith("40{")), { message: "the CONNECT ack", timeout: 20_000, interval: 20 }).toBe(true);
+    await expect
+      .poll(() => raw.frames.some((frame) => frame.startsWith("40{")), {
+        message: "the CONNECT ack",
+        timeout: 20_000,
+        interval: 20,
+      })
+      .toBe(true);
     raw.socket.send("41");
-    await Promise.race([raw.closed, new Promise((_, reject) => setTimeout(() => reject(new Error("still open 20 s after leaving the namespace")), 20_000))]);
+    await Promise.race([
+      raw.closed,
+      new Promise((_, reject) =>
+        setTimeout(() => reject(new Error("still open 20 s after leaving the namespace")), 20_000),
+      ),
+    ]);
   });
 
   it("8. failed CONNECTs are not throttled: the connection is closed after three", async () => {
@@ -185,9 +288,21 @@ describe("resource limits", () => {
     void raw.closed.then(() => (closed = true));
     for (let i = 0; i < 10 && !closed; i++) {
       raw.socket.send(`40${JSON.stringify({ token: `forged-${i}` })}`);
-      await expect.poll(() => connectErrors() > i || closed, { message: `CONNECT_ERROR ${i + 1}`, timeout: 20_000, interval: 20 }).toBe(true);
+      await expect
+        .poll(() => connectErrors() > i || closed, {
+          message: `CONNECT_ERROR ${i + 1}`,
+          timeout: 20_000,
+          interval: 20,
+        })
+        .toBe(true);
     }
-    await expect.poll(() => closed, { message: "the connection to close after repeated failed CONNECTs", timeout: 5_000, interval: 20 }).toBe(true);
+    await expect
+      .poll(() => closed, {
+        message: "the connection to close after repeated failed CONNECTs",
+        timeout: 5_000,
+        interval: 20,
+      })
+      .toBe(true);
     expect(connectErrors()).toBe(3);
   });
 
@@ -198,7 +313,9 @@ describe("resource limits", () => {
       for (let i = 0; i < 3; i++) admitted.push(await openTab(target.url, token));
       expect(await connect(target.url, token)).toMatchObject({ ok: false });
       // A forged X-Forwarded-For from an untrusted peer changes nothing.
-      expect(await connect(target.url, token, { "x-forwarded-for": "203.0.113.9" })).toMatchObject({ ok: false });
+      expect(await connect(target.url, token, { "x-forwarded-for": "203.0.113.9" })).toMatchObject({
+        ok: false,
+      });
       // A closed tab frees its slot (the server hears of the close a moment later).
       admitted.pop()!.close();
       const again = await vi.waitFor(
@@ -212,16 +329,20 @@ describe("resource limits", () => {
       again.close();
       for (const opened of admitted) opened.close();
     });
-    await withServer({ MAX_CONNECTIONS_PER_ADDRESS: "2", TRUSTED_PROXIES: "127.0.0.1" }, async (target) => {
-      const token = await target.token("owner");
-      const behind = (client: string) => connect(target.url, token, { "x-forwarded-for": client });
-      const first = [await behind("203.0.113.5"), await behind("203.0.113.5")];
-      expect(first.every((attempt) => attempt.ok)).toBe(true);
-      expect(await behind("203.0.113.5")).toMatchObject({ ok: false });
-      const other = await behind("198.51.100.7");
-      expect(other.ok).toBe(true);
-      for (const attempt of [...first, other]) if (attempt.ok) attempt.close();
-    });
+    await withServer(
+      { MAX_CONNECTIONS_PER_ADDRESS: "2", TRUSTED_PROXIES: "127.0.0.1" },
+      async (target) => {
+        const token = await target.token("owner");
+        const behind = (client: string) =>
+          connect(target.url, token, { "x-forwarded-for": client });
+        const first = [await behind("203.0.113.5"), await behind("203.0.113.5")];
+        expect(first.every((attempt) => attempt.ok)).toBe(true);
+        expect(await behind("203.0.113.5")).toMatchObject({ ok: false });
+        const other = await behind("198.51.100.7");
+        expect(other.ok).toBe(true);
+        for (const attempt of [...first, other]) if (attempt.ok) attempt.close();
+      },
+    );
   });
 });
 
@@ -237,18 +358,27 @@ describe("never die on bad data", () => {
     // Redis away, instances.test.ts.)
     const failingChat = newChat();
     const db = new DatabaseSync(path.join(server.dataDir, "asks.sqlite"));
-    db.exec(`CREATE TRIGGER refuse_chat BEFORE INSERT ON chats WHEN NEW.chat_id = '${failingChat}' BEGIN SELECT RAISE(ABORT, 'disk I/O error (test)'); END;`);
+    db.exec(
+      `CREATE TRIGGER refuse_chat BEFORE INSERT ON chats WHEN NEW.chat_id = '${failingChat}' BEGIN SELECT RAISE(ABORT, 'disk I/O error (test)'); END;`,
+    );
     const logsBefore = server.logs.length;
     try {
-      expect(await viewer.send("chat:view", { chatId: failingChat })).toMatchObject({ ok: false, error: { code: "INTERNAL" } });
+      expect(await viewer.send("chat:view", { chatId: failingChat })).toMatchObject({
+        ok: false,
+        error: { code: "INTERNAL" },
+      });
     } finally {
       db.exec("DROP TRIGGER refuse_chat;");
       db.close();
     }
-    const logged = server.logs.slice(logsBefore).filter((line) => line.includes("disk I/O error (test)"));
+    const logged = server.logs
+      .slice(logsBefore)
+      .filter((line) => line.includes("disk I/O error (test)"));
     expect(logged.filter((line) => line.includes("chat:view"))).toHaveLength(1);
     expect(server.broker.getPending(id)?.status).toBe("pending");
     expect(await viewer.send("chat:view", { chatId })).toEqual({ ok: true });
-    expect(await viewer.send("ask:answer", { askId: id, answer: { type: "text", text: "SQLite" } })).toEqual({ ok: true, status: "answered" });
+    expect(
+      await viewer.send("ask:answer", { askId: id, answer: { type: "text", text: "SQLite" } }),
+    ).toEqual({ ok: true, status: "answered" });
   });
 });

@@ -4,19 +4,33 @@
 // server's injected clock and is cleared on disconnect and on stop.
 import { afterEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../support/manual-clock.ts";
-import { newChat, sessionKeyOf, startOnFakeGateway, stopOnFakeGateway, useTabs } from "../support/on-gateway.ts";
+import {
+  newChat,
+  sessionKeyOf,
+  startOnFakeGateway,
+  stopOnFakeGateway,
+  useTabs,
+} from "../support/on-gateway.ts";
 import type { FakeGateway } from "../support/fake-gateway.ts";
 import { waitConnected, type TestServer } from "../support/tabs.ts";
 
 const { openOn } = useTabs();
 const LIST_FAILS = { code: "UNAVAILABLE", message: "question store busy" };
-const DB = { questionId: "db", header: "Database", question: "Which database?", options: [{ label: "Postgres" }, { label: "SQLite" }], isOther: true };
+const DB = {
+  questionId: "db",
+  header: "Database",
+  question: "Which database?",
+  options: [{ label: "Postgres" }, { label: "SQLite" }],
+  isOther: true,
+};
 
 let started: { fake?: FakeGateway; server?: TestServer } = {};
 afterEach(() => stopOnFakeGateway(started));
 
 async function logged(server: TestServer, pattern: RegExp, after = 0): Promise<void> {
-  await expect.poll(() => server.logs.slice(after).some((line) => pattern.test(line)), { timeout: 20_000 }).toBe(true);
+  await expect
+    .poll(() => server.logs.slice(after).some((line) => pattern.test(line)), { timeout: 20_000 })
+    .toBe(true);
 }
 
 describe("backfill retry", () => {
@@ -26,7 +40,11 @@ describe("backfill retry", () => {
     started = { fake, server };
     const chatId = newChat();
     const first = await openOn(server, chatId);
-    const record = fake.createQuestion({ sessionKey: sessionKeyOf(chatId), timeoutMs: 600_000, questions: [DB] });
+    const record = fake.createQuestion({
+      sessionKey: sessionKeyOf(chatId),
+      timeoutMs: 600_000,
+      questions: [DB],
+    });
     await first.waitForShow((ask) => ask.id === record.id);
 
     fake.failNext("question.list", LIST_FAILS, 2);

@@ -7,7 +7,11 @@ import { DatabaseSync } from "node:sqlite";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ErrorCode } from "../../lib/protocol.ts";
-import { FILTER_SIGNATURE_HEADER, filterKey, signFilterRequest } from "../../server/http/filter-route.ts";
+import {
+  FILTER_SIGNATURE_HEADER,
+  filterKey,
+  signFilterRequest,
+} from "../../server/http/filter-route.ts";
 import { secretKey } from "../../server/auth/tokens.ts";
 import { newChat, startOnGateway, stopOnGateway } from "../support/on-gateway.ts";
 import type { OperatorConnection } from "../support/gateway-client.ts";
@@ -35,29 +39,50 @@ function chats(): string {
 async function post(body: string, signature: string | undefined) {
   const response = await fetch(`${server.url}/openwebui/replies`, {
     method: "POST",
-    headers: { "content-type": "application/json", ...(signature === undefined ? {} : { [FILTER_SIGNATURE_HEADER]: signature }) },
+    headers: {
+      "content-type": "application/json",
+      ...(signature === undefined ? {} : { [FILTER_SIGNATURE_HEADER]: signature }),
+    },
     body,
   });
-  return { status: response.status, body: (await response.json()) as { ok: boolean; error?: { code: string; message: string } } };
+  return {
+    status: response.status,
+    body: (await response.json()) as { ok: boolean; error?: { code: string; message: string } },
+  };
 }
 
 describe("the filter's endpoint under attack", () => {
   it("no key a browser or a tab holds signs a reply start: a chat nobody opened yet cannot be claimed with one", async () => {
     const victimChat = newChat("victim");
-    const body = JSON.stringify({ chatId: victimChat, replyId: "m1", userId: "mallory", startedAt: Date.now() });
+    const body = JSON.stringify({
+      chatId: victimChat,
+      replyId: "m1",
+      userId: "mallory",
+      startedAt: Date.now(),
+    });
     const embedToken = await server.token("mallory", newChat("mallory"));
     const attempts = [
       // The tab tokens' own key, AUTH_SECRET itself, an embed token as the key, and its signature.
       signFilterRequest(Buffer.from(secretKey(TEST_AUTH_SECRET)), body, Date.now()),
       signFilterRequest(Buffer.from(TEST_AUTH_SECRET), body, Date.now()),
       signFilterRequest(Buffer.from(embedToken), body, Date.now()),
-      `t=${Math.floor(Date.now() / 1000)},v1=${Buffer.from(embedToken.split(".")[2] ?? "", "base64url").toString("hex").padEnd(64, "0").slice(0, 64)}`,
+      `t=${Math.floor(Date.now() / 1000)},v1=${Buffer.from(
+        embedToken.split(".")[2] ?? "",
+        "base64url",
+      )
+        .toString("hex")
+        .padEnd(64, "0")
+        .slice(0, 64)}`,
       // A real signature, of another body; and one an hour old.
       signFilterRequest(filterKey(TEST_AUTH_SECRET), body.replace("mallory", "owner"), Date.now()),
       signFilterRequest(filterKey(TEST_AUTH_SECRET), body, Date.now() - 3_600_000),
       undefined,
     ];
-    for (const signature of attempts) expect(await post(body, signature)).toMatchObject({ status: 401, body: { ok: false, error: { code: "FORBIDDEN" } } });
+    for (const signature of attempts)
+      expect(await post(body, signature)).toMatchObject({
+        status: 401,
+        body: { ok: false, error: { code: "FORBIDDEN" } },
+      });
     // The victim then opens the chat from its widget and is its owner.
     const victim = await openTab(server.url, await server.token("victim", victimChat));
     expect(await victim.send("chat:view", { chatId: victimChat })).toEqual({ ok: true });
@@ -67,10 +92,27 @@ describe("the filter's endpoint under attack", () => {
 });
 
 describe("the filter's endpoint fuzzed", () => {
-  const text = fc.oneof(fc.string(), fc.string({ unit: "binary" }), fc.constantFrom("", " ", "\u0000", "\u202e", "__proto__", "constructor"), fc.string({ minLength: 150, maxLength: 400 }));
-  const value = fc.oneof(text, fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.anything({ maxDepth: 2 }));
+  const text = fc.oneof(
+    fc.string(),
+    fc.string({ unit: "binary" }),
+    fc.constantFrom("", " ", "\u0000", "\u202e", "__proto__", "constructor"),
+    fc.string({ minLength: 150, maxLength: 400 }),
+  );
+  const value = fc.oneof(
+    text,
+    fc.integer(),
+    fc.double(),
+    fc.boolean(),
+    fc.constant(null),
+    fc.anything({ maxDepth: 2 }),
+  );
   const start = fc.record(
-    { chatId: fc.oneof(fc.constant(newChat("fuzz")), value), replyId: value, userId: value, startedAt: fc.oneof(fc.constant(Date.now()), value) },
+    {
+      chatId: fc.oneof(fc.constant(newChat("fuzz")), value),
+      replyId: value,
+      userId: value,
+      startedAt: fc.oneof(fc.constant(Date.now()), value),
+    },
     { requiredKeys: [] },
   );
   const body = fc.oneof(
@@ -97,7 +139,10 @@ describe("the filter's endpoint fuzzed", () => {
                   ? "t=abc,v1=;;"
                   : undefined;
         const answer = await post(raw, signature);
-        expect([200, 400, 401, 413], `${how}: ${answer.status} ${JSON.stringify(answer.body)}`).toContain(answer.status);
+        expect(
+          [200, 400, 401, 413],
+          `${how}: ${answer.status} ${JSON.stringify(answer.body)}`,
+        ).toContain(answer.status);
         if (answer.status === 200) {
           expect(how).toBe("filter");
           return;

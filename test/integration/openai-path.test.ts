@@ -11,12 +11,37 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
 import { SECRET_MASKED_ENTRY_MESSAGE } from "../../lib/answers.ts";
 import type { ReplyClaim } from "../../server/broker/ports.ts";
-import { FILTER_SIGNATURE_HEADER, filterKey, signFilterRequest } from "../../server/http/filter-route.ts";
-import { TEST_AGENT, newChat, startOnGateway, stopOnGateway, useTabs } from "../support/on-gateway.ts";
+import {
+  FILTER_SIGNATURE_HEADER,
+  filterKey,
+  signFilterRequest,
+} from "../../server/http/filter-route.ts";
+import {
+  TEST_AGENT,
+  newChat,
+  startOnGateway,
+  stopOnGateway,
+  useTabs,
+} from "../support/on-gateway.ts";
 import type { OperatorConnection } from "../support/gateway-client.ts";
-import { streamChatCompletion, type ChatCompletionStream, type ChatMessage } from "../support/openai-http.ts";
-import { fetchStubRequests, messageText, stubScript, type StubTool } from "../support/stub-model.ts";
-import { TEST_AUTH_SECRET, TEST_OWNER, openTab, type Tab, type TestServer } from "../support/tabs.ts";
+import {
+  streamChatCompletion,
+  type ChatCompletionStream,
+  type ChatMessage,
+} from "../support/openai-http.ts";
+import {
+  fetchStubRequests,
+  messageText,
+  stubScript,
+  type StubTool,
+} from "../support/stub-model.ts";
+import {
+  TEST_AUTH_SECRET,
+  TEST_OWNER,
+  openTab,
+  type Tab,
+  type TestServer,
+} from "../support/tabs.ts";
 
 const gatewayUrl = inject("gatewayUrl");
 const gatewayToken = inject("gatewayToken");
@@ -46,7 +71,10 @@ async function startReply(userId = TEST_OWNER, chatId = newChat("v1")): Promise<
   const body = JSON.stringify({ chatId, replyId: reply.msg, userId, startedAt: reply.mts });
   const response = await fetch(`${server.url}/openwebui/replies`, {
     method: "POST",
-    headers: { "content-type": "application/json", [FILTER_SIGNATURE_HEADER]: signFilterRequest(filterKey(TEST_AUTH_SECRET), body, Date.now()) },
+    headers: {
+      "content-type": "application/json",
+      [FILTER_SIGNATURE_HEADER]: signFilterRequest(filterKey(TEST_AUTH_SECRET), body, Date.now()),
+    },
     body,
   });
   expect(response.status, await response.clone().text()).toBe(200);
@@ -79,7 +107,17 @@ async function widget(at: Reply, userId = TEST_OWNER): Promise<Tab> {
 
 const ASK_USER: StubTool = {
   id: "ask_user",
-  args: { questions: [{ id: "db", header: "Database", question: "Which database?", options: [{ label: "Postgres" }, { label: "SQLite" }] }], timeoutSeconds: 300 },
+  args: {
+    questions: [
+      {
+        id: "db",
+        header: "Database",
+        question: "Which database?",
+        options: [{ label: "Postgres" }, { label: "SQLite" }],
+      },
+    ],
+    timeoutSeconds: 300,
+  },
 };
 
 /** The text the model got back from its last tool call in this reply. */
@@ -95,26 +133,58 @@ describe("a question asked in a /v1 reply is answered in that reply", () => {
     const opened = await widget(at);
     const response = request(at, { tool: ASK_USER, then: "CONTINUED after the answer" });
     const card = await opened.waitForShow();
-    expect(card).toMatchObject({ kind: "question", chatId: at.chatId, replyId: at.reply.msg, sessionKey: `agent:${TEST_AGENT}:openai-user:openwebui:${at.chatId}:${at.reply.msg}` });
+    expect(card).toMatchObject({
+      kind: "question",
+      chatId: at.chatId,
+      replyId: at.reply.msg,
+      sessionKey: `agent:${TEST_AGENT}:openai-user:openwebui:${at.chatId}:${at.reply.msg}`,
+    });
     expect(card.runId).toBe(response.id());
     expect(response.text()).toBe("");
 
-    expect(await opened.send("ask:answer", { askId: card.id, answer: { type: "questions", answers: { db: ["SQLite"] } } })).toMatchObject({ ok: true, status: "answered" });
+    expect(
+      await opened.send("ask:answer", {
+        askId: card.id,
+        answer: { type: "questions", answers: { db: ["SQLite"] } },
+      }),
+    ).toMatchObject({ ok: true, status: "answered" });
     const done = await response.done;
-    expect(done).toMatchObject({ status: 200, text: "CONTINUED after the answer", finishReason: "stop" });
+    expect(done).toMatchObject({
+      status: 200,
+      text: "CONTINUED after the answer",
+      finishReason: "stop",
+    });
     expect(await lastToolResult(at)).toContain("SQLite");
     // The reply keeps its summary.
-    expect((await opened.list("all")).find((ask) => ask.id === card.id)).toMatchObject({ status: "answered", replyId: at.reply.msg, resolution: { summary: "SQLite" } });
+    expect((await opened.list("all")).find((ask) => ask.id === card.id)).toMatchObject({
+      status: "answered",
+      replyId: at.reply.msg,
+      resolution: { summary: "SQLite" },
+    });
   });
 
   it("takes a secret in the masked dialog: stored at the Gateway, never in the response or the model's requests", async () => {
     const at = await startReply();
     const opened = await widget(at);
     const value = `sk-v1-${randomUUID()}`;
-    const response = request(at, { tool: { id: "secrets", args: { action: "request", name: "DEMO_TOKEN", reason: "v1 path", allowedHosts: ["api.example.com"], timeoutSeconds: 120 } }, then: "Key stored." });
+    const response = request(at, {
+      tool: {
+        id: "secrets",
+        args: {
+          action: "request",
+          name: "DEMO_TOKEN",
+          reason: "v1 path",
+          allowedHosts: ["api.example.com"],
+          timeoutSeconds: 120,
+        },
+      },
+      then: "Key stored.",
+    });
     const card = await opened.waitForShow();
     expect(card).toMatchObject({ kind: "secret", source: "gateway.secret", replyId: at.reply.msg });
-    expect(await opened.send("ask:answer", { askId: card.id, answer: { type: "secret", value } })).toEqual({ ok: true, status: "answered", outcome: "stored" });
+    expect(
+      await opened.send("ask:answer", { askId: card.id, answer: { type: "secret", value } }),
+    ).toEqual({ ok: true, status: "answered", outcome: "stored" });
     expect((await response.done).text).toBe("Key stored.");
     expect(await lastToolResult(at)).toContain("stored");
     expect(JSON.stringify(await fetchStubRequests(stubModelUrl, at.tag))).not.toContain(value);
@@ -124,10 +194,22 @@ describe("a question asked in a /v1 reply is answered in that reply", () => {
     const at = await startReply();
     const opened = await widget(at);
     const marker = join(markers, `marker-${randomUUID()}`);
-    const response = request(at, { tool: { id: "asks_touch_marker", args: { path: marker } }, then: "Marker done." });
+    const response = request(at, {
+      tool: { id: "asks_touch_marker", args: { path: marker } },
+      then: "Marker done.",
+    });
     const card = await opened.waitForShow();
-    expect(card).toMatchObject({ kind: "approval", source: "gateway.plugin-approval", replyId: at.reply.msg });
-    expect(await opened.send("ask:answer", { askId: card.id, answer: { type: "decision", decision: "allow-once" } })).toMatchObject({ ok: true });
+    expect(card).toMatchObject({
+      kind: "approval",
+      source: "gateway.plugin-approval",
+      replyId: at.reply.msg,
+    });
+    expect(
+      await opened.send("ask:answer", {
+        askId: card.id,
+        answer: { type: "decision", decision: "allow-once" },
+      }),
+    ).toMatchObject({ ok: true });
     expect((await response.done).text).toBe("Marker done.");
     expect(existsSync(marker)).toBe(true);
   });
@@ -140,8 +222,16 @@ describe("Stop on the /v1 path", () => {
     const response = request(at, { tool: ASK_USER, then: "never streamed" });
     const card = await opened.waitForShow();
     response.abort();
-    expect(await opened.waitForClose(card.id)).toEqual({ askId: card.id, reason: "answered-elsewhere", summary: "Stopped" });
-    expect((await opened.list("all")).find((ask) => ask.id === card.id)).toMatchObject({ status: "cancelled", replyId: at.reply.msg, resolution: { summary: "Stopped" } });
+    expect(await opened.waitForClose(card.id)).toEqual({
+      askId: card.id,
+      reason: "answered-elsewhere",
+      summary: "Stopped",
+    });
+    expect((await opened.list("all")).find((ask) => ask.id === card.id)).toMatchObject({
+      status: "cancelled",
+      replyId: at.reply.msg,
+      resolution: { summary: "Stopped" },
+    });
   });
 
   it("closes an approval's card the same way: the Gateway denies it for the gone request, and nothing runs", async () => {
@@ -163,20 +253,38 @@ describe("a guest's /v1 reply", () => {
     const marker = join(markers, `marker-${randomUUID()}`);
     // No widget has opened yet: the reply ends (the tool call denied, not waiting) only because the
     // server knew whose chat it is from the reply's start.
-    const done = await request(at, { tool: { id: "asks_touch_marker", args: { path: marker } }, then: "Told it was denied." }).done;
+    const done = await request(at, {
+      tool: { id: "asks_touch_marker", args: { path: marker } },
+      then: "Told it was denied.",
+    }).done;
     expect(done.text).toBe("Told it was denied.");
     expect(await lastToolResult(at)).toContain("Denied");
     expect(existsSync(marker)).toBe(false);
     const opened = await widget(at, "guest");
-    expect((await opened.list("all")).filter((ask) => ask.replyId === at.reply.msg)).toMatchObject([{ kind: "approval", status: "denied", resolution: { summary: "Denied: this needs the owner's approval" } }]);
+    expect((await opened.list("all")).filter((ask) => ask.replyId === at.reply.msg)).toMatchObject([
+      {
+        kind: "approval",
+        status: "denied",
+        resolution: { summary: "Denied: this needs the owner's approval" },
+      },
+    ]);
     expect(opened.shown).toEqual([]);
   });
 
   it("never shows a secret request: it is cancelled at once, and the reply's open widget is told why", async () => {
     const at = await startReply("guest");
     const opened = await widget(at, "guest");
-    const response = request(at, { tool: { id: "secrets", args: { action: "request", name: "DEMO_TOKEN", reason: "guest", timeoutSeconds: 120 } }, then: "No secret." });
-    const close = await opened.waitFor(() => opened.closed.find((item) => item.reason === "denied"), "the refusal in the reply's widget");
+    const response = request(at, {
+      tool: {
+        id: "secrets",
+        args: { action: "request", name: "DEMO_TOKEN", reason: "guest", timeoutSeconds: 120 },
+      },
+      then: "No secret.",
+    });
+    const close = await opened.waitFor(
+      () => opened.closed.find((item) => item.reason === "denied"),
+      "the refusal in the reply's widget",
+    );
     expect(close.summary).toBe("Cancelled: secrets can only be entered by the owner");
     expect((await response.done).text).toBe("No secret.");
     expect(await lastToolResult(at)).toContain("cancelled");
@@ -188,33 +296,65 @@ describe("a text prompt in a /v1 reply", () => {
   it("is answered as the person's next message in the chat: the widget gets it to submit, and the Gateway is sent nothing", async () => {
     const at = await startReply();
     const opened = await widget(at);
-    const done = await request(at, { reply: "Almost there.\nOpenClaw needs input: Which database?\n1. Postgres\n2. SQLite" }).done;
+    const done = await request(at, {
+      reply: "Almost there.\nOpenClaw needs input: Which database?\n1. Postgres\n2. SQLite",
+    }).done;
     expect(done.text).toContain("OpenClaw needs input:"); // the Gateway streams it as written: the filter removes it
     const card = await opened.waitForShow();
-    expect(card).toMatchObject({ source: "text-prompt", replyId: at.reply.msg, textPrompt: { continues: "chat", fallbackText: "Which database?\n1. Postgres\n2. SQLite" } });
+    expect(card).toMatchObject({
+      source: "text-prompt",
+      replyId: at.reply.msg,
+      textPrompt: { continues: "chat", fallbackText: "Which database?\n1. Postgres\n2. SQLite" },
+    });
 
     // The dashboard cannot put the answer into the chat.
     const dashboard = await tab(null);
-    expect(await dashboard.send("ask:answer", { askId: card.id, answer: { type: "text", text: "2" } })).toMatchObject({ ok: false, error: { code: "FORBIDDEN" } });
+    expect(
+      await dashboard.send("ask:answer", { askId: card.id, answer: { type: "text", text: "2" } }),
+    ).toMatchObject({ ok: false, error: { code: "FORBIDDEN" } });
 
-    const runsBefore = watcher.events.filter((event) => event.event === "chat" && event.payload.sessionKey === card.sessionKey).map((event) => event.payload.runId);
-    expect(await opened.send("ask:answer", { askId: card.id, answer: { type: "text", text: "2" } })).toEqual({ ok: true, status: "answered", chatMessage: "SQLite" });
+    const runsBefore = watcher.events
+      .filter((event) => event.event === "chat" && event.payload.sessionKey === card.sessionKey)
+      .map((event) => event.payload.runId);
+    expect(
+      await opened.send("ask:answer", { askId: card.id, answer: { type: "text", text: "2" } }),
+    ).toEqual({ ok: true, status: "answered", chatMessage: "SQLite" });
     // Answered in the store; and the answer's own fetch comes after the ack: no run was started in the session.
-    expect((await opened.list("all")).find((ask) => ask.id === card.id)).toMatchObject({ status: "answered", resolution: { summary: "SQLite" } });
-    const runsAfter = watcher.events.filter((event) => event.event === "chat" && event.payload.sessionKey === card.sessionKey).map((event) => event.payload.runId);
+    expect((await opened.list("all")).find((ask) => ask.id === card.id)).toMatchObject({
+      status: "answered",
+      resolution: { summary: "SQLite" },
+    });
+    const runsAfter = watcher.events
+      .filter((event) => event.event === "chat" && event.payload.sessionKey === card.sessionKey)
+      .map((event) => event.payload.runId);
     expect(new Set(runsAfter)).toEqual(new Set(runsBefore));
   });
 
   it("never takes a secret asked for in text: the dialog's one action asks the agent for masked entry, as the next message", async () => {
     const at = await startReply();
     const opened = await widget(at);
-    await request(at, { reply: "OpenClaw needs input: Please paste your API key for the deploy." }).done;
+    await request(at, { reply: "OpenClaw needs input: Please paste your API key for the deploy." })
+      .done;
     const card = await opened.waitForShow();
-    expect(card).toMatchObject({ kind: "secret", source: "text-prompt", textPrompt: { continues: "chat" } });
-    const typed = await opened.send("ask:answer", { askId: card.id, answer: { type: "secret", value: "sk-never-sent" } });
+    expect(card).toMatchObject({
+      kind: "secret",
+      source: "text-prompt",
+      textPrompt: { continues: "chat" },
+    });
+    const typed = await opened.send("ask:answer", {
+      askId: card.id,
+      answer: { type: "secret", value: "sk-never-sent" },
+    });
     expect(typed).toMatchObject({ ok: false, error: { code: "INVALID" } });
     expect(JSON.stringify(typed)).not.toContain("sk-never-sent");
-    expect(await opened.send("ask:answer", { askId: card.id, answer: { type: "cancel" } })).toEqual({ ok: true, status: "cancelled", outcome: "cancelled", chatMessage: SECRET_MASKED_ENTRY_MESSAGE });
+    expect(await opened.send("ask:answer", { askId: card.id, answer: { type: "cancel" } })).toEqual(
+      {
+        ok: true,
+        status: "cancelled",
+        outcome: "cancelled",
+        chatMessage: SECRET_MASKED_ENTRY_MESSAGE,
+      },
+    );
   });
 });
 
@@ -222,9 +362,15 @@ describe("the filter's endpoint", () => {
   it("records the chat's owner from its first reply, before any widget opens, and never changes it", async () => {
     const at = await startReply("alice");
     const later = await startReply("mallory", at.chatId);
-    const mallory = await openTab(server.url, await server.token("mallory", at.chatId, later.reply));
+    const mallory = await openTab(
+      server.url,
+      await server.token("mallory", at.chatId, later.reply),
+    );
     widgets.push(mallory);
-    expect(await mallory.send("chat:view", { chatId: at.chatId })).toMatchObject({ ok: false, error: { code: "FORBIDDEN", message: "this chat belongs to another user" } });
+    expect(await mallory.send("chat:view", { chatId: at.chatId })).toMatchObject({
+      ok: false,
+      error: { code: "FORBIDDEN", message: "this chat belongs to another user" },
+    });
     await widget(later, "alice");
   });
 });
@@ -237,23 +383,36 @@ describe("which Gateway session a /v1 reply runs in", () => {
     const history: ChatMessage[] = [];
     for (const [index, tag] of tags.entries()) {
       history.push({ role: "user", content: stubScript({ reply: `Answer ${index + 1}.`, tag }) });
-      const done = await streamChatCompletion({ gatewayUrl, token: gatewayToken, model: `openclaw/${TEST_AGENT}`, user: userOfTurn(index + 1), messages: [...history] }).done;
+      const done = await streamChatCompletion({
+        gatewayUrl,
+        token: gatewayToken,
+        model: `openclaw/${TEST_AGENT}`,
+        user: userOfTurn(index + 1),
+        messages: [...history],
+      }).done;
       history.push({ role: "assistant", content: done.text });
     }
-    const last = (await fetchStubRequests(stubModelUrl, tags[2])).at(-1)!.body.messages!.filter((item) => item.role !== "system");
+    const last = (await fetchStubRequests(stubModelUrl, tags[2]))
+      .at(-1)!
+      .body.messages!.filter((item) => item.role !== "system");
     const text = JSON.stringify(last);
-    return { copiesOfTurn1: text.split(tags[0]!).length - 1, messages: last.length, characters: text.length };
+    return {
+      copiesOfTurn1: text.split(tags[0]!).length - 1,
+      messages: last.length,
+      characters: text.length,
+    };
   }
 
   it("one per reply (the filter's user): the model gets the chat's earlier messages once; one per chat would give it them again with each turn", async () => {
     const chat = `sessions-${randomUUID()}`;
     const perReply = await chatOfThreeTurns((turn) => `openwebui:${chat}:m${turn}`);
     const perChat = await chatOfThreeTurns(() => `openwebui:${chat}`);
-    console.log(`the model's third request of a three-turn chat: one session per reply ${JSON.stringify(perReply)}, one per chat ${JSON.stringify(perChat)}`);
+    console.log(
+      `the model's third request of a three-turn chat: one session per reply ${JSON.stringify(perReply)}, one per chat ${JSON.stringify(perChat)}`,
+    );
     expect(perReply.copiesOfTurn1).toBe(1);
     // The session's own transcript, then Open WebUI's messages flattened into the current one: twice and more.
     expect(perChat.copiesOfTurn1).toBeGreaterThanOrEqual(2);
     expect(perChat.characters).toBeGreaterThan(perReply.characters);
   });
 });
-

@@ -9,31 +9,62 @@ import { SignJWT, decodeJwt, decodeProtectedHeader } from "jose";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { TEST_AGENT, newChat, useTabs } from "../support/on-gateway.ts";
 import { PROJECT_ROOT } from "../support/app-server.ts";
-import { TEST_AUTH_SECRET, openTab, startTestServer, waitConnected, type TestServer } from "../support/tabs.ts";
+import {
+  TEST_AUTH_SECRET,
+  openTab,
+  startTestServer,
+  waitConnected,
+  type TestServer,
+} from "../support/tabs.ts";
 import { errorMessage } from "../../lib/error-message.ts";
 
 const { openOn, tabs } = useTabs();
 let server: TestServer;
 
 beforeAll(async () => {
-  server = await startTestServer({ gatewayUrl: inject("gatewayUrl"), gatewayToken: inject("gatewayToken"), env: { AGENT_ID: TEST_AGENT } });
+  server = await startTestServer({
+    gatewayUrl: inject("gatewayUrl"),
+    gatewayToken: inject("gatewayToken"),
+    env: { AGENT_ID: TEST_AGENT },
+  });
   await waitConnected(server);
 });
 
 afterAll(() => server.dispose());
 
 /** `npm run owner-link [-- args]` against the running server's DATA_DIR; resolves with the printed token. */
-function ownerLinkCommand(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; output: string; token: string | null }> {
+function ownerLinkCommand(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; output: string; token: string | null }> {
   const child = spawn(process.execPath, ["server/owner-link.ts", ...args], {
     cwd: PROJECT_ROOT,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: "production", DATA_DIR: server.dataDir, AUTH_SECRET: TEST_AUTH_SECRET, OWNER_USERS: "owner", PUBLIC_URL: "https://asks.example.com", ...env },
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      NODE_ENV: "production",
+      DATA_DIR: server.dataDir,
+      AUTH_SECRET: TEST_AUTH_SECRET,
+      OWNER_USERS: "owner",
+      PUBLIC_URL: "https://asks.example.com",
+      ...env,
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";
   child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
   child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
   return new Promise((resolve) =>
-    child.once("exit", (code) => resolve({ code, output, token: /^Dashboard \(owner "owner", valid \d+ h\): https:\/\/asks\.example\.com\/\?token=(\S+)$/m.exec(output)?.[1] ?? null })),
+    child.once("exit", (code) =>
+      resolve({
+        code,
+        output,
+        token:
+          /^Dashboard \(owner "owner", valid \d+ h\): https:\/\/asks\.example\.com\/\?token=(\S+)$/m.exec(
+            output,
+          )?.[1] ?? null,
+      }),
+    ),
   );
 }
 
@@ -73,7 +104,9 @@ describe("owner links", () => {
     const revoked = await ownerLinkCommand(["--revoke"]);
     expect(revoked.code).toBe(0);
     expect(revoked.output).toMatch(/revoked/);
-    expect(decodeProtectedHeader(revoked.token!).kid).not.toBe(decodeProtectedHeader(before.token!).kid);
+    expect(decodeProtectedHeader(revoked.token!).kid).not.toBe(
+      decodeProtectedHeader(before.token!).kid,
+    );
 
     expect(await connectError(before.token!)).toMatch(/revoked/);
     expect(await connectError(revoked.token!)).toBe("connected");
@@ -95,26 +128,48 @@ describe("owner links", () => {
   it("an unknown argument is refused with one line and a non-zero exit", async () => {
     const run = await ownerLinkCommand(["--revoke-all"]);
     expect(run.code).toBe(1);
-    expect(run.output.trim().split("\n")).toEqual([expect.stringMatching(/unknown argument --revoke-all: usage: npm run owner-link/)]);
+    expect(run.output.trim().split("\n")).toEqual([
+      expect.stringMatching(/unknown argument --revoke-all: usage: npm run owner-link/),
+    ]);
   });
 
   it("22.1 a leaked owner link's device links end with npm run owner-link -- --revoke: refused at connect, listing and minting; a device printed by --device stays", async () => {
     const leaked = (await ownerLinkCommand([])).token!;
     const call = async (method: string, path: string, token: string, body?: unknown) => {
-      const response = await fetch(`${server.url}${path}`, { method, headers: { "content-type": "application/json", authorization: `Bearer ${token}` }, body: body === undefined ? undefined : JSON.stringify(body) });
-      return { status: response.status, body: (await response.json()) as { devices?: { kid: string; mintedBy: unknown }[]; url?: string; kid?: string } };
+      const response = await fetch(`${server.url}${path}`, {
+        method,
+        headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      return {
+        status: response.status,
+        body: (await response.json()) as {
+          devices?: { kid: string; mintedBy: unknown }[];
+          url?: string;
+          kid?: string;
+        },
+      };
     };
     const minted = await call("POST", "/devices", leaked, { name: "Attacker's phone" });
     expect(minted.status).toBe(201);
     const deviceToken = new URL(minted.body.url!).searchParams.get("token")!;
-    expect((await call("GET", "/devices", leaked)).body.devices).toContainEqual(expect.objectContaining({ kid: minted.body.kid, mintedBy: { kind: "owner-link", kid: decodeProtectedHeader(leaked).kid } }));
-    const kept = /: (https:\/\/\S+)$/m.exec((await ownerLinkCommand(["--device", "Kitchen tablet"])).output)?.[1];
+    expect((await call("GET", "/devices", leaked)).body.devices).toContainEqual(
+      expect.objectContaining({
+        kid: minted.body.kid,
+        mintedBy: { kind: "owner-link", kid: decodeProtectedHeader(leaked).kid },
+      }),
+    );
+    const kept = /: (https:\/\/\S+)$/m.exec(
+      (await ownerLinkCommand(["--device", "Kitchen tablet"])).output,
+    )?.[1];
     const keptToken = new URL(kept!).searchParams.get("token")!;
     expect(await connectError(deviceToken)).toBe("connected");
 
     const revoked = await ownerLinkCommand(["--revoke"]);
     expect(revoked.code).toBe(0);
-    expect(revoked.output).toMatch(/^Every earlier owner link is revoked, and the \d+ device links? minted through them\.$/m);
+    expect(revoked.output).toMatch(
+      /^Every earlier owner link is revoked, and the \d+ device links? minted through them\.$/m,
+    );
     expect(await connectError(deviceToken)).toMatch(/revoked/);
     expect((await call("GET", "/devices", deviceToken)).status).toBe(403);
     expect((await call("POST", "/devices", deviceToken, { name: "Renewed" })).status).toBe(403);
@@ -130,6 +185,10 @@ describe("owner links", () => {
     expect(printed.output).toMatch(/^Device link for "Kitchen tablet" \(owner "owner", until /m);
     const empty = await ownerLinkCommand(["--device", "\u202e\t\u2066\u200f "]);
     expect(empty.code).toBe(1);
-    expect(empty.output.trim().split("\n")).toEqual([expect.stringMatching(/^owner-link: --device must name the device: usage: npm run owner-link/)]);
+    expect(empty.output.trim().split("\n")).toEqual([
+      expect.stringMatching(
+        /^owner-link: --device must name the device: usage: npm run owner-link/,
+      ),
+    ]);
   });
 });

@@ -8,17 +8,35 @@
 import { spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LINK_CHECK_EVERY_MS } from "../../server/auth/link-check.ts";
-import { TEST_AGENT, startOnFakeGateway, stopOnFakeGateway, useTabs } from "../support/on-gateway.ts";
+import {
+  TEST_AGENT,
+  startOnFakeGateway,
+  stopOnFakeGateway,
+  useTabs,
+} from "../support/on-gateway.ts";
 import { PROJECT_ROOT } from "../support/app-server.ts";
 import { startFakeGateway, type FakeGateway } from "../support/fake-gateway.ts";
 import type { Payload } from "../support/gateway-client.ts";
 import { ManualClock } from "../support/manual-clock.ts";
 import { startRedis, type TestRedis } from "../support/redis-server.ts";
-import { TEST_AUTH_SECRET, openTab, startTestServer, waitConnected, watchesAsOwner, type Tab, type TestServer } from "../support/tabs.ts";
+import {
+  TEST_AUTH_SECRET,
+  openTab,
+  startTestServer,
+  waitConnected,
+  watchesAsOwner,
+  type Tab,
+  type TestServer,
+} from "../support/tabs.ts";
 
 const { tabs } = useTabs();
 
-async function call(server: TestServer, method: string, path: string, token: string): Promise<{ status: number; body: Payload }> {
+async function call(
+  server: TestServer,
+  method: string,
+  path: string,
+  token: string,
+): Promise<{ status: number; body: Payload }> {
   const response = await fetch(`${server.url}${path}`, {
     method,
     headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
@@ -28,10 +46,16 @@ async function call(server: TestServer, method: string, path: string, token: str
 }
 
 /** A new device link's token and key id, minted on `server` through an owner link (`through`, or a new one). */
-async function newDevice(server: TestServer, through?: string): Promise<{ token: string; kid: string }> {
+async function newDevice(
+  server: TestServer,
+  through?: string,
+): Promise<{ token: string; kid: string }> {
   const created = await call(server, "POST", "/devices", through ?? (await server.ownerLink()));
   expect(created.status).toBe(201);
-  return { token: new URL(created.body.url as string).searchParams.get("token")!, kid: created.body.kid as string };
+  return {
+    token: new URL(created.body.url as string).searchParams.get("token")!,
+    kid: created.body.kid as string,
+  };
 }
 
 /** A tab signed in as the owner that watches the dashboard feed. */
@@ -43,7 +67,8 @@ async function watching(server: TestServer, token: string): Promise<Tab> {
 }
 
 /** Resolves with the reason of the tab's next disconnect. */
-const disconnected = (tab: Tab) => new Promise<string>((resolve) => tab.socket.once("disconnect", resolve));
+const disconnected = (tab: Tab) =>
+  new Promise<string>((resolve) => tab.socket.once("disconnect", resolve));
 
 describe("one instance (SQLite)", () => {
   let started: Awaited<ReturnType<typeof startOnFakeGateway>>;
@@ -66,10 +91,15 @@ describe("one instance (SQLite)", () => {
       watching(server, await server.token("owner")),
     ]);
     const closed = Promise.all([disconnected(onPhone), disconnected(secondOnPhone)]);
-    expect(await call(server, "DELETE", `/devices/${phone.kid}`, await server.ownerLink())).toEqual({ status: 200, body: { ok: true } });
+    expect(await call(server, "DELETE", `/devices/${phone.kid}`, await server.ownerLink())).toEqual(
+      { status: 200, body: { ok: true } },
+    );
     expect(await closed).toEqual(["io server disconnect", "io server disconnect"]);
-    expect(await watchesAsOwner(server.url, phone.token, tabs)).toMatch(/this owner link was revoked/);
-    for (const tab of [onTablet, onDesk]) expect(await tab.send("asks:list", {})).toMatchObject({ ok: true });
+    expect(await watchesAsOwner(server.url, phone.token, tabs)).toMatch(
+      /this owner link was revoked/,
+    );
+    for (const tab of [onTablet, onDesk])
+      expect(await tab.send("asks:list", {})).toMatchObject({ ok: true });
   });
 
   it("22.1 an owner link revoked by npm run owner-link -- --revoke has its open sockets closed at the next check of the sockets' links, and so have the device links minted through it", async () => {
@@ -83,7 +113,14 @@ describe("one instance (SQLite)", () => {
 
     const child = spawn(process.execPath, ["server/owner-link.ts", "--revoke"], {
       cwd: PROJECT_ROOT,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: "production", DATA_DIR: server.dataDir, AUTH_SECRET: TEST_AUTH_SECRET, OWNER_USERS: "owner" },
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        NODE_ENV: "production",
+        DATA_DIR: server.dataDir,
+        AUTH_SECRET: TEST_AUTH_SECRET,
+        OWNER_USERS: "owner",
+      },
       stdio: ["ignore", "ignore", "inherit"],
     });
     expect(await new Promise((resolve) => child.once("exit", resolve))).toBe(0);
@@ -93,7 +130,9 @@ describe("one instance (SQLite)", () => {
     clock.advance(LINK_CHECK_EVERY_MS);
     expect(await closed).toEqual(["io server disconnect", "io server disconnect"]);
     expect(await watchesAsOwner(server.url, token, tabs)).toMatch(/this owner link was revoked/);
-    expect(await watchesAsOwner(server.url, device.token, tabs)).toMatch(/this owner link was revoked/);
+    expect(await watchesAsOwner(server.url, device.token, tabs)).toMatch(
+      /this owner link was revoked/,
+    );
     expect(await stays.send("asks:list", {})).toMatchObject({ ok: true });
   });
 });
@@ -107,8 +146,19 @@ describe("two instances on one Redis", () => {
   beforeAll(async () => {
     redis = await startRedis();
     fake = await startFakeGateway();
-    const env = { AGENT_ID: TEST_AGENT, REDIS_URL: redis.url, AUTH_SECRET: TEST_AUTH_SECRET, REDIS_KEY_PREFIX: "revoked-links:" };
-    const start = () => startTestServer({ gatewayUrl: fake.url, gatewayToken: fake.token, env, clock: new ManualClock(Date.now()) });
+    const env = {
+      AGENT_ID: TEST_AGENT,
+      REDIS_URL: redis.url,
+      AUTH_SECRET: TEST_AUTH_SECRET,
+      REDIS_KEY_PREFIX: "revoked-links:",
+    };
+    const start = () =>
+      startTestServer({
+        gatewayUrl: fake.url,
+        gatewayToken: fake.token,
+        env,
+        clock: new ManualClock(Date.now()),
+      });
     [a, b] = await Promise.all([start(), start()]);
     await Promise.all([a, b].map((server) => waitConnected(server)));
   });
@@ -123,7 +173,10 @@ describe("two instances on one Redis", () => {
     const onB = await watching(b, phone.token);
     const stays = await watching(b, await b.token("owner"));
     const closed = disconnected(onB);
-    expect(await call(a, "DELETE", `/devices/${phone.kid}`, await a.ownerLink())).toEqual({ status: 200, body: { ok: true } });
+    expect(await call(a, "DELETE", `/devices/${phone.kid}`, await a.ownerLink())).toEqual({
+      status: 200,
+      body: { ok: true },
+    });
     expect(await closed).toBe("io server disconnect");
     expect(await watchesAsOwner(b.url, phone.token, tabs)).toMatch(/this owner link was revoked/);
     expect(await stays.send("asks:list", {})).toMatchObject({ ok: true });

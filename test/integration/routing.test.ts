@@ -27,7 +27,6 @@ import type { OperatorConnection, Payload } from "../support/gateway-client.ts";
 import { FakeGatewayError, type FakeGateway } from "../support/fake-gateway.ts";
 import { TEST_OWNER, openTab, waitConnected, type Tab, type TestServer } from "../support/tabs.ts";
 
-
 let requester: OperatorConnection;
 let elsewhere: OperatorConnection;
 let server: TestServer;
@@ -40,7 +39,9 @@ const { tab, openOn } = useTabs({
     const timeline: { event: string; askId: string; reason?: string }[] = [];
     timelines.set(opened, timeline);
     opened.socket.on("ask:show", (ask: Ask) => timeline.push({ event: "show", askId: ask.id }));
-    opened.socket.on("ask:close", (close: AskClose) => timeline.push({ event: "close", askId: close.askId, reason: close.reason }));
+    opened.socket.on("ask:close", (close: AskClose) =>
+      timeline.push({ event: "close", askId: close.askId, reason: close.reason }),
+    );
   },
 });
 
@@ -49,13 +50,23 @@ function holds(opened: Tab, askId: string): boolean {
   const last = (timelines.get(opened) ?? []).filter((entry) => entry.askId === askId).at(-1);
   return last?.event === "show";
 }
-const showsOf = (opened: Tab, askId: string) => opened.shown.filter((ask) => ask.id === askId).length;
-const closesOf = (opened: Tab, askId: string) => opened.closed.filter((close) => close.askId === askId);
+const showsOf = (opened: Tab, askId: string) =>
+  opened.shown.filter((ask) => ask.id === askId).length;
+const closesOf = (opened: Tab, askId: string) =>
+  opened.closed.filter((close) => close.askId === askId);
 
-const askQuestion = (sessionKey: string, timeoutMs?: number) => requestQuestion(requester, sessionKey, { timeoutMs });
+const askQuestion = (sessionKey: string, timeoutMs?: number) =>
+  requestQuestion(requester, sessionKey, { timeoutMs });
 
 const requestPlugin = (sessionKey: string, timeoutMs = 120_000) =>
-  requestApproval(requester, elsewhere, "plugin", { pluginId: "deploy-kit", title: "Deploy", description: "Deploys the build", toolName: "deploy", sessionKey, timeoutMs });
+  requestApproval(requester, elsewhere, "plugin", {
+    pluginId: "deploy-kit",
+    title: "Deploy",
+    description: "Deploys the build",
+    toolName: "deploy",
+    sessionKey,
+    timeoutMs,
+  });
 
 beforeAll(async () => {
   ({ requester, elsewhere, server } = await startOnGateway({ elsewhere: true }));
@@ -106,7 +117,9 @@ describe("§6 arrives, no tab views the chat", () => {
   it("question: stays pending and is shown as soon as a tab opens the chat", async () => {
     const chatId = newChat();
     const { id } = await askQuestion(chatKey(chatId));
-    await expect.poll(() => server.broker.getPending(id)?.status, { timeout: 30_000 }).toBe("pending");
+    await expect
+      .poll(() => server.broker.getPending(id)?.status, { timeout: 30_000 })
+      .toBe("pending");
     const late = await tab(chatId);
     expect(await late.waitForShow((a) => a.id === id)).toMatchObject({ id, status: "pending" });
     const record = await requester.request<Payload>("question.get", { id });
@@ -117,10 +130,15 @@ describe("§6 arrives, no tab views the chat", () => {
     const chatId = newChat();
     const pending = requestPlugin(chatKey(chatId));
     const { id } = await pending.requested;
-    await expect.poll(() => server.broker.getPending(id)?.status, { timeout: 30_000 }).toBe("pending");
+    await expect
+      .poll(() => server.broker.getPending(id)?.status, { timeout: 30_000 })
+      .toBe("pending");
     const late = await tab(chatId);
     await late.waitForShow((a) => a.id === id);
-    await late.send("ask:answer", { askId: id, answer: { type: "decision", decision: "allow-once" } });
+    await late.send("ask:answer", {
+      askId: id,
+      answer: { type: "decision", decision: "allow-once" },
+    });
     expect(await pending.decision).toMatchObject({ decision: "allow-once" });
   });
 });
@@ -191,10 +209,20 @@ describe("§6 newer tab opens the chat (reload, phone)", () => {
     before.close();
     const reloaded = await tab(chatId);
     await reloaded.waitForShow((a) => a.id === id);
-    await expect.poll(() => server.broker.shownTo(id), { timeout: 10_000 }).toBe(reloaded.socket.id);
+    await expect
+      .poll(() => server.broker.shownTo(id), { timeout: 10_000 })
+      .toBe(reloaded.socket.id);
     const waiting = waitAnswer(requester, id);
-    expect(await reloaded.send("ask:answer", { askId: id, answer: { type: "questions", answers: { db: ["SQLite"] } } })).toEqual({ ok: true, status: "answered" });
-    expect(await waiting).toMatchObject({ status: "answered", answers: { answers: { db: ["SQLite"] } } });
+    expect(
+      await reloaded.send("ask:answer", {
+        askId: id,
+        answer: { type: "questions", answers: { db: ["SQLite"] } },
+      }),
+    ).toEqual({ ok: true, status: "answered" });
+    expect(await waiting).toMatchObject({
+      status: "answered",
+      answers: { answers: { db: ["SQLite"] } },
+    });
   });
 });
 
@@ -214,7 +242,10 @@ describe("§6 the tab switches to another chat or closes", () => {
     expect(JSON.stringify(await requester.request("question.get", { id }))).toContain('"pending"');
     // Back to the chat: shown again.
     expect(await viewer.send("chat:view", { chatId })).toEqual({ ok: true });
-    await viewer.waitFor(() => (showsOf(viewer, id) === 2 ? true : undefined), "the card shown again");
+    await viewer.waitFor(
+      () => (showsOf(viewer, id) === 2 ? true : undefined),
+      "the card shown again",
+    );
   });
 
   it("closing the last tab does not cancel it; it comes back when a tab views the chat again", async () => {
@@ -242,13 +273,18 @@ describe("§6 timeout", () => {
     expect(shown.expiresAt).toBe(expiresAtMs);
     expect(await viewer.waitForClose(id)).toMatchObject({ askId: id, reason: "expired" });
     expect((await server.store.get(id))?.status).toBe("expired");
-    expect(await viewer.send("ask:answer", { askId: id, answer: { type: "text", text: "SQLite" } })).toMatchObject({ ok: false, error: { code: "EXPIRED" } });
+    expect(
+      await viewer.send("ask:answer", { askId: id, answer: { type: "text", text: "SQLite" } }),
+    ).toMatchObject({ ok: false, error: { code: "EXPIRED" } });
   });
 
   it("question: the server keeps no timer of its own beyond the Gateway's (a 900 s default question has its Gateway expiresAt)", async () => {
     const chatId = newChat();
     const viewer = await tab(chatId);
-    const created = await requester.request<{ id: string; expiresAtMs: number }>("question.request", { questions: [DB_QUESTION], sessionKey: chatKey(chatId) });
+    const created = await requester.request<{ id: string; expiresAtMs: number }>(
+      "question.request",
+      { questions: [DB_QUESTION], sessionKey: chatKey(chatId) },
+    );
     const shown = await viewer.waitForShow((a) => a.id === created.id);
     expect(shown.expiresAt).toBe(created.expiresAtMs);
     await requester.request("question.resolve", { id: created.id, cancel: true });
@@ -262,7 +298,10 @@ describe("§6 Cancel", () => {
     const { id } = await askQuestion(chatKey(chatId));
     await viewer.waitForShow((a) => a.id === id);
     const waiting = waitAnswer(requester, id);
-    expect(await viewer.send("ask:answer", { askId: id, answer: { type: "cancel" } })).toEqual({ ok: true, status: "cancelled" });
+    expect(await viewer.send("ask:answer", { askId: id, answer: { type: "cancel" } })).toEqual({
+      ok: true,
+      status: "cancelled",
+    });
     expect(await waiting).toMatchObject({ status: "cancelled" });
     expect(await viewer.waitForClose(id)).toMatchObject({ reason: "cancelled" });
   });
@@ -275,7 +314,10 @@ describe("§6 answered elsewhere (Control UI, /approve, another instance)", () =
     const { id } = await askQuestion(chatKey(chatId));
     await viewer.waitForShow((a) => a.id === id);
     await elsewhere.request("question.resolve", { id, answers: { answers: { db: ["Postgres"] } } });
-    expect(await viewer.waitForClose(id)).toMatchObject({ askId: id, reason: "answered-elsewhere" });
+    expect(await viewer.waitForClose(id)).toMatchObject({
+      askId: id,
+      reason: "answered-elsewhere",
+    });
   });
 
   it("question cancelled by another client: closes with answered-elsewhere", async () => {
@@ -284,7 +326,10 @@ describe("§6 answered elsewhere (Control UI, /approve, another instance)", () =
     const { id } = await askQuestion(chatKey(chatId));
     await viewer.waitForShow((a) => a.id === id);
     await elsewhere.request("question.resolve", { id, cancel: true });
-    expect(await viewer.waitForClose(id)).toMatchObject({ askId: id, reason: "answered-elsewhere" });
+    expect(await viewer.waitForClose(id)).toMatchObject({
+      askId: id,
+      reason: "answered-elsewhere",
+    });
     expect((await server.store.get(id))?.status).toBe("cancelled");
   });
 });
@@ -301,7 +346,10 @@ describe("§6 session is a sub-agent", () => {
     const { id: marker } = await askQuestion(chatKey(chatId));
     await viewer.waitForShow((a) => a.id === marker);
     expect(viewer.shown.map((a) => a.id)).not.toContain(id);
-    expect((await dashboard.list()).find((a) => a.id === id)).toMatchObject({ chatId: null, status: "pending" });
+    expect((await dashboard.list()).find((a) => a.id === id)).toMatchObject({
+      chatId: null,
+      status: "pending",
+    });
     await requester.request("question.resolve", { id, cancel: true });
   });
 });
@@ -310,24 +358,47 @@ describe("§5 question answers", () => {
   it("a question with no options (free text, no isOther) takes a typed answer, as the Gateway does", async () => {
     const chatId = newChat();
     const viewer = await tab(chatId);
-    const { id } = await requestQuestion(requester, chatKey(chatId), { questions: [{ questionId: "name", header: "Name", question: "What should the project be called?", options: [] }] });
+    const { id } = await requestQuestion(requester, chatKey(chatId), {
+      questions: [
+        {
+          questionId: "name",
+          header: "Name",
+          question: "What should the project be called?",
+          options: [],
+        },
+      ],
+    });
     const shown = await viewer.waitForShow((a) => a.id === id);
-    expect(shown.kind === "question" && shown.questions[0]).toMatchObject({ id: "name", options: [] });
+    expect(shown.kind === "question" && shown.questions[0]).toMatchObject({
+      id: "name",
+      options: [],
+    });
     const waiting = waitAnswer(requester, id);
-    expect(await viewer.send("ask:answer", { askId: id, answer: { type: "text", text: "Apollo" } })).toEqual({ ok: true, status: "answered" });
-    expect(await waiting).toMatchObject({ status: "answered", answers: { answers: { name: ["Apollo"] } } });
+    expect(
+      await viewer.send("ask:answer", { askId: id, answer: { type: "text", text: "Apollo" } }),
+    ).toEqual({ ok: true, status: "answered" });
+    expect(await waiting).toMatchObject({
+      status: "answered",
+      answers: { answers: { name: ["Apollo"] } },
+    });
   });
 
   it("a question without isOther takes only its options: a typed answer is refused here (INVALID) before the Gateway would refuse it", async () => {
     const chatId = newChat();
     const viewer = await tab(chatId);
-    const { id } = await requestQuestion(requester, chatKey(chatId), { questions: [{ ...DB_QUESTION, isOther: undefined }] });
+    const { id } = await requestQuestion(requester, chatKey(chatId), {
+      questions: [{ ...DB_QUESTION, isOther: undefined }],
+    });
     const shown = await viewer.waitForShow((a) => a.id === id);
     expect(shown.kind === "question" && shown.questions[0]?.allowOther).toBe(false);
-    expect(await viewer.send("ask:answer", { askId: id, answer: { type: "text", text: "DuckDB" } })).toMatchObject({ ok: false, error: { code: "INVALID" } });
+    expect(
+      await viewer.send("ask:answer", { askId: id, answer: { type: "text", text: "DuckDB" } }),
+    ).toMatchObject({ ok: false, error: { code: "INVALID" } });
     expect(server.broker.getPending(id)?.status).toBe("pending");
     const waiting = waitAnswer(requester, id);
-    expect(await viewer.send("ask:answer", { askId: id, answer: { type: "text", text: "sqlite" } })).toEqual({ ok: true, status: "answered" });
+    expect(
+      await viewer.send("ask:answer", { askId: id, answer: { type: "text", text: "sqlite" } }),
+    ).toEqual({ ok: true, status: "answered" });
     expect(await waiting).toMatchObject({ answers: { answers: { db: ["SQLite"] } } });
   });
 });
@@ -341,15 +412,26 @@ describe("§6 two tabs answering at once", () => {
     await viewer.waitForShow((a) => a.id === id);
     const waiting = waitAnswer(requester, id);
     const acks = await Promise.all([
-      viewer.send("ask:answer", { askId: id, answer: { type: "questions", answers: { db: ["Postgres"] } } }),
-      dashboard.send("ask:answer", { askId: id, answer: { type: "questions", answers: { db: ["SQLite"] } } }),
+      viewer.send("ask:answer", {
+        askId: id,
+        answer: { type: "questions", answers: { db: ["Postgres"] } },
+      }),
+      dashboard.send("ask:answer", {
+        askId: id,
+        answer: { type: "questions", answers: { db: ["SQLite"] } },
+      }),
     ]);
     const winners = acks.filter((ack) => ack.ok);
     const losers = acks.filter((ack) => !ack.ok);
     expect(winners).toHaveLength(1);
-    expect(losers).toEqual([{ ok: false, error: { code: "ALREADY_RESOLVED", message: expect.any(String) } }]);
+    expect(losers).toEqual([
+      { ok: false, error: { code: "ALREADY_RESOLVED", message: expect.any(String) } },
+    ]);
     const winner = acks[0].ok ? "Postgres" : "SQLite";
-    expect(await waiting).toMatchObject({ status: "answered", answers: { answers: { db: [winner] } } });
+    expect(await waiting).toMatchObject({
+      status: "answered",
+      answers: { answers: { db: [winner] } },
+    });
   });
 });
 
@@ -362,16 +444,27 @@ describe("with the fake Gateway", () => {
   let primary: TestServer;
   const extra: TestServer[] = [];
 
-  const resolveCalls = (method: string, id: string) => fake.requests.filter((r) => r.method === method && (r.params as { id?: string }).id === id);
+  const resolveCalls = (method: string, id: string) =>
+    fake.requests.filter((r) => r.method === method && (r.params as { id?: string }).id === id);
   const fakeQuestion = (chatId: string, timeoutMs = 600_000) =>
     fake.createQuestion({
       sessionKey: chatKey(chatId),
       timeoutMs,
-      questions: [{ questionId: "db", header: "Database", question: "Which database?", options: [{ label: "Postgres" }, { label: "SQLite" }], isOther: true }],
+      questions: [
+        {
+          questionId: "db",
+          header: "Database",
+          question: "Which database?",
+          options: [{ label: "Postgres" }, { label: "SQLite" }],
+          isOther: true,
+        },
+      ],
     });
 
   beforeAll(async () => {
-    ({ fake, server: primary } = await startOnFakeGateway({ fake: { agents: [TEST_AGENT, "other"] } }));
+    ({ fake, server: primary } = await startOnFakeGateway({
+      fake: { agents: [TEST_AGENT, "other"] },
+    }));
   });
 
   afterAll(async () => {
@@ -384,14 +477,27 @@ describe("with the fake Gateway", () => {
       const chatId = newChat();
       const a = await openOn(primary, chatId);
       const b = await openOn(primary, null);
-      const { id } = fake.createPluginApproval({ sessionKey: chatKey(chatId), title: "Deploy", description: "Deploys", timeoutMs: 600_000 });
+      const { id } = fake.createPluginApproval({
+        sessionKey: chatKey(chatId),
+        title: "Deploy",
+        description: "Deploys",
+        timeoutMs: 600_000,
+      });
       await a.waitForShow((x) => x.id === id);
       fake.setLatency(300, "plugin.approval.resolve");
       try {
-        const answer = { askId: id, answer: { type: "decision" as const, decision: "allow-once" as const } };
-        const acks = await Promise.all([a.send("ask:answer", answer), b.send("ask:answer", answer)]);
+        const answer = {
+          askId: id,
+          answer: { type: "decision" as const, decision: "allow-once" as const },
+        };
+        const acks = await Promise.all([
+          a.send("ask:answer", answer),
+          b.send("ask:answer", answer),
+        ]);
         expect(acks.filter((ack) => ack.ok)).toHaveLength(1);
-        expect(acks.filter((ack) => !ack.ok)).toEqual([{ ok: false, error: { code: "ALREADY_RESOLVED", message: expect.any(String) } }]);
+        expect(acks.filter((ack) => !ack.ok)).toEqual([
+          { ok: false, error: { code: "ALREADY_RESOLVED", message: expect.any(String) } },
+        ]);
       } finally {
         fake.setLatency(0, "plugin.approval.resolve");
       }
@@ -405,7 +511,12 @@ describe("with the fake Gateway", () => {
       const viewer = await openOn(primary, chatId);
       const record = fakeQuestion(chatId);
       await viewer.waitForShow((x) => x.id === record.id);
-      expect(await viewer.send("ask:answer", { askId: record.id, answer: { type: "text", text: "SQLite" } })).toMatchObject({ ok: true });
+      expect(
+        await viewer.send("ask:answer", {
+          askId: record.id,
+          answer: { type: "text", text: "SQLite" },
+        }),
+      ).toMatchObject({ ok: true });
       await viewer.waitForClose(record.id);
       fake.emitRaw("question.requested", { ...record, status: "pending" });
       const marker = fakeQuestion(chatId);
@@ -413,13 +524,23 @@ describe("with the fake Gateway", () => {
       expect(showsOf(viewer, record.id)).toBe(1);
       expect(primary.broker.getPending(record.id)).toBeUndefined();
       expect((await primary.store.get(record.id))?.status).toBe("answered");
-      expect(await viewer.send("ask:answer", { askId: record.id, answer: { type: "text", text: "Postgres" } })).toMatchObject({ ok: false, error: { code: "ALREADY_RESOLVED" } });
+      expect(
+        await viewer.send("ask:answer", {
+          askId: record.id,
+          answer: { type: "text", text: "Postgres" },
+        }),
+      ).toMatchObject({ ok: false, error: { code: "ALREADY_RESOLVED" } });
     });
 
     it("a late plugin.approval.requested replay of an expired approval does not revive it", async () => {
       const chatId = newChat();
       const viewer = await openOn(primary, chatId);
-      const approval = fake.createPluginApproval({ sessionKey: chatKey(chatId), title: "Deploy", description: "Deploys", timeoutMs: 600_000 });
+      const approval = fake.createPluginApproval({
+        sessionKey: chatKey(chatId),
+        title: "Deploy",
+        description: "Deploys",
+        timeoutMs: 600_000,
+      });
       await viewer.waitForShow((x) => x.id === approval.id);
       fake.expire(approval.id);
       expect(await viewer.waitForClose(approval.id)).toMatchObject({ reason: "expired" });
@@ -435,11 +556,18 @@ describe("with the fake Gateway", () => {
       const viewer = await openOn(primary, chatId);
       const record = fakeQuestion(chatId);
       await viewer.waitForShow((x) => x.id === record.id);
-      expect(await viewer.send("ask:answer", { askId: record.id, answer: { type: "cancel" } })).toMatchObject({ ok: true, status: "cancelled" });
+      expect(
+        await viewer.send("ask:answer", { askId: record.id, answer: { type: "cancel" } }),
+      ).toMatchObject({ ok: true, status: "cancelled" });
       const marker = fakeQuestion(chatId);
       await viewer.waitForShow((x) => x.id === marker.id);
       // A stale Gateway view: the old record listed as pending again, next to a live one.
-      fake.setHandler("question.list", () => ({ questions: [{ ...record, status: "pending" }, ...fake.questions.filter((q) => q.status === "pending")] }));
+      fake.setHandler("question.list", () => ({
+        questions: [
+          { ...record, status: "pending" },
+          ...fake.questions.filter((q) => q.status === "pending"),
+        ],
+      }));
       try {
         const hellos = fake.helloCount;
         const lists = fake.requests.filter((r) => r.method === "exec.approval.list").length;
@@ -447,7 +575,11 @@ describe("with the fake Gateway", () => {
         await expect.poll(() => fake.helloCount, { timeout: 30_000 }).toBeGreaterThan(hellos);
         await waitConnected(primary);
         // The backfill after the reconnect has run.
-        await expect.poll(() => fake.requests.filter((r) => r.method === "exec.approval.list").length, { timeout: 10_000 }).toBeGreaterThan(lists);
+        await expect
+          .poll(() => fake.requests.filter((r) => r.method === "exec.approval.list").length, {
+            timeout: 10_000,
+          })
+          .toBeGreaterThan(lists);
         const after = fakeQuestion(chatId);
         await viewer.waitForShow((x) => x.id === after.id);
       } finally {
@@ -461,9 +593,13 @@ describe("with the fake Gateway", () => {
     it("a restart does not revive a terminal ask, even if the Gateway still lists it", async () => {
       const chatId = newChat();
       const record = fakeQuestion(chatId);
-      await expect.poll(() => primary.broker.getPending(record.id)?.status, { timeout: 10_000 }).toBe("pending");
+      await expect
+        .poll(() => primary.broker.getPending(record.id)?.status, { timeout: 10_000 })
+        .toBe("pending");
       fake.resolveQuestion(record.id, { answers: { answers: { db: ["SQLite"] } } });
-      await expect.poll(async () => (await primary.store.get(record.id))?.status, { timeout: 10_000 }).toBe("answered");
+      await expect
+        .poll(async () => (await primary.store.get(record.id))?.status, { timeout: 10_000 })
+        .toBe("answered");
       fake.setHandler("question.list", () => ({ questions: [{ ...record, status: "pending" }] }));
       try {
         primary = await primary.restart();
@@ -485,19 +621,43 @@ describe("with the fake Gateway", () => {
       const stays = fakeQuestion(chatId);
       const answeredMeanwhile = fakeQuestion(chatId);
       const forgotten = fakeQuestion(chatId);
-      const approvalStays = fake.createPluginApproval({ sessionKey: chatKey(chatId), title: "Deploy", description: "Deploys", timeoutMs: 600_000 });
-      const approvalGone = fake.createExecApproval({ sessionKey: chatKey(chatId), command: "make release", timeoutMs: 600_000 });
-      for (const id of [stays.id, answeredMeanwhile.id, forgotten.id, approvalStays.id, approvalGone.id]) {
-        await expect.poll(() => primary.broker.getPending(id)?.status, { timeout: 10_000 }).toBe("pending");
+      const approvalStays = fake.createPluginApproval({
+        sessionKey: chatKey(chatId),
+        title: "Deploy",
+        description: "Deploys",
+        timeoutMs: 600_000,
+      });
+      const approvalGone = fake.createExecApproval({
+        sessionKey: chatKey(chatId),
+        command: "make release",
+        timeoutMs: 600_000,
+      });
+      for (const id of [
+        stays.id,
+        answeredMeanwhile.id,
+        forgotten.id,
+        approvalStays.id,
+        approvalGone.id,
+      ]) {
+        await expect
+          .poll(() => primary.broker.getPending(id)?.status, { timeout: 10_000 })
+          .toBe("pending");
       }
       await primary.stop();
       fake.resolveQuestion(answeredMeanwhile.id, { answers: { answers: { db: ["Postgres"] } } });
       fake.resolveApproval(approvalGone.id, "deny", "control-ui");
       // The Gateway lost `forgotten` (it keeps questions in memory only).
-      fake.setHandler("question.list", () => ({ questions: fake.questions.filter((q) => q.status === "pending" && q.id !== forgotten.id) }));
+      fake.setHandler("question.list", () => ({
+        questions: fake.questions.filter((q) => q.status === "pending" && q.id !== forgotten.id),
+      }));
       fake.setHandler("question.get", (params) => {
         const id = (params as { id: string }).id;
-        if (id === forgotten.id) throw new FakeGatewayError({ code: "INVALID_REQUEST", message: `question '${id}' was not found`, details: { reason: "QUESTION_NOT_FOUND" } });
+        if (id === forgotten.id)
+          throw new FakeGatewayError({
+            code: "INVALID_REQUEST",
+            message: `question '${id}' was not found`,
+            details: { reason: "QUESTION_NOT_FOUND" },
+          });
         return { question: fake.questions.find((q) => q.id === id) };
       });
       try {
@@ -506,15 +666,34 @@ describe("with the fake Gateway", () => {
         const viewer = await openOn(primary, chatId);
         await viewer.waitForShow((x) => x.id === stays.id);
         await viewer.waitForShow((x) => x.id === approvalStays.id);
-        await expect.poll(async () => (await primary.store.get(answeredMeanwhile.id))?.status, { timeout: 10_000 }).toBe("answered");
-        await expect.poll(async () => (await primary.store.get(forgotten.id))?.status, { timeout: 10_000 }).toBe("expired");
-        await expect.poll(async () => (await primary.store.get(approvalGone.id))?.status, { timeout: 10_000 }).not.toBe("pending");
-        expect((await primary.store.get(answeredMeanwhile.id))?.resolution?.summary).toBe("Postgres");
+        await expect
+          .poll(async () => (await primary.store.get(answeredMeanwhile.id))?.status, {
+            timeout: 10_000,
+          })
+          .toBe("answered");
+        await expect
+          .poll(async () => (await primary.store.get(forgotten.id))?.status, { timeout: 10_000 })
+          .toBe("expired");
+        await expect
+          .poll(async () => (await primary.store.get(approvalGone.id))?.status, { timeout: 10_000 })
+          .not.toBe("pending");
+        expect((await primary.store.get(answeredMeanwhile.id))?.resolution?.summary).toBe(
+          "Postgres",
+        );
         const shownIds = viewer.shown.map((a) => a.id);
-        for (const id of [answeredMeanwhile.id, forgotten.id, approvalGone.id]) expect(shownIds).not.toContain(id);
+        for (const id of [answeredMeanwhile.id, forgotten.id, approvalGone.id])
+          expect(shownIds).not.toContain(id);
         // The restored ask is live: its answer reaches the Gateway.
-        expect(await viewer.send("ask:answer", { askId: stays.id, answer: { type: "text", text: "SQLite" } })).toEqual({ ok: true, status: "answered" });
-        expect(fake.questions.find((q) => q.id === stays.id)).toMatchObject({ status: "answered", answers: { answers: { db: ["SQLite"] } } });
+        expect(
+          await viewer.send("ask:answer", {
+            askId: stays.id,
+            answer: { type: "text", text: "SQLite" },
+          }),
+        ).toEqual({ ok: true, status: "answered" });
+        expect(fake.questions.find((q) => q.id === stays.id)).toMatchObject({
+          status: "answered",
+          answers: { answers: { db: ["SQLite"] } },
+        });
         // Its timer came back with it, and nothing else's did.
         expect(primary.broker.activeTimers).toBe(primary.broker.pendingAsks.length);
       } finally {
@@ -535,7 +714,10 @@ describe("§9 chat ownership", () => {
     const bobChat = newChat();
     const alice = await tab(aliceChat, "alice");
     const bob = await tab(bobChat, "bob");
-    expect(await bob.send("chat:view", { chatId: aliceChat })).toMatchObject({ ok: false, error: { code: "FORBIDDEN" } });
+    expect(await bob.send("chat:view", { chatId: aliceChat })).toMatchObject({
+      ok: false,
+      error: { code: "FORBIDDEN" },
+    });
     const { id: aliceAsk } = await askQuestion(chatKey(aliceChat));
     const { id: bobAsk } = await askQuestion(chatKey(bobChat));
     await alice.waitForShow((a) => a.id === aliceAsk);
@@ -547,9 +729,14 @@ describe("§9 chat ownership", () => {
     expect(listed.map((a) => a.id)).toContain(bobAsk);
     expect(listed.every((a) => a.chatId === bobChat)).toBe(true);
     expect((await bob.list("all")).every((a) => a.chatId === bobChat)).toBe(true);
-    expect(await bob.send("asks:watch", {})).toMatchObject({ ok: false, error: { code: "FORBIDDEN" } });
+    expect(await bob.send("asks:watch", {})).toMatchObject({
+      ok: false,
+      error: { code: "FORBIDDEN" },
+    });
     // Answered as if there were no such ask: a refusal would tell bob the id exists.
-    expect(await bob.send("ask:answer", { askId: aliceAsk, answer: { type: "cancel" } })).toMatchObject({ ok: false, error: { code: "NOT_FOUND" } });
+    expect(
+      await bob.send("ask:answer", { askId: aliceAsk, answer: { type: "cancel" } }),
+    ).toMatchObject({ ok: false, error: { code: "NOT_FOUND" } });
     expect(server.broker.getPending(aliceAsk)?.status).toBe("pending");
     expect(bob.changed).toEqual([]);
   });
@@ -558,7 +745,9 @@ describe("§9 chat ownership", () => {
     const chatId = newChat();
     const bob = await tab(newChat(), "bob");
     const { id } = await askQuestion(chatKey(chatId));
-    await expect.poll(() => server.broker.getPending(id)?.status, { timeout: 10_000 }).toBe("pending");
+    await expect
+      .poll(() => server.broker.getPending(id)?.status, { timeout: 10_000 })
+      .toBe("pending");
     expect((await bob.list()).map((a) => a.id)).not.toContain(id);
     const owner = await tab(null);
     expect((await owner.list()).map((a) => a.id)).toContain(id);
@@ -572,15 +761,24 @@ describe("§9 chat ownership", () => {
     const { id: aliceAsk } = await askQuestion(chatKey(aliceChat));
     const { id: nobodysAsk } = await askQuestion(chatKey(newChat()));
     await alice.waitForShow((a) => a.id === aliceAsk);
-    await owner.waitFor(() => owner.changed.find((a) => a.id === nobodysAsk), "ask:changed for an unviewed chat");
+    await owner.waitFor(
+      () => owner.changed.find((a) => a.id === nobodysAsk),
+      "ask:changed for an unviewed chat",
+    );
     expect(owner.changed.find((a) => a.id === aliceAsk)).toBeDefined();
     const listed = (await owner.list()).map((a) => a.id);
     expect(listed).toEqual(expect.arrayContaining([aliceAsk, nobodysAsk]));
     // Answered: the feed says so, and the history lists it.
     await alice.send("ask:answer", { askId: aliceAsk, answer: { type: "text", text: "SQLite" } });
-    await owner.waitFor(() => owner.changed.find((a) => a.id === aliceAsk && a.status === "answered"), "ask:changed answered");
+    await owner.waitFor(
+      () => owner.changed.find((a) => a.id === aliceAsk && a.status === "answered"),
+      "ask:changed answered",
+    );
     const answered = (await owner.list("answered")).find((a) => a.id === aliceAsk);
-    expect(answered).toMatchObject({ status: "answered", resolution: { by: "alice", summary: "SQLite" } });
+    expect(answered).toMatchObject({
+      status: "answered",
+      resolution: { by: "alice", summary: "SQLite" },
+    });
   });
 
   it("an embed token's chat claim limits the socket to that chat: view, list, watch and answer", async () => {
@@ -588,18 +786,32 @@ describe("§9 chat ownership", () => {
     const other = newChat();
     // The owner's own widget in one chat (owners may otherwise see everything).
     const widget = await tab(null, "owner", claimed);
-    expect(await widget.send("chat:view", { chatId: other })).toMatchObject({ ok: false, error: { code: "FORBIDDEN" } });
+    expect(await widget.send("chat:view", { chatId: other })).toMatchObject({
+      ok: false,
+      error: { code: "FORBIDDEN" },
+    });
     expect(await widget.send("chat:view", { chatId: claimed })).toEqual({ ok: true });
     await widget.send("asks:watch", {});
     const { id: inClaim } = await askQuestion(chatKey(claimed));
     const { id: outside } = await askQuestion(chatKey(other));
     await widget.waitForShow((a) => a.id === inClaim);
-    await expect.poll(() => server.broker.getPending(outside)?.status, { timeout: 10_000 }).toBe("pending");
+    await expect
+      .poll(() => server.broker.getPending(outside)?.status, { timeout: 10_000 })
+      .toBe("pending");
     const listed = await widget.send("asks:list", {});
-    expect.soft(listed.ok ? listed.asks.map((a: Ask) => a.id) : [], "asks:list leaks other chats").not.toContain(outside);
-    expect.soft(widget.changed.map((a) => a.id), "asks:watch leaks other chats").not.toContain(outside);
+    expect
+      .soft(listed.ok ? listed.asks.map((a: Ask) => a.id) : [], "asks:list leaks other chats")
+      .not.toContain(outside);
+    expect
+      .soft(
+        widget.changed.map((a) => a.id),
+        "asks:watch leaks other chats",
+      )
+      .not.toContain(outside);
     const answer = await widget.send("ask:answer", { askId: outside, answer: { type: "cancel" } });
-    expect.soft(answer, "an embed socket answered another chat's ask").toMatchObject({ ok: false, error: { code: "NOT_FOUND" } });
+    expect
+      .soft(answer, "an embed socket answered another chat's ask")
+      .toMatchObject({ ok: false, error: { code: "NOT_FOUND" } });
     expect(server.broker.getPending(outside)?.status).toBe("pending");
   });
 
@@ -607,9 +819,14 @@ describe("§9 chat ownership", () => {
     const chatId = newChat();
     await tab(chatId, "alice");
     const bob = await openOn(server, null, "bob", chatId);
-    expect(await bob.send("chat:view", { chatId })).toMatchObject({ ok: false, error: { code: "FORBIDDEN" } });
+    expect(await bob.send("chat:view", { chatId })).toMatchObject({
+      ok: false,
+      error: { code: "FORBIDDEN" },
+    });
     const { id } = await askQuestion(chatKey(chatId));
-    await expect.poll(() => server.broker.getPending(id)?.status, { timeout: 10_000 }).toBe("pending");
+    await expect
+      .poll(() => server.broker.getPending(id)?.status, { timeout: 10_000 })
+      .toBe("pending");
     expect(bob.shown).toEqual([]);
   });
 });

@@ -29,7 +29,15 @@ function dataDir(): string {
 
 /** The environment of a bare start: nothing inherited but PATH and HOME, so the test's own DEBUG or AUTH_SECRET cannot leak in. */
 function env(extra: Record<string, string>): NodeJS.ProcessEnv {
-  return { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: "production", PORT: "0", HOST: "127.0.0.1", OPENCLAW_GATEWAY_URL: "ws://127.0.0.1:9", ...extra };
+  return {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    NODE_ENV: "production",
+    PORT: "0",
+    HOST: "127.0.0.1",
+    OPENCLAW_GATEWAY_URL: "ws://127.0.0.1:9",
+    ...extra,
+  };
 }
 
 /** Runs `node server/main.ts` until it exits, or until `until` matches its output (then it is stopped by pid). */
@@ -43,12 +51,20 @@ function ownerLink(args: string[], extra: Record<string, string>): Promise<Run> 
 }
 
 function run(args: string[], extra: Record<string, string>, until?: RegExp): Promise<Run> {
-  const child = spawn(process.execPath, args, { cwd: PROJECT_ROOT, env: env(extra), stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, args, {
+    cwd: PROJECT_ROOT,
+    env: env(extra),
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   const run: Run = { code: null, stdout: "", stderr: "" };
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
-      reject(new Error(`${args[0]} neither exited nor printed ${String(until)} within 45 s:\n${run.stdout}\n${run.stderr}`));
+      reject(
+        new Error(
+          `${args[0]} neither exited nor printed ${String(until)} within 45 s:\n${run.stdout}\n${run.stderr}`,
+        ),
+      );
     }, 45_000);
     const check = () => {
       if (until && until.test(run.stdout + run.stderr)) child.kill("SIGKILL");
@@ -75,17 +91,26 @@ const SECRET = "startup-test-secret-startup-test-secret-0123";
 describe("a start that fails", () => {
   it("an unusable database exits non-zero with one line saying why (no stack, no exit 0)", async () => {
     const dir = dataDir();
-    writeFileSync(path.join(dir, "asks.sqlite"), "this is not a database, only text long enough to stand where a SQLite header would be.".repeat(2));
+    writeFileSync(
+      path.join(dir, "asks.sqlite"),
+      "this is not a database, only text long enough to stand where a SQLite header would be.".repeat(
+        2,
+      ),
+    );
     const run = await start({ DATA_DIR: dir, AUTH_SECRET: SECRET });
     expect(run.code).not.toBe(0);
     expect(run.code).not.toBeNull();
-    expect(lines(run.stderr)).toEqual([expect.stringMatching(/^OpenClaw Asks could not start: .*asks\.sqlite.*not a database/)]);
+    expect(lines(run.stderr)).toEqual([
+      expect.stringMatching(/^OpenClaw Asks could not start: .*asks\.sqlite.*not a database/),
+    ]);
   });
 
   it("a bad variable exits non-zero with one line naming it", async () => {
     const run = await start({ DATA_DIR: dataDir(), AUTH_SECRET: SECRET, PORT: "eighty" });
     expect(run.code).toBe(1);
-    expect(lines(run.stderr)).toEqual([expect.stringMatching(/could not start: Invalid configuration: PORT /)]);
+    expect(lines(run.stderr)).toEqual([
+      expect.stringMatching(/could not start: Invalid configuration: PORT /),
+    ]);
   });
 });
 
@@ -94,16 +119,30 @@ describe("DEBUG=socket.io* (socket.io-parser prints decoded frames, secret answe
     it(`DEBUG=${debug} is refused at start with one line, before anything listens`, async () => {
       const run = await start({ DATA_DIR: dataDir(), AUTH_SECRET: SECRET, DEBUG: debug });
       expect(run.code).toBe(1);
-      expect(lines(run.stderr)).toEqual([expect.stringMatching(/DEBUG .*socket\.io debug logging.*secret values.*ALLOW_UNSAFE_DEBUG=1/)]);
+      expect(lines(run.stderr)).toEqual([
+        expect.stringMatching(
+          /DEBUG .*socket\.io debug logging.*secret values.*ALLOW_UNSAFE_DEBUG=1/,
+        ),
+      ]);
       expect(run.stdout).not.toMatch(/is running on/);
     });
   }
 
   it("ALLOW_UNSAFE_DEBUG=1 lets it run, with one line saying so; other DEBUG names are no reason to refuse", async () => {
-    const unsafe = await start({ DATA_DIR: dataDir(), AUTH_SECRET: SECRET, DEBUG: "socket.io*", ALLOW_UNSAFE_DEBUG: "1" }, /ALLOW_UNSAFE_DEBUG=1: /);
-    expect(unsafe.stderr).toMatch(/ALLOW_UNSAFE_DEBUG=1: socket\.io debug logging is on and prints every frame, secret values included/);
+    const unsafe = await start(
+      { DATA_DIR: dataDir(), AUTH_SECRET: SECRET, DEBUG: "socket.io*", ALLOW_UNSAFE_DEBUG: "1" },
+      /ALLOW_UNSAFE_DEBUG=1: /,
+    );
+    expect(unsafe.stderr).toMatch(
+      /ALLOW_UNSAFE_DEBUG=1: socket\.io debug logging is on and prints every frame, secret values included/,
+    );
     expect(unsafe.stderr).not.toMatch(/could not start/);
-    const other = await start({ DATA_DIR: dataDir(), AUTH_SECRET: SECRET, DEBUG: "express:*,-socket.io*", PORT: "eighty" });
+    const other = await start({
+      DATA_DIR: dataDir(),
+      AUTH_SECRET: SECRET,
+      DEBUG: "express:*,-socket.io*",
+      PORT: "eighty",
+    });
     expect(lines(other.stderr)).toEqual([expect.stringMatching(/Invalid configuration: PORT /)]);
   });
 });
@@ -114,7 +153,11 @@ describe("the auth-secret file", () => {
     writeFileSync(path.join(dir, "auth-secret"), "x\n");
     const run = await start({ DATA_DIR: dir });
     expect(run.code).toBe(1);
-    expect(lines(run.stderr)).toEqual([expect.stringMatching(/could not start: .*auth-secret holds a secret of 1 characters, fewer than 32/)]);
+    expect(lines(run.stderr)).toEqual([
+      expect.stringMatching(
+        /could not start: .*auth-secret holds a secret of 1 characters, fewer than 32/,
+      ),
+    ]);
   });
 
   it("a generated secret, DATA_DIR and the database are readable by the service's user only (0600 / 0700)", async () => {
@@ -123,7 +166,8 @@ describe("the auth-secret file", () => {
     // Stops after the store is open: an unreachable Next build or not, the files exist by then.
     await start({ DATA_DIR: dir, NODE_ENV: "production" }, /is running on|could not start/);
     expect(statSync(dir).mode & 0o777).toBe(0o700);
-    for (const file of ["auth-secret", "asks.sqlite"]) expect(statSync(path.join(dir, file)).mode & 0o777, file).toBe(0o600);
+    for (const file of ["auth-secret", "asks.sqlite"])
+      expect(statSync(path.join(dir, file)).mode & 0o777, file).toBe(0o600);
   });
 });
 
@@ -144,7 +188,12 @@ describe("two deployments on one Redis (issue 22, item 2)", () => {
     const entries: Record<string, unknown> = {};
     for (const key of (await client.keys(`${prefix}*`)).sort()) {
       const type = await client.type(key);
-      entries[key] = type === "string" ? await client.get(key) : type === "hash" ? await client.hgetall(key) : type;
+      entries[key] =
+        type === "string"
+          ? await client.get(key)
+          : type === "hash"
+            ? await client.hgetall(key)
+            : type;
     }
     return entries;
   }
@@ -171,11 +220,14 @@ describe("two deployments on one Redis (issue 22, item 2)", () => {
     for (const [index, attempt] of refused.entries()) {
       expect(attempt.code, `attempt ${index}`).toBe(1);
       expect(lines(attempt.stderr), `attempt ${index}`).toEqual([
-        expect.stringMatching(/^(OpenClaw Asks could not start|owner-link): REDIS_KEY_PREFIX "two-deployments:" is in use in this Redis by another deployment, with another AUTH_SECRET: give each deployment its own REDIS_KEY_PREFIX/),
+        expect.stringMatching(
+          /^(OpenClaw Asks could not start|owner-link): REDIS_KEY_PREFIX "two-deployments:" is in use in this Redis by another deployment, with another AUTH_SECRET: give each deployment its own REDIS_KEY_PREFIX/,
+        ),
       ]);
       expect(attempt.stdout, `attempt ${index}`).not.toMatch(/is running on|token=/);
       // Neither secret nor either marker is ever printed.
-      for (const hidden of [SECRET, OTHER, deploymentMarker(SECRET), deploymentMarker(OTHER)]) expect(attempt.stdout + attempt.stderr).not.toContain(hidden);
+      for (const hidden of [SECRET, OTHER, deploymentMarker(SECRET), deploymentMarker(OTHER)])
+        expect(attempt.stdout + attempt.stderr).not.toContain(hidden);
     }
     // Nothing of the first deployment changed: no owner link revoked, no device added.
     expect(await contents(prefix)).toEqual(before);
@@ -183,9 +235,14 @@ describe("two deployments on one Redis (issue 22, item 2)", () => {
     // Another instance of the first deployment starts; the second deployment starts under a prefix of its own.
     const again = await start({ DATA_DIR: dataDir(), ...first }, /is running on|could not start/);
     expect(again.stdout + again.stderr).not.toMatch(/REDIS_KEY_PREFIX/);
-    const own = await ownerLink([], { DATA_DIR: dataDir(), ...second, REDIS_KEY_PREFIX: "second-deployment:" });
+    const own = await ownerLink([], {
+      DATA_DIR: dataDir(),
+      ...second,
+      REDIS_KEY_PREFIX: "second-deployment:",
+    });
     expect(own.code).toBe(0);
-    expect(own.stdout).toMatch(/^Dashboard \(owner "owner", valid 24 h\): http:\/\/127\.0\.0\.1:0\/\?token=/m);
+    expect(own.stdout).toMatch(
+      /^Dashboard \(owner "owner", valid 24 h\): http:\/\/127\.0\.0\.1:0\/\?token=/m,
+    );
   });
 });
-

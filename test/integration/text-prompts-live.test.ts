@@ -1,9 +1,24 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
 import type { Ask } from "../../lib/ask.ts";
-import { TEST_AGENT, newChat, sessionKeyOf as keyOf, startOnGateway, stopOnGateway, useTabs } from "../support/on-gateway.ts";
+import {
+  TEST_AGENT,
+  newChat,
+  sessionKeyOf as keyOf,
+  startOnGateway,
+  stopOnGateway,
+  useTabs,
+} from "../support/on-gateway.ts";
 import type { OperatorConnection } from "../support/gateway-client.ts";
-import { fetchStubRequests, isInternalContext, lastUserMessageIndex, messageText, parseStubScript, stubScript, type RecordedRequest } from "../support/stub-model.ts";
+import {
+  fetchStubRequests,
+  isInternalContext,
+  lastUserMessageIndex,
+  messageText,
+  parseStubScript,
+  stubScript,
+  type RecordedRequest,
+} from "../support/stub-model.ts";
 import { openTab, type Tab, type TestServer } from "../support/tabs.ts";
 
 /**
@@ -21,7 +36,8 @@ const stubModelUrl = inject("stubModelUrl");
 
 const LIVE_TIMEOUT_MS = 90_000;
 const WAIT_MS = 60_000;
-const CHOICE_REPLY = "Sure.\nOpenClaw needs input: Which database?\n1. Postgres - needs a server\n2. SQLite";
+const CHOICE_REPLY =
+  "Sure.\nOpenClaw needs input: Which database?\n1. Postgres - needs a server\n2. SQLite";
 
 /** The person on the chat: sends messages to the session as Open WebUI would. */
 let user: OperatorConnection;
@@ -33,7 +49,11 @@ const { tab: tabOn } = useTabs({ server: () => server });
 /** The user (or an Open WebUI pipe) sends a message to the session; returns the run id. */
 async function userSends(sessionKey: string, message: string): Promise<string> {
   const idempotencyKey = `user-${randomUUID()}`;
-  const reply = await user.request<{ runId: string; status: string }>("chat.send", { sessionKey, message, idempotencyKey });
+  const reply = await user.request<{ runId: string; status: string }>("chat.send", {
+    sessionKey,
+    message,
+    idempotencyKey,
+  });
   expect(reply).toMatchObject({ status: "started" });
   return reply.runId;
 }
@@ -44,11 +64,19 @@ function scripted(reply: string, tag: string): string {
 }
 
 async function waitForCard(tab: Tab, sessionKey: string): Promise<Ask> {
-  return tab.waitFor(() => tab.shown.find((a) => a.sessionKey === sessionKey && a.source === "text-prompt"), `a text-prompt card for ${sessionKey}`, WAIT_MS);
+  return tab.waitFor(
+    () => tab.shown.find((a) => a.sessionKey === sessionKey && a.source === "text-prompt"),
+    `a text-prompt card for ${sessionKey}`,
+    WAIT_MS,
+  );
 }
 
 async function waitForClose(tab: Tab, askId: string) {
-  return tab.waitFor(() => tab.closed.find((c) => c.askId === askId), `ask:close ${askId}`, WAIT_MS);
+  return tab.waitFor(
+    () => tab.closed.find((c) => c.askId === askId),
+    `ask:close ${askId}`,
+    WAIT_MS,
+  );
 }
 
 /** The user's own words in a model request (the last user message that is not the Gateway's context). */
@@ -59,7 +87,9 @@ function lastUserText(request: RecordedRequest): string {
 
 /** Everything the user said in the conversation up to a model request (the Gateway's context left out). */
 function userWords(request: RecordedRequest): string[] {
-  return (request.body.messages ?? []).filter((m) => m.role === "user" && !isInternalContext(m)).map(messageText);
+  return (request.body.messages ?? [])
+    .filter((m) => m.role === "user" && !isInternalContext(m))
+    .map(messageText);
 }
 
 function pollStub<T>(read: () => Promise<T | undefined>, what: string): Promise<T> {
@@ -96,20 +126,41 @@ describe("text prompts on the real Gateway with a live agent run", () => {
       const runId = await userSends(sessionKey, scripted(CHOICE_REPLY, tag));
 
       const card = await waitForCard(tab, sessionKey);
-      expect(card).toMatchObject({ kind: "question", source: "text-prompt", chatId, sessionKey, agentId: TEST_AGENT, runId, status: "pending" });
+      expect(card).toMatchObject({
+        kind: "question",
+        source: "text-prompt",
+        chatId,
+        sessionKey,
+        agentId: TEST_AGENT,
+        runId,
+        status: "pending",
+      });
       expect(card.kind === "question" && card.questions).toHaveLength(1);
       const question = card.kind === "question" ? card.questions[0]! : null;
-      expect([question?.header, question?.question].filter(Boolean).join("\n")).toBe("Which database?");
-      expect(question?.options).toEqual([{ label: "Postgres", description: "needs a server" }, { label: "SQLite" }]);
+      expect([question?.header, question?.question].filter(Boolean).join("\n")).toBe(
+        "Which database?",
+      );
+      expect(question?.options).toEqual([
+        { label: "Postgres", description: "needs a server" },
+        { label: "SQLite" },
+      ]);
       expect(question?.multiSelect).toBe(false);
 
-      expect(await tab.send("ask:answer", { askId: card.id, answer: { type: "text", text: "2" } })).toEqual({ ok: true, status: "answered" });
-      expect(await waitForClose(tab, card.id)).toEqual({ askId: card.id, reason: "answered", summary: "SQLite" });
+      expect(
+        await tab.send("ask:answer", { askId: card.id, answer: { type: "text", text: "2" } }),
+      ).toEqual({ ok: true, status: "answered" });
+      expect(await waitForClose(tab, card.id)).toEqual({
+        askId: card.id,
+        reason: "answered",
+        summary: "SQLite",
+      });
 
       // The run continues: a later model request (same conversation) has the answer as the user's words.
       const answered = await pollStub(async () => {
         const requests = await fetchStubRequests(stubModelUrl, tag);
-        return requests.find((r) => parseStubScript(lastUserText(r)) === null && lastUserText(r).includes("SQLite"));
+        return requests.find(
+          (r) => parseStubScript(lastUserText(r)) === null && lastUserText(r).includes("SQLite"),
+        );
       }, "a model request carrying the answer");
       expect(lastUserText(answered)).toContain("SQLite");
       expect(lastUserText(answered)).not.toContain("Postgres");
@@ -118,7 +169,9 @@ describe("text prompts on the real Gateway with a live agent run", () => {
 
       // The answer's own run (this service started it) closes nothing and asks nothing new here.
       expect((await server.store.get(card.id))?.status).toBe("answered");
-      expect(tab.shown.filter((a) => a.sessionKey === sessionKey).map((a) => a.id)).toEqual([card.id]);
+      expect(tab.shown.filter((a) => a.sessionKey === sessionKey).map((a) => a.id)).toEqual([
+        card.id,
+      ]);
     },
     LIVE_TIMEOUT_MS,
   );
@@ -132,10 +185,16 @@ describe("text prompts on the real Gateway with a live agent run", () => {
       const elsewhere = await tabOn(newChat("tp-live")); // a tab, but on another chat
       await userSends(sessionKey, scripted(CHOICE_REPLY, tag));
 
-      const ended = await watcher.waitFor(() => watcher.changed.find((a) => a.sessionKey === sessionKey && a.status !== "pending"), "the ask on the dashboard feed", WAIT_MS);
+      const ended = await watcher.waitFor(
+        () => watcher.changed.find((a) => a.sessionKey === sessionKey && a.status !== "pending"),
+        "the ask on the dashboard feed",
+        WAIT_MS,
+      );
       expect(ended).toMatchObject({ source: "text-prompt", chatId, status: "ended-as-text" });
       expect((await server.store.get(ended.id))?.status).toBe("ended-as-text");
-      expect(watcher.changed.filter((a) => a.sessionKey === sessionKey).map((a) => a.status)).not.toContain("pending");
+      expect(
+        watcher.changed.filter((a) => a.sessionKey === sessionKey).map((a) => a.status),
+      ).not.toContain("pending");
       expect(elsewhere.shown).toEqual([]);
 
       // A tab opening the chat later gets nothing: the prompt stays in the reply as text. The broker
@@ -148,10 +207,19 @@ describe("text prompts on the real Gateway with a live agent run", () => {
       // session came before it, so the model request for it holds the whole conversation so far.
       const barrierTag = `barrier-${randomUUID()}`;
       const barrierRun = await userSends(sessionKey, scripted("Noted.", barrierTag));
-      await user.waitForEvent("chat", (p) => p.runId === barrierRun && p.state === "final", WAIT_MS);
+      await user.waitForEvent(
+        "chat",
+        (p) => p.runId === barrierRun && p.state === "final",
+        WAIT_MS,
+      );
       const [barrier] = await fetchStubRequests(stubModelUrl, barrierTag);
-      expect(barrier && userWords(barrier).map((text) => parseStubScript(text)?.tag)).toEqual([tag, barrierTag]);
-      const beforeBarrier = (await fetchStubRequests(stubModelUrl, tag)).filter((r) => !JSON.stringify(r.body).includes(barrierTag));
+      expect(barrier && userWords(barrier).map((text) => parseStubScript(text)?.tag)).toEqual([
+        tag,
+        barrierTag,
+      ]);
+      const beforeBarrier = (await fetchStubRequests(stubModelUrl, tag)).filter(
+        (r) => !JSON.stringify(r.body).includes(barrierTag),
+      );
       expect(beforeBarrier).toHaveLength(1);
       expect(late.shown).toEqual([]);
     },
@@ -170,16 +238,27 @@ describe("text prompts on the real Gateway with a live agent run", () => {
 
       const typed = `Let me think about the database first (${tag}).`;
       await userSends(sessionKey, typed);
-      expect(await waitForClose(tab, card.id)).toMatchObject({ askId: card.id, reason: "answered-elsewhere" });
+      expect(await waitForClose(tab, card.id)).toMatchObject({
+        askId: card.id,
+        reason: "answered-elsewhere",
+      });
       expect((await server.store.get(card.id))?.status).toBe("ended-as-text");
-      expect(await tab.send("ask:answer", { askId: card.id, answer: { type: "text", text: "2" } })).toMatchObject({ ok: false, error: { code: "ALREADY_RESOLVED" } });
+      expect(
+        await tab.send("ask:answer", { askId: card.id, answer: { type: "text", text: "2" } }),
+      ).toMatchObject({ ok: false, error: { code: "ALREADY_RESOLVED" } });
 
       // The model got the user's own words, and no answer from this service.
       const requests = await pollStub(async () => {
         const all = await fetchStubRequests(stubModelUrl, tag);
-        return all.some((r) => lastUserText(r).includes("Let me think about the database first")) ? all : undefined;
+        return all.some((r) => lastUserText(r).includes("Let me think about the database first"))
+          ? all
+          : undefined;
       }, "the model request with the user's message");
-      expect(requests.map(lastUserText).filter((text) => parseStubScript(text) === null && text.includes("SQLite"))).toEqual([]);
+      expect(
+        requests
+          .map(lastUserText)
+          .filter((text) => parseStubScript(text) === null && text.includes("SQLite")),
+      ).toEqual([]);
     },
     LIVE_TIMEOUT_MS,
   );

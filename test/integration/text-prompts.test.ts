@@ -5,10 +5,24 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest
 import type { Ask } from "../../lib/ask.ts";
 import { SECRET_CANCELLED_SUMMARY, SECRET_ENTERED_SUMMARY } from "../../lib/outcomes.ts";
 import { ManualClock } from "../support/manual-clock.ts";
-import { TEST_AGENT, newChat, sessionKeyOf as keyOf, startOnFakeGateway, stopOnFakeGateway } from "../support/on-gateway.ts";
+import {
+  TEST_AGENT,
+  newChat,
+  sessionKeyOf as keyOf,
+  startOnFakeGateway,
+  stopOnFakeGateway,
+} from "../support/on-gateway.ts";
 import type { FakeGateway } from "../support/fake-gateway.ts";
 import { openTab, type Tab, type TestServer } from "../support/tabs.ts";
-import { PROMPTS, TRIGGER, chatFrames, cumulative, expectCard, type Mode, type PromptKind } from "../support/text-prompts.ts";
+import {
+  PROMPTS,
+  TRIGGER,
+  chatFrames,
+  cumulative,
+  expectCard,
+  type Mode,
+  type PromptKind,
+} from "../support/text-prompts.ts";
 
 /**
  * Text prompts (docs/ARCHITECTURE.md#sources-and-answers, #routing, #text-prompts, issue 3 part B) through the whole path, against the in-repo fake
@@ -41,8 +55,14 @@ type Harness = {
 
 const harnesses: Harness[] = [];
 
-async function boot(options: { env?: Record<string, string>; clock?: ManualClock } = {}): Promise<Harness> {
-  const { fake, server } = await startOnFakeGateway({ env: options.env, clock: options.clock, connectTimeoutMs: 10_000 });
+async function boot(
+  options: { env?: Record<string, string>; clock?: ManualClock } = {},
+): Promise<Harness> {
+  const { fake, server } = await startOnFakeGateway({
+    env: options.env,
+    clock: options.clock,
+    connectTimeoutMs: 10_000,
+  });
   const harness: Harness = {
     fake,
     server,
@@ -62,7 +82,9 @@ async function boot(options: { env?: Record<string, string>; clock?: ManualClock
 
 async function openTabOn(h: Harness, chatId: string | null, userId = "owner"): Promise<Tab> {
   const tab = await openTab(h.server.url, await h.server.token(userId));
-  tab.socket.onAny((event: string, ...args: unknown[]) => h.frames.push(JSON.stringify([event, ...args])));
+  tab.socket.onAny((event: string, ...args: unknown[]) =>
+    h.frames.push(JSON.stringify([event, ...args])),
+  );
   h.tabs.push(tab);
   if (chatId) expect(await tab.send("chat:view", { chatId })).toEqual({ ok: true });
   return tab;
@@ -71,10 +93,14 @@ async function openTabOn(h: Harness, chatId: string | null, userId = "owner"): P
 const newRun = (label = "run") => `${label}-${randomUUID()}`;
 
 /** chat.send calls the server made to one session. */
-const sentTo = (h: Harness, sessionKey: string) => h.fake.sent.filter((entry) => entry.sessionKey === sessionKey);
+const sentTo = (h: Harness, sessionKey: string) =>
+  h.fake.sent.filter((entry) => entry.sessionKey === sessionKey);
 /** Every chat.send request frame (even ones the Gateway folded as in-flight), for "exactly once". */
 const chatSendRequests = (h: Harness, sessionKey: string) =>
-  h.fake.requests.filter((r) => r.method === "chat.send" && (r.params as { sessionKey?: string }).sessionKey === sessionKey);
+  h.fake.requests.filter(
+    (r) =>
+      r.method === "chat.send" && (r.params as { sessionKey?: string }).sessionKey === sessionKey,
+  );
 
 /**
  * Waits until the server has processed every chat event emitted so far: a Gateway question (a path
@@ -87,8 +113,15 @@ async function settle(h: Harness): Promise<void> {
 
 /** Creates a question on a session of no chat and waits until the dashboard feed shows it; its id. */
 async function barrierQuestion(h: Harness): Promise<string> {
-  const { id } = h.fake.createQuestion({ sessionKey: `agent:${TEST_AGENT}:barrier:${randomUUID()}`, timeoutMs: 600_000 });
-  await h.watcher.waitFor(() => h.watcher.changed.find((a) => a.id === id), "the barrier question on the dashboard feed", 10_000);
+  const { id } = h.fake.createQuestion({
+    sessionKey: `agent:${TEST_AGENT}:barrier:${randomUUID()}`,
+    timeoutMs: 600_000,
+  });
+  await h.watcher.waitFor(
+    () => h.watcher.changed.find((a) => a.id === id),
+    "the barrier question on the dashboard feed",
+    10_000,
+  );
   return id;
 }
 
@@ -99,8 +132,17 @@ async function barrierQuestion(h: Harness): Promise<string> {
  */
 async function flushGatewayCalls(h: Harness): Promise<void> {
   const id = await barrierQuestion(h);
-  expect(await h.watcher.send("ask:answer", { askId: id, answer: { type: "questions", answers: { db: ["SQLite"] } } })).toEqual({ ok: true, status: "answered" });
-  expect(h.fake.requests.filter((r) => r.method === "question.resolve" && (r.params as { id?: string }).id === id)).toHaveLength(1);
+  expect(
+    await h.watcher.send("ask:answer", {
+      askId: id,
+      answer: { type: "questions", answers: { db: ["SQLite"] } },
+    }),
+  ).toEqual({ ok: true, status: "answered" });
+  expect(
+    h.fake.requests.filter(
+      (r) => r.method === "question.resolve" && (r.params as { id?: string }).id === id,
+    ),
+  ).toHaveLength(1);
 }
 
 function showsFor(tab: Tab, sessionKey: string): Ask[] {
@@ -112,12 +154,22 @@ async function cardFor(tab: Tab, sessionKey: string): Promise<Ask> {
 }
 
 /** Emits one whole run the way the Gateway streams it in `mode` (test/support/text-prompts.ts). */
-function streamReply(fake: FakeGateway, sessionKey: string, runId: string, reply: string, mode: Mode): void {
+function streamReply(
+  fake: FakeGateway,
+  sessionKey: string,
+  runId: string,
+  reply: string,
+  mode: Mode,
+): void {
   for (const frame of chatFrames(sessionKey, runId, reply, mode)) fake.emitRaw("chat", frame);
 }
 
 /** A tab viewing a new chat, and the card of a `kind` prompt that a run the agent started streamed there in `mode`. */
-async function cardOn(h: Harness, kind: PromptKind, mode: Mode = "one character per delta (cumulative message)") {
+async function cardOn(
+  h: Harness,
+  kind: PromptKind,
+  mode: Mode = "one character per delta (cumulative message)",
+) {
   const chatId = newChat();
   const sessionKey = keyOf(chatId);
   const runId = newRun();
@@ -167,7 +219,13 @@ describe("text prompts: every way the Gateway streams a reply gives the same car
       "    OpenClaw needs input: indented code",
       "and mid-line OpenClaw needs input: is text too.",
     ].join("\n");
-    streamReply(h.fake, sessionKey, newRun(), quoted, "one character per delta (cumulative message)");
+    streamReply(
+      h.fake,
+      sessionKey,
+      newRun(),
+      quoted,
+      "one character per delta (cumulative message)",
+    );
     await settle(h);
     expect(showsFor(tab, sessionKey)).toEqual([]);
     expect(h.watcher.changed.filter((a) => a.sessionKey === sessionKey)).toEqual([]);
@@ -179,8 +237,10 @@ describe("text prompts: every way the Gateway streams a reply gives the same car
     const [runA, runB] = [newRun("a"), newRun("b")];
     const [replyA, replyB] = [PROMPTS.choice, PROMPTS.multiSelect];
     for (let i = 0; i < Math.max(replyA.length, replyB.length); i++) {
-      if (i < replyA.length) h.fake.emitChat(keyOf(chatA), runA, { state: "delta", deltaText: replyA[i]! });
-      if (i < replyB.length) h.fake.emitChat(keyOf(chatB), runB, { state: "delta", deltaText: replyB[i]! });
+      if (i < replyA.length)
+        h.fake.emitChat(keyOf(chatA), runA, { state: "delta", deltaText: replyA[i]! });
+      if (i < replyB.length)
+        h.fake.emitChat(keyOf(chatB), runB, { state: "delta", deltaText: replyB[i]! });
     }
     h.fake.emitChat(keyOf(chatA), runA, { state: "final" });
     h.fake.emitChat(keyOf(chatB), runB, { state: "final" });
@@ -192,19 +252,31 @@ describe("text prompts: every way the Gateway streams a reply gives the same car
   });
 
   it("a replayed snapshot or final does not create a second ask", async () => {
-    const { sessionKey, runId, tab, card } = await cardOn(h, "choice", "7-character deltas (cumulative message)");
+    const { sessionKey, runId, tab, card } = await cardOn(
+      h,
+      "choice",
+      "7-character deltas (cumulative message)",
+    );
     // The Gateway sends the last snapshot and the final again (a reconnect, a duplicate frame).
-    h.fake.emitChat(sessionKey, runId, { state: "delta", deltaText: "", message: cumulative(PROMPTS.choice) });
+    h.fake.emitChat(sessionKey, runId, {
+      state: "delta",
+      deltaText: "",
+      message: cumulative(PROMPTS.choice),
+    });
     h.fake.emitChat(sessionKey, runId, { state: "final", message: cumulative(PROMPTS.choice) });
     h.fake.emitChat(sessionKey, runId, { state: "final", message: cumulative(PROMPTS.choice) });
     await settle(h);
     expect(showsFor(tab, sessionKey).map((a) => a.id)).toEqual([card.id]);
     expect(tab.closed.filter((c) => c.askId === card.id)).toEqual([]);
     expect(h.server.broker.getPending(card.id)?.status).toBe("pending");
-    expect(new Set(h.watcher.changed.filter((a) => a.sessionKey === sessionKey).map((a) => a.id))).toEqual(new Set([card.id]));
+    expect(
+      new Set(h.watcher.changed.filter((a) => a.sessionKey === sessionKey).map((a) => a.id)),
+    ).toEqual(new Set([card.id]));
 
     // Answered, then replayed again: never revived, never sent twice.
-    expect(await tab.send("ask:answer", { askId: card.id, answer: { type: "text", text: "2" } })).toEqual({ ok: true, status: "answered" });
+    expect(
+      await tab.send("ask:answer", { askId: card.id, answer: { type: "text", text: "2" } }),
+    ).toEqual({ ok: true, status: "answered" });
     h.fake.emitChat(sessionKey, runId, { state: "final", message: cumulative(PROMPTS.choice) });
     await settle(h);
     expect(showsFor(tab, sessionKey)).toHaveLength(1);
@@ -221,21 +293,34 @@ describe("text prompts: answers continue the run with chat.send", () => {
   it("a typed option number on a choice card sends the option's label", async () => {
     const h = await boot();
     const { sessionKey, tab, card } = await cardOn(h, "choice");
-    expect(await tab.send("ask:answer", { askId: card.id, answer: { type: "text", text: "2" } })).toEqual({ ok: true, status: "answered" });
+    expect(
+      await tab.send("ask:answer", { askId: card.id, answer: { type: "text", text: "2" } }),
+    ).toEqual({ ok: true, status: "answered" });
     const [sent, ...more] = sentTo(h, sessionKey);
     expect(more).toEqual([]);
     expect(sent).toMatchObject({ sessionKey, message: "SQLite" });
     expect(sent!.idempotencyKey).toEqual(expect.any(String));
     expect(sent!.idempotencyKey.length).toBeGreaterThan(0);
-    expect(await tab.waitForClose(card.id)).toEqual({ askId: card.id, reason: "answered", summary: "SQLite" });
-    expect((await h.server.store.get(card.id))).toMatchObject({ status: "answered", resolution: { by: "owner", summary: "SQLite" } });
+    expect(await tab.waitForClose(card.id)).toEqual({
+      askId: card.id,
+      reason: "answered",
+      summary: "SQLite",
+    });
+    expect(await h.server.store.get(card.id)).toMatchObject({
+      status: "answered",
+      resolution: { by: "owner", summary: "SQLite" },
+    });
   });
 
   it("a second answer to the same card is refused and sends nothing", async () => {
     const h = await boot();
     const { sessionKey, tab, card } = await cardOn(h, "choice");
-    expect(await tab.send("ask:answer", { askId: card.id, answer: { type: "text", text: "1" } })).toMatchObject({ ok: true });
-    expect(await tab.send("ask:answer", { askId: card.id, answer: { type: "text", text: "2" } })).toMatchObject({ ok: false, error: { code: "ALREADY_RESOLVED" } });
+    expect(
+      await tab.send("ask:answer", { askId: card.id, answer: { type: "text", text: "1" } }),
+    ).toMatchObject({ ok: true });
+    expect(
+      await tab.send("ask:answer", { askId: card.id, answer: { type: "text", text: "2" } }),
+    ).toMatchObject({ ok: false, error: { code: "ALREADY_RESOLVED" } });
     expect(sentTo(h, sessionKey).map((s) => s.message)).toEqual(["Postgres"]);
   });
 
@@ -245,7 +330,9 @@ describe("text prompts: answers continue the run with chat.send", () => {
     const newer = await openTabOn(h, chatId);
     expect((await cardFor(newer, sessionKey)).id).toBe(card.id);
     expect(await older.waitForClose(card.id)).toEqual({ askId: card.id, reason: "handed-off" });
-    expect(await newer.send("ask:answer", { askId: card.id, answer: { type: "text", text: "1" } })).toMatchObject({ ok: true });
+    expect(
+      await newer.send("ask:answer", { askId: card.id, answer: { type: "text", text: "1" } }),
+    ).toMatchObject({ ok: true });
     expect(sentTo(h, sessionKey).map((s) => s.message)).toEqual(["Postgres"]);
   });
 
@@ -253,12 +340,24 @@ describe("text prompts: answers continue the run with chat.send", () => {
     const h = await boot();
     h.fake.setLatency(300, "chat.send");
     h.fake.onChatSend((entry) => {
-      h.fake.emitChat(entry.sessionKey, entry.idempotencyKey, { state: "status", phase: "preparing_context" });
-      h.fake.emitChat(entry.sessionKey, entry.idempotencyKey, { state: "delta", deltaText: "Using SQLite." });
+      h.fake.emitChat(entry.sessionKey, entry.idempotencyKey, {
+        state: "status",
+        phase: "preparing_context",
+      });
+      h.fake.emitChat(entry.sessionKey, entry.idempotencyKey, {
+        state: "delta",
+        deltaText: "Using SQLite.",
+      });
     });
     const { sessionKey, tab, card } = await cardOn(h, "choice");
-    expect(await tab.send("ask:answer", { askId: card.id, answer: { type: "text", text: "SQLite" } })).toEqual({ ok: true, status: "answered" });
-    expect(await tab.waitForClose(card.id)).toEqual({ askId: card.id, reason: "answered", summary: "SQLite" });
+    expect(
+      await tab.send("ask:answer", { askId: card.id, answer: { type: "text", text: "SQLite" } }),
+    ).toEqual({ ok: true, status: "answered" });
+    expect(await tab.waitForClose(card.id)).toEqual({
+      askId: card.id,
+      reason: "answered",
+      summary: "SQLite",
+    });
     expect((await h.server.store.get(card.id))?.status).toBe("answered");
     expect(sentTo(h, sessionKey)).toHaveLength(1);
   });
@@ -282,22 +381,41 @@ describe("text prompts: secrets", () => {
     const sessionKey = keyOf(chatId);
     const tab = await openTabOn(h, chatId);
     const other = await openTabOn(h, newChat()); // a bystander tab on another chat
-    streamReply(h.fake, sessionKey, newRun(), PROMPTS.secret, "7-character deltas (cumulative message)");
+    streamReply(
+      h.fake,
+      sessionKey,
+      newRun(),
+      PROMPTS.secret,
+      "7-character deltas (cumulative message)",
+    );
     const dialog = await cardFor(tab, sessionKey);
     expect(dialog.kind).toBe("secret");
 
     const value = `ghp_${randomUUID().replaceAll("-", "")}`;
-    const ack = await tab.send("ask:answer", { askId: dialog.id, answer: { type: "secret", value } });
+    const ack = await tab.send("ask:answer", {
+      askId: dialog.id,
+      answer: { type: "secret", value },
+    });
     expect(ack).toMatchObject({ ok: true, status: "answered" });
     expect(JSON.stringify(ack)).not.toContain(value);
 
     const sent = sentTo(h, sessionKey);
     expect(sent).toHaveLength(1);
     expect(sent[0]).toMatchObject({ sessionKey, message: value });
-    expect(await tab.waitForClose(dialog.id)).toEqual({ askId: dialog.id, reason: "answered", summary: SECRET_ENTERED_SUMMARY });
-    await h.watcher.waitFor(() => h.watcher.changed.find((a) => a.id === dialog.id && a.status === "answered"), "the answered secret on the dashboard feed");
-    expect((await h.server.store.get(dialog.id))).toMatchObject({ status: "answered", resolution: { summary: SECRET_ENTERED_SUMMARY } });
-    expect(JSON.stringify((await h.server.store.get(dialog.id)))).not.toContain(value);
+    expect(await tab.waitForClose(dialog.id)).toEqual({
+      askId: dialog.id,
+      reason: "answered",
+      summary: SECRET_ENTERED_SUMMARY,
+    });
+    await h.watcher.waitFor(
+      () => h.watcher.changed.find((a) => a.id === dialog.id && a.status === "answered"),
+      "the answered secret on the dashboard feed",
+    );
+    expect(await h.server.store.get(dialog.id)).toMatchObject({
+      status: "answered",
+      resolution: { summary: SECRET_ENTERED_SUMMARY },
+    });
+    expect(JSON.stringify(await h.server.store.get(dialog.id))).not.toContain(value);
     await settle(h);
 
     // Never in any frame to any tab (the answering tab, a bystander, the dashboard feed), nor the log.
@@ -309,15 +427,25 @@ describe("text prompts: secrets", () => {
     await h.server.stop();
     const files = filesUnder(h.server.dataDir);
     expect(files.length).toBeGreaterThan(0);
-    for (const file of files) expect(readFileSync(file).includes(Buffer.from(value)), file).toBe(false);
+    for (const file of files)
+      expect(readFileSync(file).includes(Buffer.from(value)), file).toBe(false);
   });
 
   it("Cancel on the secret dialog tells the agent nothing was entered; summary `Cancelled (nothing entered)`", async () => {
     const h = await boot();
     const { sessionKey, tab, card: dialog } = await cardOn(h, "secret", "deltaText-only frames");
-    expect(await tab.send("ask:answer", { askId: dialog.id, answer: { type: "cancel" } })).toMatchObject({ ok: true, status: "cancelled" });
-    expect(await tab.waitForClose(dialog.id)).toEqual({ askId: dialog.id, reason: "cancelled", summary: SECRET_CANCELLED_SUMMARY });
-    expect((await h.server.store.get(dialog.id))).toMatchObject({ status: "cancelled", resolution: { summary: SECRET_CANCELLED_SUMMARY } });
+    expect(
+      await tab.send("ask:answer", { askId: dialog.id, answer: { type: "cancel" } }),
+    ).toMatchObject({ ok: true, status: "cancelled" });
+    expect(await tab.waitForClose(dialog.id)).toEqual({
+      askId: dialog.id,
+      reason: "cancelled",
+      summary: SECRET_CANCELLED_SUMMARY,
+    });
+    expect(await h.server.store.get(dialog.id)).toMatchObject({
+      status: "cancelled",
+      resolution: { summary: SECRET_CANCELLED_SUMMARY },
+    });
     await settle(h);
     // Told once that the user cancelled and nothing was entered; no "not received" notice on top.
     const sent = sentTo(h, sessionKey);
@@ -329,11 +457,18 @@ describe("text prompts: secrets", () => {
 
   it("Cancel on any other card sends nothing: the prompt stays in the reply as text", async () => {
     const h = await boot();
-    const { sessionKey, tab, card } = await cardOn(h, "choice", "one character per delta (cumulative message)");
-    expect(await tab.send("ask:answer", { askId: card.id, answer: { type: "cancel" } })).toEqual({ ok: true, status: "cancelled" });
+    const { sessionKey, tab, card } = await cardOn(
+      h,
+      "choice",
+      "one character per delta (cumulative message)",
+    );
+    expect(await tab.send("ask:answer", { askId: card.id, answer: { type: "cancel" } })).toEqual({
+      ok: true,
+      status: "cancelled",
+    });
     const closed = await tab.waitForClose(card.id);
     expect(closed.reason).toBe("cancelled");
-    const ended = (await h.server.store.get(card.id));
+    const ended = await h.server.store.get(card.id);
     expect(ended?.status).toBe("cancelled");
     // What stays is the question as text, the trigger removed.
     expect(ended?.resolution?.summary).toContain("Which database?");
@@ -353,8 +488,19 @@ describe("text prompts: no tab and timeouts", () => {
     const chatId = newChat();
     const sessionKey = keyOf(chatId);
     const elsewhere = await openTabOn(h, newChat()); // a tab, but on another chat
-    streamReply(h.fake, sessionKey, newRun(), PROMPTS.choice, "7-character deltas (cumulative message)");
-    const ended = await h.watcher.waitFor(() => h.watcher.changed.find((a) => a.sessionKey === sessionKey && a.status === "ended-as-text"), "ended-as-text", 3_000);
+    streamReply(
+      h.fake,
+      sessionKey,
+      newRun(),
+      PROMPTS.choice,
+      "7-character deltas (cumulative message)",
+    );
+    const ended = await h.watcher.waitFor(
+      () =>
+        h.watcher.changed.find((a) => a.sessionKey === sessionKey && a.status === "ended-as-text"),
+      "ended-as-text",
+      3_000,
+    );
     expect(ended).toMatchObject({ source: "text-prompt", chatId });
     expect((await h.server.store.get(ended.id))?.status).toBe("ended-as-text");
     expect(h.server.broker.getPending(ended.id)).toBeUndefined();
@@ -370,10 +516,24 @@ describe("text prompts: no tab and timeouts", () => {
     const chatId = newChat();
     const sessionKey = keyOf(chatId);
     const runId = newRun();
-    streamReply(h.fake, sessionKey, runId, PROMPTS.secret, "one character per delta (cumulative message)");
-    const ended = await h.watcher.waitFor(() => h.watcher.changed.find((a) => a.sessionKey === sessionKey && a.status === "ended-as-text"), "ended-as-text", 3_000);
+    streamReply(
+      h.fake,
+      sessionKey,
+      runId,
+      PROMPTS.secret,
+      "one character per delta (cumulative message)",
+    );
+    const ended = await h.watcher.waitFor(
+      () =>
+        h.watcher.changed.find((a) => a.sessionKey === sessionKey && a.status === "ended-as-text"),
+      "ended-as-text",
+      3_000,
+    );
     expect(ended.kind).toBe("secret");
-    await vi.waitFor(() => expect(sentTo(h, sessionKey), "the not-received notice").not.toEqual([]), { timeout: 3_000 });
+    await vi.waitFor(
+      () => expect(sentTo(h, sessionKey), "the not-received notice").not.toEqual([]),
+      { timeout: 3_000 },
+    );
     // A replayed final must not tell the agent again.
     h.fake.emitChat(sessionKey, runId, { state: "final", message: cumulative(PROMPTS.secret) });
     await flushGatewayCalls(h);
@@ -387,16 +547,25 @@ describe("text prompts: no tab and timeouts", () => {
   it("an unanswered card ends as text after 4 minutes (ManualClock); nothing is sent; no timer is left", async () => {
     const clock = new ManualClock();
     const h = await boot({ clock });
-    const { sessionKey, tab, card } = await cardOn(h, "choice", "7-character deltas (cumulative message)");
+    const { sessionKey, tab, card } = await cardOn(
+      h,
+      "choice",
+      "7-character deltas (cumulative message)",
+    );
     expect(card.expiresAt).toBe(clock.now() + DEFAULT_TIMEOUT_MS);
     clock.advance(DEFAULT_TIMEOUT_MS - 1);
     await settle(h);
     expect(tab.closed).toEqual([]);
     expect(h.server.broker.getPending(card.id)?.status).toBe("pending");
     clock.advance(1);
-    expect(await tab.waitForClose(card.id)).toMatchObject({ askId: card.id, reason: "ended-as-text" });
+    expect(await tab.waitForClose(card.id)).toMatchObject({
+      askId: card.id,
+      reason: "ended-as-text",
+    });
     expect((await h.server.store.get(card.id))?.status).toBe("ended-as-text");
-    expect(await tab.send("ask:answer", { askId: card.id, answer: { type: "text", text: "1" } })).toMatchObject({ ok: false });
+    expect(
+      await tab.send("ask:answer", { askId: card.id, answer: { type: "text", text: "1" } }),
+    ).toMatchObject({ ok: false });
     await settle(h);
     expect(chatSendRequests(h, sessionKey)).toEqual([]);
     // Its timer is gone: what is left belongs to the pending barrier questions, one each.
@@ -407,11 +576,21 @@ describe("text prompts: no tab and timeouts", () => {
   it("an unanswered secret dialog ends after 4 minutes and the agent is told once (ManualClock)", async () => {
     const clock = new ManualClock();
     const h = await boot({ clock });
-    const { sessionKey, tab, card: dialog } = await cardOn(h, "secret", "cumulative snapshots with a replay and a replace");
+    const {
+      sessionKey,
+      tab,
+      card: dialog,
+    } = await cardOn(h, "secret", "cumulative snapshots with a replay and a replace");
     expect(dialog.kind).toBe("secret");
     clock.advance(DEFAULT_TIMEOUT_MS);
-    expect(await tab.waitForClose(dialog.id)).toMatchObject({ askId: dialog.id, reason: "ended-as-text" });
-    await vi.waitFor(() => expect(sentTo(h, sessionKey), "the not-received notice").not.toEqual([]), { timeout: 3_000 });
+    expect(await tab.waitForClose(dialog.id)).toMatchObject({
+      askId: dialog.id,
+      reason: "ended-as-text",
+    });
+    await vi.waitFor(
+      () => expect(sentTo(h, sessionKey), "the not-received notice").not.toEqual([]),
+      { timeout: 3_000 },
+    );
     clock.advance(DEFAULT_TIMEOUT_MS);
     await flushGatewayCalls(h);
     expect(chatSendRequests(h, sessionKey)).toHaveLength(1);
@@ -440,21 +619,37 @@ describe("text prompts: no tab and timeouts", () => {
 describe("text prompts: the run moves on without the card", () => {
   it("a new run on the session that this service did not start (the user typed) closes the card: answered-elsewhere", async () => {
     const h = await boot();
-    const { sessionKey, tab, card } = await cardOn(h, "choice", "7-character deltas (cumulative message)");
+    const { sessionKey, tab, card } = await cardOn(
+      h,
+      "choice",
+      "7-character deltas (cumulative message)",
+    );
     // The user's message is never echoed: it shows only as a new run on the session.
     h.fake.emitChat(sessionKey, newRun("user"), { state: "status", phase: "preparing_workspace" });
-    expect(await tab.waitForClose(card.id)).toMatchObject({ askId: card.id, reason: "answered-elsewhere" });
+    expect(await tab.waitForClose(card.id)).toMatchObject({
+      askId: card.id,
+      reason: "answered-elsewhere",
+    });
     expect((await h.server.store.get(card.id))?.status).toBe("ended-as-text");
-    expect(await tab.send("ask:answer", { askId: card.id, answer: { type: "text", text: "1" } })).toMatchObject({ ok: false, error: { code: "ALREADY_RESOLVED" } });
+    expect(
+      await tab.send("ask:answer", { askId: card.id, answer: { type: "text", text: "1" } }),
+    ).toMatchObject({ ok: false, error: { code: "ALREADY_RESOLVED" } });
     await settle(h);
     expect(chatSendRequests(h, sessionKey)).toEqual([]);
   });
 
   it("the user typing closes a secret dialog too", async () => {
     const h = await boot();
-    const { sessionKey, tab, card: dialog } = await cardOn(h, "secret", "one character per delta (cumulative message)");
+    const {
+      sessionKey,
+      tab,
+      card: dialog,
+    } = await cardOn(h, "secret", "one character per delta (cumulative message)");
     h.fake.emitChat(sessionKey, newRun("user"), { state: "status", phase: "preparing_workspace" });
-    expect(await tab.waitForClose(dialog.id)).toMatchObject({ askId: dialog.id, reason: "answered-elsewhere" });
+    expect(await tab.waitForClose(dialog.id)).toMatchObject({
+      askId: dialog.id,
+      reason: "answered-elsewhere",
+    });
     await settle(h);
     // Never asked for in chat: whatever reaches the agent is at most one notice, never a second one.
     expect(chatSendRequests(h, sessionKey).length).toBeLessThanOrEqual(1);
@@ -466,20 +661,47 @@ describe("text prompts: the run moves on without the card", () => {
     const sessionKey = keyOf(chatId);
 
     // 1. A secret prompt while no tab views the chat: the agent gets a notice (a run we start).
-    streamReply(h.fake, sessionKey, newRun(), PROMPTS.secret, "7-character deltas (cumulative message)");
-    await vi.waitFor(() => expect(sentTo(h, sessionKey), "the not-received notice").toHaveLength(1), { timeout: 3_000 });
+    streamReply(
+      h.fake,
+      sessionKey,
+      newRun(),
+      PROMPTS.secret,
+      "7-character deltas (cumulative message)",
+    );
+    await vi.waitFor(
+      () => expect(sentTo(h, sessionKey), "the not-received notice").toHaveLength(1),
+      { timeout: 3_000 },
+    );
     const noticeRun = sentTo(h, sessionKey)[0]!.idempotencyKey;
 
     // 2. A tab views the chat; a card is answered (another run we start).
     const tab = await openTabOn(h, chatId);
-    streamReply(h.fake, sessionKey, newRun(), PROMPTS.confirm, "7-character deltas (cumulative message)");
+    streamReply(
+      h.fake,
+      sessionKey,
+      newRun(),
+      PROMPTS.confirm,
+      "7-character deltas (cumulative message)",
+    );
     const first = await cardFor(tab, sessionKey);
-    expect(await tab.send("ask:answer", { askId: first.id, answer: { type: "text", text: "yes" } })).toMatchObject({ ok: true });
-    expect(sentTo(h, sessionKey).map((s) => s.message).at(-1)).toBe("Yes");
+    expect(
+      await tab.send("ask:answer", { askId: first.id, answer: { type: "text", text: "yes" } }),
+    ).toMatchObject({ ok: true });
+    expect(
+      sentTo(h, sessionKey)
+        .map((s) => s.message)
+        .at(-1),
+    ).toBe("Yes");
     const answerRun = sentTo(h, sessionKey).at(-1)!.idempotencyKey;
 
     // 3. The agent asks again in a later run (one the agent started): a new card is open.
-    streamReply(h.fake, sessionKey, newRun(), PROMPTS.choice, "7-character deltas (cumulative message)");
+    streamReply(
+      h.fake,
+      sessionKey,
+      newRun(),
+      PROMPTS.choice,
+      "7-character deltas (cumulative message)",
+    );
     const open = await tab.waitForShow((a) => a.sessionKey === sessionKey && a.id !== first.id);
 
     // 4. Our own runs stream on the session (late): the card stays open.
@@ -500,7 +722,10 @@ describe("text prompts: the run moves on without the card", () => {
   it("a run on another chat of the same agent leaves the card alone", async () => {
     const h = await boot();
     const { tab, card } = await cardOn(h, "text", "7-character deltas (cumulative message)");
-    h.fake.emitChat(keyOf(newChat()), newRun("user"), { state: "status", phase: "preparing_workspace" });
+    h.fake.emitChat(keyOf(newChat()), newRun("user"), {
+      state: "status",
+      phase: "preparing_workspace",
+    });
     await settle(h);
     expect(tab.closed).toEqual([]);
     expect(h.server.broker.getPending(card.id)?.status).toBe("pending");
@@ -512,15 +737,31 @@ describe("text prompts: the run moves on without the card", () => {
     const tab = await openTabOn(h, chatId);
     const otherKey = keyOf(chatId, "other");
     // Another agent's prompt, on a session whose chat id is the one the tab views.
-    streamReply(h.fake, otherKey, newRun(), PROMPTS.choice, "7-character deltas (cumulative message)");
+    streamReply(
+      h.fake,
+      otherKey,
+      newRun(),
+      PROMPTS.choice,
+      "7-character deltas (cumulative message)",
+    );
     // A record claiming agent "other" on a dev-looking key is not ours either.
-    h.fake.emitChat(keyOf(chatId), newRun(), { state: "final", deltaText: PROMPTS.text, agentId: "other" });
+    h.fake.emitChat(keyOf(chatId), newRun(), {
+      state: "final",
+      deltaText: PROMPTS.text,
+      agentId: "other",
+    });
     await settle(h);
     expect(tab.shown).toEqual([]);
     expect(h.watcher.changed.filter((a) => a.chatId === chatId)).toEqual([]);
 
     // A card of our agent on the chat stays open while the other agent's runs go on.
-    streamReply(h.fake, keyOf(chatId), newRun(), PROMPTS.choice, "7-character deltas (cumulative message)");
+    streamReply(
+      h.fake,
+      keyOf(chatId),
+      newRun(),
+      PROMPTS.choice,
+      "7-character deltas (cumulative message)",
+    );
     const card = await cardFor(tab, keyOf(chatId));
     h.fake.emitChat(otherKey, newRun("user"), { state: "status", phase: "preparing_workspace" });
     await settle(h);

@@ -8,7 +8,14 @@ import path from "node:path";
 import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
 import { mintTabToken, secretKey } from "../../server/auth/tokens.ts";
-import { TEST_AGENT, gatewayOperator, newChat, requestQuestion, sessionKeyOf, waitAnswer } from "../support/on-gateway.ts";
+import {
+  TEST_AGENT,
+  gatewayOperator,
+  newChat,
+  requestQuestion,
+  sessionKeyOf,
+  waitAnswer,
+} from "../support/on-gateway.ts";
 import type { OperatorConnection } from "../support/gateway-client.ts";
 import { startRedis, type TestRedis } from "../support/redis-server.ts";
 import { TEST_AUTH_SECRET, TEST_OWNER, openTab, type Tab } from "../support/tabs.ts";
@@ -44,7 +51,10 @@ function startInstance(): Promise<Instance> {
   const output: string[] = [];
   createInterface({ input: child.stderr! }).on("line", (line) => output.push(line));
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`instance did not start in 60 s: ${output.join("\n")}`)), 60_000);
+    const timer = setTimeout(
+      () => reject(new Error(`instance did not start in 60 s: ${output.join("\n")}`)),
+      60_000,
+    );
     child.once("exit", (code) => {
       clearTimeout(timer);
       reject(new Error(`instance exited with ${code}: ${output.join("\n")}`));
@@ -71,7 +81,10 @@ function kill(instance: Instance): Promise<void> {
 }
 
 async function open(instance: Instance, chatId: string): Promise<Tab> {
-  const tab = await openTab(instance.url, await mintTabToken(secretKey(TEST_AUTH_SECRET), { userId: TEST_OWNER, ttlSeconds: 3600 }));
+  const tab = await openTab(
+    instance.url,
+    await mintTabToken(secretKey(TEST_AUTH_SECRET), { userId: TEST_OWNER, ttlSeconds: 3600 }),
+  );
   tabs.push(tab);
   expect(await tab.send("chat:view", { chatId })).toEqual({ ok: true });
   return tab;
@@ -85,7 +98,8 @@ beforeAll(async () => {
   for (const instance of instances) {
     await vi.waitFor(
       async () => {
-        if (!(await healthy(instance))) throw new Error(`instance never became healthy: ${instance.output.join("\n")}`);
+        if (!(await healthy(instance)))
+          throw new Error(`instance never became healthy: ${instance.output.join("\n")}`);
       },
       { timeout: 30_000, interval: 100 },
     );
@@ -95,7 +109,8 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const tab of tabs) tab.close();
   for (const instance of instances) {
-    if (instance.child.exitCode === null && instance.child.signalCode === null) await kill(instance);
+    if (instance.child.exitCode === null && instance.child.signalCode === null)
+      await kill(instance);
   }
   await requester?.stop();
   await redis?.stop();
@@ -110,7 +125,9 @@ describe("an instance killed with SIGKILL", () => {
     const { id } = await requestQuestion(requester, sessionKeyOf(chatId));
     await tab.waitForShow((ask) => ask.id === id);
     // The other survivors took the ask in too.
-    const disconnected = new Promise<void>((resolve) => tab.socket.once("disconnect", () => resolve()));
+    const disconnected = new Promise<void>((resolve) =>
+      tab.socket.once("disconnect", () => resolve()),
+    );
 
     const killedAt = performance.now();
     await kill(doomed);
@@ -124,14 +141,28 @@ describe("an instance killed with SIGKILL", () => {
     const { id: next } = await requestQuestion(requester, sessionKeyOf(chatId));
     await again.waitForShow((ask) => ask.id === next);
     const newAskMs = performance.now() - killedAt;
-    console.info(`failover after SIGKILL: card back on a survivor ${Math.round(cardBackMs)} ms after the kill; a new ask shown ${Math.round(newAskMs)} ms after it`);
+    console.info(
+      `failover after SIGKILL: card back on a survivor ${Math.round(cardBackMs)} ms after the kill; a new ask shown ${Math.round(newAskMs)} ms after it`,
+    );
     expect(newAskMs).toBeLessThan(GATEWAY_FAILOVER_LIMIT_MS);
 
     // Answered on the survivor: the requester gets exactly that answer, and every survivor ends it.
     const waiting = waitAnswer(requester, id);
-    expect(await again.send("ask:answer", { askId: id, answer: { type: "questions", answers: { db: ["SQLite"] } } })).toEqual({ ok: true, status: "answered" });
-    expect(await waiting).toMatchObject({ status: "answered", answers: { answers: { db: ["SQLite"] } } });
+    expect(
+      await again.send("ask:answer", {
+        askId: id,
+        answer: { type: "questions", answers: { db: ["SQLite"] } },
+      }),
+    ).toEqual({ ok: true, status: "answered" });
+    expect(await waiting).toMatchObject({
+      status: "answered",
+      answers: { answers: { db: ["SQLite"] } },
+    });
     const dashboard = await open(other, newChat());
-    await expect.poll(async () => (await dashboard.list("answered")).map((ask) => ask.id), { timeout: 10_000 }).toContain(id);
+    await expect
+      .poll(async () => (await dashboard.list("answered")).map((ask) => ask.id), {
+        timeout: 10_000,
+      })
+      .toContain(id);
   }, 90_000);
 });

@@ -7,9 +7,19 @@
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { dirname } from "node:path";
-import { OPEN_WEBUI_VERSION, installOpenWebui, installedOpenWebuiVersion, openWebuiCacheDir } from "../support/open-webui.ts";
+import {
+  OPEN_WEBUI_VERSION,
+  installOpenWebui,
+  installedOpenWebuiVersion,
+  openWebuiCacheDir,
+} from "../support/open-webui.ts";
 import { redisServerBinary } from "../support/redis-server.ts";
-import { OPENCLAW_VERSION, installedOpenclawVersion, openclawBin, openclawCacheDir } from "../support/real-gateway.ts";
+import {
+  OPENCLAW_VERSION,
+  installedOpenclawVersion,
+  openclawBin,
+  openclawCacheDir,
+} from "../support/real-gateway.ts";
 
 const MIN_NODE = { major: 24, minor: 16 } as const;
 const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
@@ -32,7 +42,9 @@ function run(command: string, args: string[], env: NodeJS.ProcessEnv = process.e
 function ensureNode(): void {
   const [major = 0, minor = 0] = process.versions.node.split(".").map(Number);
   if (major < MIN_NODE.major || (major === MIN_NODE.major && minor < MIN_NODE.minor)) {
-    fail(`Node ${process.versions.node} is too old; run with Node >= ${MIN_NODE.major}.${MIN_NODE.minor} (e.g. PATH=$PWD/node_modules/.bin:$PATH).`);
+    fail(
+      `Node ${process.versions.node} is too old; run with Node >= ${MIN_NODE.major}.${MIN_NODE.minor} (e.g. PATH=$PWD/node_modules/.bin:$PATH).`,
+    );
   }
 }
 
@@ -43,13 +55,21 @@ function ensureGateway(): void {
     log(`openclaw ${OPENCLAW_VERSION} present in ${cacheDir}`);
     return;
   }
-  log(`installing openclaw@${OPENCLAW_VERSION} into ${cacheDir} (${installed ? `found ${installed}` : "not installed"}; about 840 MB, a few minutes the first time)`);
+  log(
+    `installing openclaw@${OPENCLAW_VERSION} into ${cacheDir} (${installed ? `found ${installed}` : "not installed"}; about 840 MB, a few minutes the first time)`,
+  );
   // openclaw's preinstall refuses old Node: put this Node (24) first for npm and its scripts.
   const env = { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ""}` };
-  const ok = run("npm", ["install", "--prefix", cacheDir, `openclaw@${OPENCLAW_VERSION}`, "--no-audit", "--no-fund"], env);
+  const ok = run(
+    "npm",
+    ["install", "--prefix", cacheDir, `openclaw@${OPENCLAW_VERSION}`, "--no-audit", "--no-fund"],
+    env,
+  );
   const after = installedOpenclawVersion(cacheDir);
   if (!ok || after !== OPENCLAW_VERSION) {
-    fail(`could not install openclaw@${OPENCLAW_VERSION} into ${cacheDir} (found ${after ?? "nothing"} at ${openclawBin(cacheDir)}); retry: npm install --prefix ${cacheDir} openclaw@${OPENCLAW_VERSION}`);
+    fail(
+      `could not install openclaw@${OPENCLAW_VERSION} into ${cacheDir} (found ${after ?? "nothing"} at ${openclawBin(cacheDir)}); retry: npm install --prefix ${cacheDir} openclaw@${OPENCLAW_VERSION}`,
+    );
   }
   log(`openclaw ${OPENCLAW_VERSION} installed`);
 }
@@ -65,12 +85,18 @@ function ensureDebianPackage(name: string, binary: string, override: string): vo
   if (isRoot && hasApt && !process.env[override]) {
     log(`installing ${name} with apt-get`);
     const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
-    if (run("apt-get", ["update"], env) && run("apt-get", ["install", "-y", name], env) && existsSync(binary)) {
+    if (
+      run("apt-get", ["update"], env) &&
+      run("apt-get", ["install", "-y", name], env) &&
+      existsSync(binary)
+    ) {
       log(`${name} installed`);
       return;
     }
   }
-  fail(`${name} not found at ${binary}: install it with \`sudo apt-get install -y ${name}\` (Debian/Ubuntu) or set ${override}.`);
+  fail(
+    `${name} not found at ${binary}: install it with \`sudo apt-get install -y ${name}\` (Debian/Ubuntu) or set ${override}.`,
+  );
 }
 
 function ensureOpenWebui(): void {
@@ -80,7 +106,9 @@ function ensureOpenWebui(): void {
     log(`open-webui ${OPEN_WEBUI_VERSION} present in ${cacheDir}`);
     return;
   }
-  log(`installing open-webui==${OPEN_WEBUI_VERSION} into ${cacheDir}/venv (${installed ? `found ${installed}` : "not installed"}; about 3.3 GB, about 10 minutes the first time)`);
+  log(
+    `installing open-webui==${OPEN_WEBUI_VERSION} into ${cacheDir}/venv (${installed ? `found ${installed}` : "not installed"}; about 3.3 GB, about 10 minutes the first time)`,
+  );
   const failure = installOpenWebui(cacheDir, log);
   if (failure) fail(`could not install open-webui ${OPEN_WEBUI_VERSION}: ${failure}`);
   log(`open-webui ${OPEN_WEBUI_VERSION} installed`);
@@ -88,7 +116,8 @@ function ensureOpenWebui(): void {
 
 ensureNode();
 ensureGateway();
-if (!process.argv.includes("--gateway-only")) ensureDebianPackage("chromium", CHROMIUM, "CHROMIUM_PATH");
+if (!process.argv.includes("--gateway-only"))
+  ensureDebianPackage("chromium", CHROMIUM, "CHROMIUM_PATH");
 // The benchmark's cross-instance figure needs Redis too.
 ensureDebianPackage("redis-server", REDIS_SERVER, "REDIS_SERVER_PATH");
 if (process.argv.includes("--open-webui")) ensureOpenWebui();

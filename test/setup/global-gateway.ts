@@ -25,11 +25,17 @@ declare module "vitest" {
 export type HarnessContext = { gatewayUrl: string; gatewayToken: string; stubModelUrl: string };
 
 /** Starts the stub model, then a Gateway configured to use it. */
-export async function startHarness(): Promise<HarnessContext & { gateway: RealGateway; stub: StubModel; stop(): Promise<void> }> {
+export async function startHarness(): Promise<
+  HarnessContext & { gateway: RealGateway; stub: StubModel; stop(): Promise<void> }
+> {
   const stub = await startStubModel();
   let gateway: RealGateway;
   try {
-    gateway = await startRealGateway({ stubModelUrl: stub.url, agentId: DEFAULT_AGENT, moreAgents: testFileAgents() });
+    gateway = await startRealGateway({
+      stubModelUrl: stub.url,
+      agentId: DEFAULT_AGENT,
+      moreAgents: testFileAgents(),
+    });
   } catch (error) {
     await stub.stop();
     throw error;
@@ -62,7 +68,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
     return async () => {};
   }
   const harness = await startHarness();
-  console.log(`[global-gateway] OpenClaw Gateway ready at ${harness.gatewayUrl} in ${harness.gateway.startupMs} ms (stub model ${harness.stubModelUrl})`);
+  console.log(
+    `[global-gateway] OpenClaw Gateway ready at ${harness.gatewayUrl} in ${harness.gateway.startupMs} ms (stub model ${harness.stubModelUrl})`,
+  );
   provideAll(project, harness);
   return harness.stop;
 }
@@ -85,5 +93,7 @@ if (import.meta.main) {
   console.log(`export OPENCLAW_GATEWAY_REUSE_URL=${harness.gatewayUrl}`);
   console.log(`export OPENCLAW_GATEWAY_REUSE_TOKEN=${harness.gatewayToken}`);
   console.log(`export OPENCLAW_STUB_MODEL_REUSE_URL=${harness.stubModelUrl}`);
-  console.log(`# ready in ${harness.gateway.startupMs} ms; Ctrl-C stops the Gateway and the stub model`);
+  console.log(
+    `# ready in ${harness.gateway.startupMs} ms; Ctrl-C stops the Gateway and the stub model`,
+  );
 }

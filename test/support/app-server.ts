@@ -7,7 +7,15 @@
 // once). Set E2E_SKIP_BUILD=1 to use whatever build is there.
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -48,7 +56,16 @@ export type AppServer = {
   stop(): Promise<void>;
 };
 
-const BUILD_INPUTS = ["app", "components", "client", "lib", "next.config.js", "postcss.config.mjs", "tsconfig.json", "package.json"];
+const BUILD_INPUTS = [
+  "app",
+  "components",
+  "client",
+  "lib",
+  "next.config.js",
+  "postcss.config.mjs",
+  "tsconfig.json",
+  "package.json",
+];
 const STOP_GRACE_MS = 5_000;
 
 function newestMtime(target: string): number {
@@ -56,7 +73,8 @@ function newestMtime(target: string): number {
   const stat = statSync(target);
   if (!stat.isDirectory()) return stat.mtimeMs;
   let newest = stat.mtimeMs;
-  for (const entry of readdirSync(target)) newest = Math.max(newest, newestMtime(path.join(target, entry)));
+  for (const entry of readdirSync(target))
+    newest = Math.max(newest, newestMtime(path.join(target, entry)));
   return newest;
 }
 
@@ -81,7 +99,8 @@ export async function ensureBuild(): Promise<void> {
       break;
     } catch {
       // Someone else is building: wait for them, then check again.
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${lock}; remove it if no build is running`);
+      if (Date.now() > deadline)
+        throw new Error(`timed out waiting for ${lock}; remove it if no build is running`);
       await sleep(1000);
       if (buildIsCurrent()) return;
     }
@@ -95,12 +114,18 @@ export async function ensureBuild(): Promise<void> {
     try {
       const result = spawnSync(process.execPath, [next, "build"], {
         cwd: PROJECT_ROOT,
-        env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1", PATH: `${path.dirname(process.execPath)}:${process.env.PATH ?? ""}` },
+        env: {
+          ...process.env,
+          NEXT_TELEMETRY_DISABLED: "1",
+          PATH: `${path.dirname(process.execPath)}:${process.env.PATH ?? ""}`,
+        },
         encoding: "utf8",
         maxBuffer: 64 * 1024 * 1024,
       });
       if (result.status !== 0) {
-        throw new Error(`next build failed (exit ${result.status}):\n${(result.stdout ?? "").slice(-4000)}\n${(result.stderr ?? "").slice(-4000)}`);
+        throw new Error(
+          `next build failed (exit ${result.status}):\n${(result.stdout ?? "").slice(-4000)}\n${(result.stderr ?? "").slice(-4000)}`,
+        );
       }
     } finally {
       if (readFileSync(tsconfigPath, "utf8") !== tsconfig) writeFileSync(tsconfigPath, tsconfig);
@@ -144,7 +169,11 @@ async function startOnce(options: AppServerOptions): Promise<AppServer> {
     ...options.env,
   };
 
-  const child = spawn(process.execPath, ["server/main.ts"], { cwd: PROJECT_ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, ["server/main.ts"], {
+    cwd: PROJECT_ROOT,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   const pid = child.pid;
   if (pid === undefined) throw new Error("could not spawn server/main.ts");
   const lines: string[] = [];
@@ -168,13 +197,18 @@ async function startOnce(options: AppServerOptions): Promise<AppServer> {
     };
     child.stdout.on("data", collect);
     child.stderr.on("data", collect);
-    void exit.then(() => reject(new Error(`server/main.ts exited before it was running:\n${lines.join("\n")}`)));
+    void exit.then(() =>
+      reject(new Error(`server/main.ts exited before it was running:\n${lines.join("\n")}`)),
+    );
   });
 
   const stop = async () => {
     if (!exited) {
       child.kill("SIGTERM");
-      const killed = await Promise.race([exit.then(() => true), sleep(STOP_GRACE_MS).then(() => false)]);
+      const killed = await Promise.race([
+        exit.then(() => true),
+        sleep(STOP_GRACE_MS).then(() => false),
+      ]);
       if (!killed) {
         child.kill("SIGKILL");
         await exit;
@@ -185,9 +219,18 @@ async function startOnce(options: AppServerOptions): Promise<AppServer> {
 
   const key = secretKey(authSecret);
   try {
-    await withTimeout(running, options.startTimeoutMs ?? 60_000, () => `server/main.ts did not print "is running on":\n${lines.join("\n")}`);
+    await withTimeout(
+      running,
+      options.startTimeoutMs ?? 60_000,
+      () => `server/main.ts did not print "is running on":\n${lines.join("\n")}`,
+    );
     const owner = (env.OWNER_USERS ?? "owner").split(",")[0]!.trim();
-    if (options.waitForGateway ?? true) await waitForGateway(url, await mintTabToken(key, { userId: owner, ttlSeconds: 600 }), 30_000);
+    if (options.waitForGateway ?? true)
+      await waitForGateway(
+        url,
+        await mintTabToken(key, { userId: owner, ttlSeconds: 600 }),
+        30_000,
+      );
   } catch (error) {
     await stop();
     throw error;
@@ -198,7 +241,13 @@ async function startOnce(options: AppServerOptions): Promise<AppServer> {
     port,
     dataDir,
     authSecret,
-    mintToken: (userId, chat, reply = TEST_REPLY) => mintTabToken(key, { userId, chat, reply: chat ? (reply ?? undefined) : undefined, ttlSeconds: 3600 }),
+    mintToken: (userId, chat, reply = TEST_REPLY) =>
+      mintTabToken(key, {
+        userId,
+        chat,
+        reply: chat ? (reply ?? undefined) : undefined,
+        ttlSeconds: 3600,
+      }),
     ownerLink: () => printedOwnerLink({ ...env, PUBLIC_URL: url }),
     logs: () => [...lines],
     stop,
@@ -207,7 +256,11 @@ async function startOnce(options: AppServerOptions): Promise<AppServer> {
 
 /** Runs `npm run owner-link` (the server's own environment: its DATA_DIR or Redis) and resolves with the printed link's token. */
 async function printedOwnerLink(env: NodeJS.ProcessEnv): Promise<string> {
-  const child = spawn(process.execPath, ["server/owner-link.ts"], { cwd: PROJECT_ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, ["server/owner-link.ts"], {
+    cwd: PROJECT_ROOT,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let output = "";
   child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
   child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
@@ -223,7 +276,9 @@ async function waitForGateway(url: string, ownerToken: string, timeoutMs: number
   let last = "";
   while (Date.now() < deadline) {
     try {
-      const response = await fetch(`${url}/healthz`, { headers: { authorization: `Bearer ${ownerToken}` } });
+      const response = await fetch(`${url}/healthz`, {
+        headers: { authorization: `Bearer ${ownerToken}` },
+      });
       const body = (await response.json()) as { gateway?: { connected?: boolean } };
       if (body.gateway?.connected) return;
       last = JSON.stringify(body);
@@ -232,13 +287,20 @@ async function waitForGateway(url: string, ownerToken: string, timeoutMs: number
     }
     await sleep(200);
   }
-  throw new Error(`the server did not connect to the Gateway within ${timeoutMs} ms (last /healthz: ${last})`);
+  throw new Error(
+    `the server did not connect to the Gateway within ${timeoutMs} ms (last /healthz: ${last})`,
+  );
 }
 
 async function withTimeout<T>(promise: Promise<T>, ms: number, message: () => string): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
-    return await Promise.race([promise, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(message())), ms)))]);
+    return await Promise.race([
+      promise,
+      new Promise<never>(
+        (_, reject) => (timer = setTimeout(() => reject(new Error(message())), ms)),
+      ),
+    ]);
   } finally {
     clearTimeout(timer);
   }

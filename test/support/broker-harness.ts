@@ -7,7 +7,14 @@ import type { Ask } from "../../lib/ask.ts";
 import type { AskReply } from "../../lib/answers.ts";
 import type { AskClose } from "../../lib/protocol.ts";
 import { AskBroker } from "../../server/broker/broker.ts";
-import type { Arrival, AskChannel, AskChannelEvents, Outcome, SourceListing, Tab } from "../../server/broker/ports.ts";
+import type {
+  Arrival,
+  AskChannel,
+  AskChannelEvents,
+  Outcome,
+  SourceListing,
+  Tab,
+} from "../../server/broker/ports.ts";
 import { MemoryPresence } from "../../server/broker/presence.ts";
 import { Emitter } from "../../server/events.ts";
 import { SqliteAskStore } from "../../server/store/sqlite.ts";
@@ -45,31 +52,51 @@ export class ScriptedChannel extends Emitter<AskChannelEvents> implements AskCha
   }
 }
 
-type Entry = { tabId: string; event: "show" | "close" | "superseded" | "left"; askId: string; reason?: string; summary?: string };
+type Entry = {
+  tabId: string;
+  event: "show" | "close" | "superseded" | "left";
+  askId: string;
+  reason?: string;
+  summary?: string;
+};
 
 /** What the transports would pass on to each tab, in order. */
 export class Tabs {
   readonly timeline: Entry[] = [];
   readonly changes: Ask[] = [];
   constructor(broker: AskBroker) {
-    broker.on("ask:show", (tabId, ask) => this.timeline.push({ tabId, event: "show", askId: ask.id }));
-    broker.on("ask:close", (tabId, close: AskClose) => this.timeline.push({ tabId, event: "close", ...close }));
+    broker.on("ask:show", (tabId, ask) =>
+      this.timeline.push({ tabId, event: "show", askId: ask.id }),
+    );
+    broker.on("ask:close", (tabId, close: AskClose) =>
+      this.timeline.push({ tabId, event: "close", ...close }),
+    );
     broker.on("ask:changed", (ask) => this.changes.push(ask));
-    broker.on("widget:superseded", (tabId, chatId) => this.timeline.push({ tabId, event: "superseded", askId: chatId }));
+    broker.on("widget:superseded", (tabId, chatId) =>
+      this.timeline.push({ tabId, event: "superseded", askId: chatId }),
+    );
   }
   superseded(tabId: string): number {
     return this.timeline.filter((e) => e.tabId === tabId && e.event === "superseded").length;
   }
   /** The tabs that hold the card now: a superseded widget drops every card it had. */
   holders(askId: string): string[] {
-    const last = (tabId: string) => this.timeline.filter((e) => e.tabId === tabId && (e.askId === askId || e.event === "superseded")).at(-1)?.event;
-    return [...new Set(this.timeline.map((e) => e.tabId))].filter((tabId) => last(tabId) === "show");
+    const last = (tabId: string) =>
+      this.timeline
+        .filter((e) => e.tabId === tabId && (e.askId === askId || e.event === "superseded"))
+        .at(-1)?.event;
+    return [...new Set(this.timeline.map((e) => e.tabId))].filter(
+      (tabId) => last(tabId) === "show",
+    );
   }
   shows(tabId: string, askId: string): number {
-    return this.timeline.filter((e) => e.tabId === tabId && e.askId === askId && e.event === "show").length;
+    return this.timeline.filter((e) => e.tabId === tabId && e.askId === askId && e.event === "show")
+      .length;
   }
   closes(tabId: string, askId: string): Entry[] {
-    return this.timeline.filter((e) => e.tabId === tabId && e.askId === askId && e.event === "close");
+    return this.timeline.filter(
+      (e) => e.tabId === tabId && e.askId === askId && e.event === "close",
+    );
   }
   /**
    * The tab switched away from the chat or left it: it drops that chat's cards itself, as it gets no
@@ -80,7 +107,16 @@ export class Tabs {
   }
   /** Does the tab hold the card now (its last show/close for the ask was a show, and it has not left a chat, or the ask's `chatId`, since)? */
   holds(tabId: string, askId: string, chatId?: string): boolean {
-    return this.timeline.filter((e) => e.tabId === tabId && (e.askId === askId || (e.event === "left" && (chatId === undefined || e.askId === chatId)))).at(-1)?.event === "show";
+    return (
+      this.timeline
+        .filter(
+          (e) =>
+            e.tabId === tabId &&
+            (e.askId === askId ||
+              (e.event === "left" && (chatId === undefined || e.askId === chatId))),
+        )
+        .at(-1)?.event === "show"
+    );
   }
   shownOn(tabId: string): string[] {
     return this.timeline.filter((e) => e.tabId === tabId && e.event === "show").map((e) => e.askId);
@@ -88,7 +124,12 @@ export class Tabs {
 }
 
 /** An embed token's tab is the widget of one reply; unless a test says which, all of a chat's are the same reply's. */
-export const tab = (id: string, userId = "owner", chatClaim: string | null = null, reply: Tab["reply"] = chatClaim ? { msg: "a1", mts: T0 } : null): Tab => ({
+export const tab = (
+  id: string,
+  userId = "owner",
+  chatClaim: string | null = null,
+  reply: Tab["reply"] = chatClaim ? { msg: "a1", mts: T0 } : null,
+): Tab => ({
   id,
   userId,
   isOwner: userId === "owner",
@@ -96,7 +137,13 @@ export const tab = (id: string, userId = "owner", chatClaim: string | null = nul
   reply,
 });
 /** The widget of reply `msg`, minted at T0 + `mts`. */
-export const widget = (id: string, chatId: string, msg: string, mts: number, userId = "owner"): Tab => tab(id, userId, chatId, { msg, mts: T0 + mts });
+export const widget = (
+  id: string,
+  chatId: string,
+  msg: string,
+  mts: number,
+  userId = "owner",
+): Tab => tab(id, userId, chatId, { msg, mts: T0 + mts });
 
 /**
  * Lets every step the broker started finish. Presence and store are in memory here, so all that work
@@ -113,5 +160,17 @@ export const brokerTest = test
   .extend("store", () => new SqliteAskStore(":memory:"))
   .extend("presence", () => new MemoryPresence())
   .extend("channel", () => new ScriptedChannel())
-  .extend("broker", ({ store, presence, channel, clock }) => new AskBroker({ store, presence, source: channel, clock, owners: new Set(["owner"]), instanceId: "one", log: () => {} }))
+  .extend(
+    "broker",
+    ({ store, presence, channel, clock }) =>
+      new AskBroker({
+        store,
+        presence,
+        source: channel,
+        clock,
+        owners: new Set(["owner"]),
+        instanceId: "one",
+        log: () => {},
+      }),
+  )
   .extend("tabs", ({ broker }) => new Tabs(broker));

@@ -1,6 +1,12 @@
 // Playwright fixture: Debian's Chromium, headless (never a downloaded browser), plus a page helper
 // that records console output and page errors so tests can assert on them.
-import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from "playwright-core";
+import {
+  chromium,
+  type Browser,
+  type BrowserContext,
+  type BrowserContextOptions,
+  type Page,
+} from "playwright-core";
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 
@@ -28,7 +34,10 @@ export type RecordedPage = {
 };
 
 /** A fresh context (own cookies and storage) with one page that records its console and errors. */
-export async function openPage(browser: Browser, options: BrowserContextOptions = {}): Promise<RecordedPage> {
+export async function openPage(
+  browser: Browser,
+  options: BrowserContextOptions = {},
+): Promise<RecordedPage> {
   const context = await browser.newContext({ viewport: { width: 900, height: 800 }, ...options });
   const page = await context.newPage();
   const consoleLines: string[] = [];

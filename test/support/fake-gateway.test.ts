@@ -17,22 +17,38 @@ import {
 // typebox is what @openclaw/gateway-protocol compiles its own validators with.
 import { Compile } from "typebox/compile";
 import type { TSchema } from "typebox";
-import { FakeGatewayError, startFakeGateway, type FakeGateway, type FakeGatewayOptions } from "./fake-gateway.ts";
+import {
+  FakeGatewayError,
+  startFakeGateway,
+  type FakeGateway,
+  type FakeGatewayOptions,
+} from "./fake-gateway.ts";
 
 const TOKEN = "test-token";
-const SCOPES = ["operator.read", "operator.write", "operator.approvals", "operator.questions", "operator.admin"];
+const SCOPES = [
+  "operator.read",
+  "operator.write",
+  "operator.approvals",
+  "operator.questions",
+  "operator.admin",
+];
 const CAPS = ["plugin-approvals", "exec-approvals"];
 const SESSION = "agent:dev:openwebui:chat-123";
 const DB_QUESTION = {
   questionId: "db",
   header: "Database",
   question: "Which database?",
-  options: [{ label: "Postgres (Recommended)", description: "needs a server" }, { label: "SQLite" }],
+  options: [
+    { label: "Postgres (Recommended)", description: "needs a server" },
+    { label: "SQLite" },
+  ],
 };
 
 function conforms(schema: TSchema, value: unknown): string[] {
   const validator = Compile(schema);
-  return validator.Check(value) ? [] : [...validator.Errors(value)].map((e) => `${e.instancePath} ${e.message}`);
+  return validator.Check(value)
+    ? []
+    : [...validator.Errors(value)].map((e) => `${e.instancePath} ${e.message}`);
 }
 
 type Gap = { expected: number; received: number };
@@ -51,7 +67,11 @@ type TestClient = {
 
 const clients: GatewayClient[] = [];
 
-async function waitUntil(check: () => boolean, timeoutMs = 5_000, label = "condition"): Promise<void> {
+async function waitUntil(
+  check: () => boolean,
+  timeoutMs = 5_000,
+  label = "condition",
+): Promise<void> {
   await vi.waitFor(
     () => {
       if (!check()) throw new Error(`timed out waiting for ${label}`);
@@ -60,7 +80,10 @@ async function waitUntil(check: () => boolean, timeoutMs = 5_000, label = "condi
   );
 }
 
-function makeClient(gw: FakeGateway, overrides: { token?: string; scopes?: string[]; caps?: string[] } = {}): TestClient {
+function makeClient(
+  gw: FakeGateway,
+  overrides: { token?: string; scopes?: string[]; caps?: string[] } = {},
+): TestClient {
   const t: TestClient = {
     client: undefined as unknown as GatewayClient,
     hellos: [],
@@ -99,7 +122,10 @@ function makeClient(gw: FakeGateway, overrides: { token?: string; scopes?: strin
   return t;
 }
 
-async function connected(gw: FakeGateway, overrides?: Parameters<typeof makeClient>[1]): Promise<TestClient> {
+async function connected(
+  gw: FakeGateway,
+  overrides?: Parameters<typeof makeClient>[1],
+): Promise<TestClient> {
   const t = makeClient(gw, overrides);
   t.client.start();
   await t.waitFor(() => t.hellos.length === 1);
@@ -140,11 +166,33 @@ describe("fake gateway: handshake", () => {
     expect(hello.protocol).toBe(4);
     expect(hello.auth.scopes).toEqual(SCOPES);
     expect(hello.policy.tickIntervalMs).toBe(30_000);
-    expect(hello.features.methods).toEqual(expect.arrayContaining(["question.list", "question.resolve", "plugin.approval.resolve", "exec.approval.list", "chat.send"]));
-    expect(hello.features.events).toEqual(expect.arrayContaining(["question.requested", "question.resolved", "plugin.approval.requested", "exec.approval.resolved", "chat", "tick"]));
+    expect(hello.features.methods).toEqual(
+      expect.arrayContaining([
+        "question.list",
+        "question.resolve",
+        "plugin.approval.resolve",
+        "exec.approval.list",
+        "chat.send",
+      ]),
+    );
+    expect(hello.features.events).toEqual(
+      expect.arrayContaining([
+        "question.requested",
+        "question.resolved",
+        "plugin.approval.requested",
+        "exec.approval.resolved",
+        "chat",
+        "tick",
+      ]),
+    );
     expect(gw.connectionCount).toBe(1);
     expect(gw.requests[0]?.method).toBe("connect");
-    expect(gw.requests[0]?.params).toMatchObject({ minProtocol: 4, maxProtocol: 4, caps: CAPS, auth: { token: TOKEN } });
+    expect(gw.requests[0]?.params).toMatchObject({
+      minProtocol: 4,
+      maxProtocol: 4,
+      caps: CAPS,
+      auth: { token: TOKEN },
+    });
   });
 
   it("refuses a wrong token like the real Gateway and the client stops reconnecting", async () => {
@@ -155,8 +203,13 @@ describe("fake gateway: handshake", () => {
     expect(error).toBeInstanceOf(GatewayClientRequestError);
     const requestError = error as GatewayClientRequestError;
     expect(requestError.gatewayCode).toBe("INVALID_REQUEST");
-    expect(requestError.message).toBe("unauthorized: gateway token mismatch (provide gateway auth token)");
-    expect(requestError.details).toMatchObject({ code: "AUTH_TOKEN_MISMATCH", authReason: "token_mismatch" });
+    expect(requestError.message).toBe(
+      "unauthorized: gateway token mismatch (provide gateway auth token)",
+    );
+    expect(requestError.details).toMatchObject({
+      code: "AUTH_TOKEN_MISMATCH",
+      authReason: "token_mismatch",
+    });
     expect(t.closes[0]?.code).toBe(1008);
     expect(t.hellos).toHaveLength(0);
     expect(gw.helloCount).toBe(0);
@@ -176,12 +229,15 @@ describe("fake gateway: questions", () => {
   it("question.request → question.requested (before the response) → resolve → question.resolved", async () => {
     const asker = await connected(gw);
     const watcher = await connected(gw);
-    const created = await asker.client.request<{ id: string; expiresAtMs: number }>("question.request", {
-      questions: [DB_QUESTION],
-      sessionKey: SESSION,
-      agentId: "dev",
-      timeoutMs: 60_000,
-    });
+    const created = await asker.client.request<{ id: string; expiresAtMs: number }>(
+      "question.request",
+      {
+        questions: [DB_QUESTION],
+        sessionKey: SESSION,
+        agentId: "dev",
+        timeoutMs: 60_000,
+      },
+    );
     expect(conforms(QuestionRequestResultSchema, created)).toEqual([]);
     // Seen live: question.requested reaches clients just before the question.request response.
     const requestedOnAsker = asker.events.find((e) => e.event === "question.requested");
@@ -199,13 +255,20 @@ describe("fake gateway: questions", () => {
     const record = requested.payload as { createdAtMs: number; expiresAtMs: number };
     expect(record.expiresAtMs - record.createdAtMs).toBe(60_000);
 
-    const result = await watcher.client.request("question.resolve", { id: created.id, answers: { answers: { db: ["SQLite"] } } });
+    const result = await watcher.client.request("question.resolve", {
+      id: created.id,
+      answers: { answers: { db: ["SQLite"] } },
+    });
     expect(conforms(QuestionResolveResultSchema, result)).toEqual([]);
     expect(result).toEqual({ status: "answered", answers: { answers: { db: ["SQLite"] } } });
     for (const t of [asker, watcher]) {
       const resolved = await t.nextEvent("question.resolved");
       expect(conforms(QuestionResolvedEventSchema, resolved.payload)).toEqual([]);
-      expect(resolved.payload).toEqual({ id: created.id, status: "answered", answers: { answers: { db: ["SQLite"] } } });
+      expect(resolved.payload).toEqual({
+        id: created.id,
+        status: "answered",
+        answers: { answers: { db: ["SQLite"] } },
+      });
     }
     const waited = await asker.client.request("question.waitAnswer", { id: created.id });
     expect(conforms(QuestionWaitAnswerResultSchema, waited)).toEqual([]);
@@ -218,7 +281,12 @@ describe("fake gateway: questions", () => {
     const list = await t.client.request<{ questions: Array<{ id: string }> }>("question.list", {});
     expect(conforms(QuestionListResultSchema, list)).toEqual([]);
     expect(list.questions.map((x) => x.id)).toEqual([q.id]);
-    expect(list.questions[0]).toMatchObject({ agentId: "dev", sessionKey: SESSION, runId: "run-1", status: "pending" });
+    expect(list.questions[0]).toMatchObject({
+      agentId: "dev",
+      sessionKey: SESSION,
+      runId: "run-1",
+      status: "pending",
+    });
     const got = await t.client.request("question.get", { id: q.id });
     expect(conforms(QuestionGetResultSchema, got)).toEqual([]);
     expect(got).toEqual({ question: q });
@@ -227,13 +295,17 @@ describe("fake gateway: questions", () => {
     const resolved = await t.nextEvent("question.resolved");
     expect(resolved.payload).toEqual({ id: q.id, status: "cancelled" });
     expect(await t.client.request("question.list", {})).toEqual({ questions: [] });
-    expect(await t.client.request("question.get", { id: q.id })).toMatchObject({ question: { id: q.id, status: "cancelled" } });
+    expect(await t.client.request("question.get", { id: q.id })).toMatchObject({
+      question: { id: q.id, status: "cancelled" },
+    });
   });
 
   it("refuses with INVALID_REQUEST and details.reason, like the real Gateway", async () => {
     const t = await connected(gw);
     const q = gw.createQuestion();
-    const unknownOption = await rejection(t.client.request("question.resolve", { id: q.id, answers: { answers: { db: ["MySQL"] } } }));
+    const unknownOption = await rejection(
+      t.client.request("question.resolve", { id: q.id, answers: { answers: { db: ["MySQL"] } } }),
+    );
     expect(unknownOption.gatewayCode).toBe("INVALID_REQUEST");
     expect(unknownOption.message).toBe("question 'db' contains an unknown option");
     expect(unknownOption.details).toEqual({ reason: "QUESTION_INVALID_ANSWER" });
@@ -244,7 +316,10 @@ describe("fake gateway: questions", () => {
     );
     expect(badParams.details).toBeUndefined();
 
-    await t.client.request("question.resolve", { id: q.id, answers: { answers: { db: ["SQLite"] } } });
+    await t.client.request("question.resolve", {
+      id: q.id,
+      answers: { answers: { db: ["SQLite"] } },
+    });
     const again = await rejection(t.client.request("question.resolve", { id: q.id, cancel: true }));
     expect(again.message).toBe(`question '${q.id}' is already answered`);
     expect(again.details).toEqual({ reason: "QUESTION_ALREADY_TERMINAL" });
@@ -257,13 +332,20 @@ describe("fake gateway: questions", () => {
     expect(unknownMethod.message).toBe("unknown method: question.bogus");
 
     const tooFew = await rejection(t.client.request("question.request", { questions: [] }));
-    expect(tooFew.message).toBe("invalid question.request params: at /questions: must not have fewer than 1 items");
+    expect(tooFew.message).toBe(
+      "invalid question.request params: at /questions: must not have fewer than 1 items",
+    );
   });
 
   it("accepts a typed answer only when the question has isOther", async () => {
     const t = await connected(gw);
     const q = gw.createQuestion({ questions: [{ ...DB_QUESTION, isOther: true }] });
-    expect(await t.client.request("question.resolve", { id: q.id, answers: { answers: { db: ["MySQL"] } } })).toEqual({
+    expect(
+      await t.client.request("question.resolve", {
+        id: q.id,
+        answers: { answers: { db: ["MySQL"] } },
+      }),
+    ).toEqual({
       status: "answered",
       answers: { answers: { db: ["MySQL"] } },
     });
@@ -281,23 +363,41 @@ describe("fake gateway: questions", () => {
           question: "Provide the secret for DEMO_TOKEN.",
           options: [],
           isSecret: true,
-          secretStore: { name: "DEMO_TOKEN", kind: "secret", allowedHosts: ["api.example.com"], reason: "demo" },
+          secretStore: {
+            name: "DEMO_TOKEN",
+            kind: "secret",
+            allowedHosts: ["api.example.com"],
+            reason: "demo",
+          },
         },
       ],
     });
-    const result = await t.client.request("question.resolve", { id: q.id, answers: { answers: { secret_value: ["hunter2"] } } });
-    expect(result).toEqual({ status: "answered", answers: { answers: { secret_value: ["stored"] } } });
+    const result = await t.client.request("question.resolve", {
+      id: q.id,
+      answers: { answers: { secret_value: ["hunter2"] } },
+    });
+    expect(result).toEqual({
+      status: "answered",
+      answers: { answers: { secret_value: ["stored"] } },
+    });
     const resolved = await t.nextEvent("question.resolved");
     expect(JSON.stringify(resolved.payload)).not.toContain("hunter2");
     const refused = await rejection(
-      t.client.request("question.request", { questions: [{ questionId: "s", header: "S", question: "secret?", options: [], isSecret: true }] }),
+      t.client.request("question.request", {
+        questions: [
+          { questionId: "s", header: "S", question: "secret?", options: [], isSecret: true },
+        ],
+      }),
     );
     expect(refused.message).toBe("question 's': secret questions are not supported yet");
   });
 
   it("expires questions with a timer and broadcasts question.resolved {status:'expired'}", async () => {
     const t = await connected(gw);
-    const { id } = await t.client.request<{ id: string }>("question.request", { questions: [DB_QUESTION], timeoutMs: 200 });
+    const { id } = await t.client.request<{ id: string }>("question.request", {
+      questions: [DB_QUESTION],
+      timeoutMs: 200,
+    });
     const wait = t.client.request("question.waitAnswer", { id });
     const expired = await t.nextEvent("question.resolved");
     expect(expired.payload).toEqual({ id, status: "expired" });
@@ -309,7 +409,9 @@ describe("fake gateway: questions", () => {
   it("uses the injected clock for createdAtMs / expiresAtMs", async () => {
     await restart({ token: TOKEN, now: () => 1_000_000 });
     const t = await connected(gw);
-    const { expiresAtMs } = await t.client.request<{ expiresAtMs: number }>("question.request", { questions: [DB_QUESTION] });
+    const { expiresAtMs } = await t.client.request<{ expiresAtMs: number }>("question.request", {
+      questions: [DB_QUESTION],
+    });
     expect(expiresAtMs).toBe(1_000_000 + 900_000);
   });
 });
@@ -331,14 +433,31 @@ describe("fake gateway: approvals", () => {
     expect(requested.payload).toEqual({
       approvalKind: "plugin",
       id: created.id,
-      request: expect.objectContaining({ pluginId: "demo", title: "Send email", agentId: "dev", sessionKey: SESSION, runId: null, detail: null }),
+      request: expect.objectContaining({
+        pluginId: "demo",
+        title: "Send email",
+        agentId: "dev",
+        sessionKey: SESSION,
+        runId: null,
+        detail: null,
+      }),
       createdAtMs: created.createdAtMs,
       expiresAtMs: created.createdAtMs + 60_000,
     });
     const list = await t.client.request("plugin.approval.list", {});
-    expect(list).toEqual([{ id: created.id, request: created.request, createdAtMs: created.createdAtMs, expiresAtMs: created.expiresAtMs, approvalKind: "plugin" }]);
+    expect(list).toEqual([
+      {
+        id: created.id,
+        request: created.request,
+        createdAtMs: created.createdAtMs,
+        expiresAtMs: created.expiresAtMs,
+        approvalKind: "plugin",
+      },
+    ]);
 
-    expect(await t.client.request("plugin.approval.resolve", { id: created.id, decision: "allow-once" })).toEqual({ ok: true });
+    expect(
+      await t.client.request("plugin.approval.resolve", { id: created.id, decision: "allow-once" }),
+    ).toEqual({ ok: true });
     const resolved = await t.nextEvent("plugin.approval.resolved");
     expect(resolved.payload).toEqual({
       id: created.id,
@@ -347,26 +466,40 @@ describe("fake gateway: approvals", () => {
       ts: expect.any(Number),
       request: created.request,
     });
-    expect(await t.client.request("plugin.approval.resolve", { id: created.id, decision: "allow-once" })).toEqual({ ok: true });
-    const other = await rejection(t.client.request("plugin.approval.resolve", { id: created.id, decision: "deny" }));
+    expect(
+      await t.client.request("plugin.approval.resolve", { id: created.id, decision: "allow-once" }),
+    ).toEqual({ ok: true });
+    const other = await rejection(
+      t.client.request("plugin.approval.resolve", { id: created.id, decision: "deny" }),
+    );
     expect(other.message).toBe("approval already resolved");
     expect(other.details).toEqual({ reason: "APPROVAL_ALREADY_RESOLVED" });
-    const missing = await rejection(t.client.request("plugin.approval.resolve", { id: "plugin:nope", decision: "deny" }));
+    const missing = await rejection(
+      t.client.request("plugin.approval.resolve", { id: "plugin:nope", decision: "deny" }),
+    );
     expect(missing.details).toMatchObject({ reason: "APPROVAL_NOT_FOUND" });
-    const badParams = await rejection(t.client.request("plugin.approval.resolve", { id: created.id }));
-    expect(badParams.message).toBe("invalid plugin.approval.resolve params: must have required property 'decision'");
+    const badParams = await rejection(
+      t.client.request("plugin.approval.resolve", { id: created.id }),
+    );
+    expect(badParams.message).toBe(
+      "invalid plugin.approval.resolve params: must have required property 'decision'",
+    );
     expect(await t.client.request("plugin.approval.list", {})).toEqual([]);
   });
 
   it("plugin.approval.request from a client reaches the other route and returns the decision", async () => {
     const requester = await connected(gw);
     const watcher = await connected(gw);
-    const pending = requester.client.request<{ id: string; decision: string | null }>("plugin.approval.request", {
-      title: "T",
-      description: "D",
-      sessionKey: SESSION,
-      twoPhase: true,
-    }, { expectFinal: true });
+    const pending = requester.client.request<{ id: string; decision: string | null }>(
+      "plugin.approval.request",
+      {
+        title: "T",
+        description: "D",
+        sessionKey: SESSION,
+        twoPhase: true,
+      },
+      { expectFinal: true },
+    );
     const requested = await watcher.nextEvent("plugin.approval.requested");
     const id = (requested.payload as { id: string }).id;
     expect(requester.events.some((e) => e.event === "plugin.approval.requested")).toBe(false); // the requester is no route for itself
@@ -384,19 +517,44 @@ describe("fake gateway: approvals", () => {
 
   it("exec approvals: requested with approvalKind exec, list, get, resolve", async () => {
     const t = await connected(gw);
-    const created = gw.createExecApproval({ command: "rm -rf /tmp/x", cwd: "/tmp", host: "gateway", sessionKey: SESSION });
+    const created = gw.createExecApproval({
+      command: "rm -rf /tmp/x",
+      cwd: "/tmp",
+      host: "gateway",
+      sessionKey: SESSION,
+    });
     const requested = await t.nextEvent("exec.approval.requested");
     expect(requested.payload).toMatchObject({
       approvalKind: "exec",
       id: created.id,
-      request: { command: "rm -rf /tmp/x", cwd: "/tmp", host: "gateway", agentId: "dev", sessionKey: SESSION, allowedDecisions: ["allow-once", "allow-always", "deny"] },
+      request: {
+        command: "rm -rf /tmp/x",
+        cwd: "/tmp",
+        host: "gateway",
+        agentId: "dev",
+        sessionKey: SESSION,
+        allowedDecisions: ["allow-once", "allow-always", "deny"],
+      },
     });
-    expect(await t.client.request("exec.approval.list", {})).toEqual([expect.objectContaining({ id: created.id, approvalKind: "exec" })]);
-    expect(await t.client.request("exec.approval.get", { id: created.id })).toMatchObject({ id: created.id, commandText: "rm -rf /tmp/x" });
-    expect(await t.client.request("exec.approval.resolve", { id: created.id, decision: "allow-always" })).toEqual({ ok: true });
+    expect(await t.client.request("exec.approval.list", {})).toEqual([
+      expect.objectContaining({ id: created.id, approvalKind: "exec" }),
+    ]);
+    expect(await t.client.request("exec.approval.get", { id: created.id })).toMatchObject({
+      id: created.id,
+      commandText: "rm -rf /tmp/x",
+    });
+    expect(
+      await t.client.request("exec.approval.resolve", { id: created.id, decision: "allow-always" }),
+    ).toEqual({ ok: true });
     const resolved = await t.nextEvent("exec.approval.resolved");
-    expect(resolved.payload).toMatchObject({ id: created.id, decision: "allow-always", resolvedBy: "gateway-client" });
-    const bogus = await rejection(t.client.request("exec.approval.resolve", { id: created.id, decision: "bogus" }));
+    expect(resolved.payload).toMatchObject({
+      id: created.id,
+      decision: "allow-always",
+      resolvedBy: "gateway-client",
+    });
+    const bogus = await rejection(
+      t.client.request("exec.approval.resolve", { id: created.id, decision: "bogus" }),
+    );
     expect(bogus.message).toBe("invalid decision");
   });
 
@@ -404,37 +562,68 @@ describe("fake gateway: approvals", () => {
     const t = await connected(gw);
     const plugin = gw.createPluginApproval({ title: "T", description: "D", timeoutMs: 150 });
     const exec = gw.createExecApproval({ command: "ls", timeoutMs: 150 });
-    for (const [event, created] of [["plugin.approval.resolved", plugin], ["exec.approval.resolved", exec]] as const) {
+    for (const [event, created] of [
+      ["plugin.approval.resolved", plugin],
+      ["exec.approval.resolved", exec],
+    ] as const) {
       const resolved = await t.nextEvent(event);
-      const payload = resolved.payload as { id: string; decision: string; resolvedBy: null; ts: number };
+      const payload = resolved.payload as {
+        id: string;
+        decision: string;
+        resolvedBy: null;
+        ts: number;
+      };
       expect(payload).toMatchObject({ id: created.id, decision: "deny", resolvedBy: null });
       expect(payload.ts).toBeGreaterThanOrEqual(created.expiresAtMs);
     }
-    const late = await rejection(t.client.request("plugin.approval.resolve", { id: plugin.id, decision: "deny" }));
+    const late = await rejection(
+      t.client.request("plugin.approval.resolve", { id: plugin.id, decision: "deny" }),
+    );
     expect(late.details).toEqual({ reason: "APPROVAL_ALREADY_RESOLVED" });
-    expect(await t.client.request("plugin.approval.waitDecision", { id: plugin.id })).toMatchObject({ decision: null, terminalReason: "timeout" });
+    expect(await t.client.request("plugin.approval.waitDecision", { id: plugin.id })).toMatchObject(
+      { decision: null, terminalReason: "timeout" },
+    );
   });
 });
 
 describe("fake gateway: chat", () => {
   it("chat.send answers {runId: idempotencyKey, status:'started'} and streams scripted chat events", async () => {
     const t = await connected(gw);
-    const reply = await t.client.request("chat.send", { sessionKey: SESSION, message: "SQLite", idempotencyKey: "run-1" });
+    const reply = await t.client.request("chat.send", {
+      sessionKey: SESSION,
+      message: "SQLite",
+      idempotencyKey: "run-1",
+    });
     expect(reply).toEqual({ runId: "run-1", status: "started" });
-    expect(gw.sent).toEqual([expect.objectContaining({ sessionKey: SESSION, message: "SQLite", idempotencyKey: "run-1" })]);
-    expect(await t.client.request("chat.send", { sessionKey: SESSION, message: "again", idempotencyKey: "run-1" })).toEqual({
+    expect(gw.sent).toEqual([
+      expect.objectContaining({ sessionKey: SESSION, message: "SQLite", idempotencyKey: "run-1" }),
+    ]);
+    expect(
+      await t.client.request("chat.send", {
+        sessionKey: SESSION,
+        message: "again",
+        idempotencyKey: "run-1",
+      }),
+    ).toEqual({
       runId: "run-1",
       status: "in_flight",
     });
-    const invalid = await rejection(t.client.request("chat.send", { sessionKey: SESSION, message: "hi" }));
-    expect(invalid.message).toBe("invalid chat.send params: must have required property 'idempotencyKey'");
+    const invalid = await rejection(
+      t.client.request("chat.send", { sessionKey: SESSION, message: "hi" }),
+    );
+    expect(invalid.message).toBe(
+      "invalid chat.send params: must have required property 'idempotencyKey'",
+    );
 
     const from = t.events.length;
     gw.emitChat(SESSION, "run-1", { state: "delta", deltaText: "Hello" });
     gw.emitChat(SESSION, "run-1", { state: "delta", deltaText: " world" });
     gw.emitChat(SESSION, "run-1", { state: "final" });
     await t.waitFor(() => t.events.slice(from).filter((e) => e.event === "chat").length === 3);
-    const chats = t.events.slice(from).filter((e) => e.event === "chat").map((e) => e.payload as Record<string, unknown>);
+    const chats = t.events
+      .slice(from)
+      .filter((e) => e.event === "chat")
+      .map((e) => e.payload as Record<string, unknown>);
     for (const p of chats) expect(conforms(ChatEventSchema, p)).toEqual([]);
     expect(chats[1]).toMatchObject({
       state: "delta",
@@ -443,31 +632,65 @@ describe("fake gateway: chat", () => {
       runId: "run-1",
       sessionKey: SESSION,
     });
-    expect(chats[2]).toMatchObject({ state: "final", message: { content: [{ type: "text", text: "Hello world" }] } });
+    expect(chats[2]).toMatchObject({
+      state: "final",
+      message: { content: [{ type: "text", text: "Hello world" }] },
+    });
     expect(chats[2]?.seq).toBe(chats[1]?.seq);
   });
 });
 
 describe("fake gateway: extension points", () => {
   it("setHandler adds methods; onChatSend can script a run that arrives after the chat.send reply", async () => {
-    gw.setHandler("agent.wait", (params) => ({ runId: (params as { runId: string }).runId, status: "ok" }));
+    gw.setHandler("agent.wait", (params) => ({
+      runId: (params as { runId: string }).runId,
+      status: "ok",
+    }));
     gw.setHandler("boom", () => {
-      throw new FakeGatewayError({ code: "UNAVAILABLE", message: "boom", details: { reason: "TEST" } });
+      throw new FakeGatewayError({
+        code: "UNAVAILABLE",
+        message: "boom",
+        details: { reason: "TEST" },
+      });
     });
     gw.onChatSend((entry) => {
-      gw.emitChat(entry.sessionKey, entry.idempotencyKey, { state: "status", phase: "starting_model" });
+      gw.emitChat(entry.sessionKey, entry.idempotencyKey, {
+        state: "status",
+        phase: "starting_model",
+      });
       gw.emitChat(entry.sessionKey, entry.idempotencyKey, { state: "final", deltaText: "Done." });
     });
     const t = await connected(gw);
     expect(t.hellos[0]?.features.methods).toContain("agent.wait");
-    expect(await t.client.request("agent.wait", { runId: "r1" })).toEqual({ runId: "r1", status: "ok" });
+    expect(await t.client.request("agent.wait", { runId: "r1" })).toEqual({
+      runId: "r1",
+      status: "ok",
+    });
     expect((await rejection(t.client.request("boom", {}))).details).toEqual({ reason: "TEST" });
-    await t.client.request("chat.send", { sessionKey: SESSION, message: "go", idempotencyKey: "r2" });
+    await t.client.request("chat.send", {
+      sessionKey: SESSION,
+      message: "go",
+      idempotencyKey: "r2",
+    });
     await t.waitFor(() => t.events.filter((e) => e.event === "chat").length === 2);
     const chats = t.events.filter((e) => e.event === "chat").map((e) => e.payload);
     expect(chats).toEqual([
-      { runId: "r2", sessionKey: SESSION, agentId: "dev", state: "status", phase: "starting_model", seq: 1 },
-      { runId: "r2", sessionKey: SESSION, agentId: "dev", state: "final", message: { role: "assistant", content: [{ type: "text", text: "Done." }] }, seq: 1 },
+      {
+        runId: "r2",
+        sessionKey: SESSION,
+        agentId: "dev",
+        state: "status",
+        phase: "starting_model",
+        seq: 1,
+      },
+      {
+        runId: "r2",
+        sessionKey: SESSION,
+        agentId: "dev",
+        state: "final",
+        message: { role: "assistant", content: [{ type: "text", text: "Done." }] },
+        seq: 1,
+      },
     ]);
     expect(t.events.some((e) => e.event === "chat.metadata.changed")).toBe(true);
   });
@@ -505,7 +728,11 @@ describe("fake gateway: faults", () => {
     gw.rejectConnects("startup");
     const t = makeClient(gw);
     t.client.start();
-    await waitUntil(() => gw.requests.filter((r) => r.method === "connect").length >= 2, 5_000, "two connect attempts");
+    await waitUntil(
+      () => gw.requests.filter((r) => r.method === "connect").length >= 2,
+      5_000,
+      "two connect attempts",
+    );
     expect(t.hellos).toHaveLength(0);
     expect(t.paused).toEqual([]);
     gw.rejectConnects(null);
@@ -533,7 +760,12 @@ describe("fake gateway: faults", () => {
     const q = gw.createQuestion();
     await t.waitFor(() => t.gaps.length === 1);
     expect(t.gaps[0]).toEqual({ expected: 2, received: 4 });
-    expect(t.events.filter((e) => e.event === "question.requested").map((e) => (e.payload as { id: string }).id).at(-1)).toBe(q.id);
+    expect(
+      t.events
+        .filter((e) => e.event === "question.requested")
+        .map((e) => (e.payload as { id: string }).id)
+        .at(-1),
+    ).toBe(q.id);
   });
 
   it("pauseEvents('buffer') delays events and delivers them in order on resume", async () => {
@@ -542,7 +774,9 @@ describe("fake gateway: faults", () => {
     const a = gw.createQuestion();
     const b = gw.createQuestion();
     // Barrier: a response on the same socket, sent after the events would have been.
-    expect(await t.client.request("question.list", {})).toMatchObject({ questions: [{ id: a.id }, { id: b.id }] });
+    expect(await t.client.request("question.list", {})).toMatchObject({
+      questions: [{ id: a.id }, { id: b.id }],
+    });
     expect(t.events.some((e) => e.event === "question.requested")).toBe(false);
     gw.resumeEvents();
     await t.waitFor(() => t.events.filter((e) => e.event === "question.requested").length === 2);
@@ -567,7 +801,12 @@ describe("fake gateway: faults", () => {
     expect(failed.gatewayCode).toBe("UNAVAILABLE");
     expect(failed.retryable).toBe(true);
     expect(await t.client.request("question.list", {})).toEqual({ questions: [] });
-    expect(gw.requests.map((r) => r.method)).toEqual(["connect", "question.list", "question.list", "question.list"]);
+    expect(gw.requests.map((r) => r.method)).toEqual([
+      "connect",
+      "question.list",
+      "question.list",
+      "question.list",
+    ]);
   });
 
   it("stop() closes every client socket and clears every timer", async () => {
@@ -576,7 +815,9 @@ describe("fake gateway: faults", () => {
     gw.createPluginApproval({ timeoutMs: 60_000 });
     gw.setLatency(10_000, "question.get");
     void t.client.request("question.get", { id: "x" }).catch(() => undefined);
-    void t.client.request("question.waitAnswer", { id: gw.questions[0]?.id, timeoutMs: 60_000 }).catch(() => undefined);
+    void t.client
+      .request("question.waitAnswer", { id: gw.questions[0]?.id, timeoutMs: 60_000 })
+      .catch(() => undefined);
     // Barrier: the fake handles a socket's requests in order, so both above are waiting once this returns.
     await t.client.request("question.list", {});
     expect(gw.activeTimerCount).toBeGreaterThan(0);

@@ -19,8 +19,20 @@ import { createChat } from "./fake-gateway/chat.ts";
 import { createConnections } from "./fake-gateway/connection.ts";
 import { faultControls } from "./fake-gateway/faults.ts";
 import { createQuestions } from "./fake-gateway/questions.ts";
-import { FakeGatewayError, type FakeGateway, type FakeGatewayOptions } from "./fake-gateway/types.ts";
-import { FaultState, MAX_PAYLOAD, RequestError, Timers, Wire, type Method, type Settings } from "./fake-gateway/wire.ts";
+import {
+  FakeGatewayError,
+  type FakeGateway,
+  type FakeGatewayOptions,
+} from "./fake-gateway/types.ts";
+import {
+  FaultState,
+  MAX_PAYLOAD,
+  RequestError,
+  Timers,
+  Wire,
+  type Method,
+  type Settings,
+} from "./fake-gateway/wire.ts";
 
 export * from "./fake-gateway/types.ts";
 
@@ -64,17 +76,23 @@ export async function startFakeGateway(opts: FakeGatewayOptions = {}): Promise<F
   const questions = createQuestions(settings, timers, wire);
   const approvals = createApprovals(settings, timers, wire);
   const chat = createChat(settings, timers, wire);
-  const health: Method = (_conn, _params, reply) => reply({ ok: true, payload: { ok: true, ts: settings.now(), durationMs: 0 } });
+  const health: Method = (_conn, _params, reply) =>
+    reply({ ok: true, payload: { ok: true, ts: settings.now(), durationMs: 0 } });
   const builtins = { health, ...chat.methods, ...questions.methods, ...approvals.methods };
   const connections = createConnections({ settings, timers, wire, faults, builtins });
 
-  const wss = new WebSocketServer({ host: "127.0.0.1", port: opts.port ?? 0, maxPayload: MAX_PAYLOAD });
+  const wss = new WebSocketServer({
+    host: "127.0.0.1",
+    port: opts.port ?? 0,
+    maxPayload: MAX_PAYLOAD,
+  });
   await new Promise<void>((resolve, reject) => {
     wss.once("listening", () => resolve());
     wss.once("error", reject);
   });
   const address = wss.address();
-  if (typeof address === "string" || address === null) throw new Error("fake gateway: unexpected server address");
+  if (typeof address === "string" || address === null)
+    throw new Error("fake gateway: unexpected server address");
   const port = address.port;
   wss.on("connection", (ws) => connections.accept(ws));
 
@@ -105,10 +123,12 @@ export async function startFakeGateway(opts: FakeGatewayOptions = {}): Promise<F
     },
 
     createQuestion: (input = {}) => questions.create(input),
-    resolveQuestion: (id, outcome, o = {}) => asFakeError(() => questions.resolve(id, outcome, o.resolvedBy)),
+    resolveQuestion: (id, outcome, o = {}) =>
+      asFakeError(() => questions.resolve(id, outcome, o.resolvedBy)),
     createPluginApproval: (input = {}) => approvals.create("plugin", input),
     createExecApproval: (input = {}) => approvals.create("exec", input),
-    resolveApproval: (id, decision, resolvedBy = "gateway-client") => asFakeError(() => approvals.decide(null, id, decision, resolvedBy)),
+    resolveApproval: (id, decision, resolvedBy = "gateway-client") =>
+      asFakeError(() => approvals.decide(null, id, decision, resolvedBy)),
     expire(id) {
       const question = questions.get(id);
       const approval = approvals.get(id);

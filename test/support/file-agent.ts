@@ -14,7 +14,11 @@ export const DEFAULT_AGENT = "dev";
 
 /** The agent id of a test file: its name without `.test.ts` (`test/e2e/a11y.test.ts` → `a11y`). */
 export function agentOfTestFile(file: string): string {
-  const id = path.basename(file).replace(TEST_FILE, "").toLowerCase().replace(/[^a-z0-9-]+/g, "-");
+  const id = path
+    .basename(file)
+    .replace(TEST_FILE, "")
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, "-");
   if (!id) throw new Error(`no agent id for test file ${file}`);
   return id;
 }
@@ -26,12 +30,17 @@ export function agentOfRunningFile(file: string | undefined): string {
 
 /** One agent per test file under test/ (each name is unique there: checked, a clash would share an agent). */
 export function testFileAgents(root: string = TEST_ROOT): string[] {
-  const files = readdirSync(root, { recursive: true, encoding: "utf8" }).filter((file) => TEST_FILE.test(file));
+  const files = readdirSync(root, { recursive: true, encoding: "utf8" }).filter((file) =>
+    TEST_FILE.test(file),
+  );
   const byAgent = new Map<string, string>();
   for (const file of files) {
     const agent = agentOfTestFile(file);
     const clash = byAgent.get(agent);
-    if (clash) throw new Error(`test files ${clash} and ${file} would share the Gateway agent "${agent}": rename one`);
+    if (clash)
+      throw new Error(
+        `test files ${clash} and ${file} would share the Gateway agent "${agent}": rename one`,
+      );
     byAgent.set(agent, file);
   }
   return [...byAgent.keys()].sort();

@@ -5,7 +5,13 @@ import { GatewayClient } from "@openclaw/gateway-client";
 import type { GatewayClientRequestOptions } from "@openclaw/gateway-client";
 import { PROTOCOL_VERSION } from "@openclaw/gateway-protocol/version";
 
-export const DEFAULT_OPERATOR_SCOPES = ["operator.read", "operator.write", "operator.approvals", "operator.questions", "operator.admin"];
+export const DEFAULT_OPERATOR_SCOPES = [
+  "operator.read",
+  "operator.write",
+  "operator.approvals",
+  "operator.questions",
+  "operator.admin",
+];
 // Without these capabilities (and operator.admin) a client is no plugin/exec approval route.
 export const DEFAULT_OPERATOR_CAPS = ["plugin-approvals", "exec-approvals"];
 
@@ -27,18 +33,30 @@ export type ConnectOperatorOptions = {
 export type OperatorConnection = {
   client: GatewayClient;
   hello: Payload;
-  request<T = Payload>(method: string, params?: unknown, opts?: GatewayClientRequestOptions): Promise<T>;
+  request<T = Payload>(
+    method: string,
+    params?: unknown,
+    opts?: GatewayClientRequestOptions,
+  ): Promise<T>;
   /** Every event received since connecting, in arrival order. */
   events: ReceivedEvent[];
   /** Resolves with the payload of the first event (already received or future) named `name` that matches `predicate`. */
-  waitForEvent(name: string, predicate?: (payload: Payload) => boolean, timeoutMs?: number): Promise<Payload>;
+  waitForEvent(
+    name: string,
+    predicate?: (payload: Payload) => boolean,
+    timeoutMs?: number,
+  ): Promise<Payload>;
   stop(): Promise<void>;
 };
 
 export async function connectOperator(opts: ConnectOperatorOptions): Promise<OperatorConnection> {
   if (!opts.url) throw new Error("connectOperator: no Gateway URL (is OPENCLAW_TEST_GATEWAY=off?)");
   const events: ReceivedEvent[] = [];
-  const waiters = new Set<{ name: string; predicate: (p: Payload) => boolean; resolve: (p: Payload) => void }>();
+  const waiters = new Set<{
+    name: string;
+    predicate: (p: Payload) => boolean;
+    resolve: (p: Payload) => void;
+  }>();
   const hello = Promise.withResolvers<Payload>();
 
   const client = new GatewayClient({
@@ -53,7 +71,12 @@ export async function connectOperator(opts: ConnectOperatorOptions): Promise<Ope
     onHelloOk: (h) => hello.resolve(h as unknown as Payload),
     onConnectError: (error) => hello.reject(error),
     onEvent: (frame) => {
-      const received: ReceivedEvent = { event: frame.event, payload: (frame.payload ?? {}) as Payload, seq: frame.seq, receivedAtMs: Date.now() };
+      const received: ReceivedEvent = {
+        event: frame.event,
+        payload: (frame.payload ?? {}) as Payload,
+        seq: frame.seq,
+        receivedAtMs: Date.now(),
+      };
       events.push(received);
       for (const waiter of waiters) {
         if (waiter.name === received.event && waiter.predicate(received.payload)) {
@@ -65,7 +88,10 @@ export async function connectOperator(opts: ConnectOperatorOptions): Promise<Ope
   });
 
   const connectTimeoutMs = opts.connectTimeoutMs ?? 30_000;
-  const timer = setTimeout(() => hello.reject(new Error(`no hello-ok from ${opts.url} within ${connectTimeoutMs} ms`)), connectTimeoutMs);
+  const timer = setTimeout(
+    () => hello.reject(new Error(`no hello-ok from ${opts.url} within ${connectTimeoutMs} ms`)),
+    connectTimeoutMs,
+  );
   client.start();
   let helloPayload: Payload;
   try {
@@ -81,7 +107,11 @@ export async function connectOperator(opts: ConnectOperatorOptions): Promise<Ope
     client,
     hello: helloPayload,
     events,
-    request: <T = Payload>(method: string, params?: unknown, requestOpts?: GatewayClientRequestOptions) => client.request<T>(method, params, requestOpts),
+    request: <T = Payload>(
+      method: string,
+      params?: unknown,
+      requestOpts?: GatewayClientRequestOptions,
+    ) => client.request<T>(method, params, requestOpts),
     waitForEvent(name, predicate = () => true, timeoutMs = 30_000) {
       const seen = events.find((e) => e.event === name && predicate(e.payload));
       if (seen) return Promise.resolve(seen.payload);
@@ -97,7 +127,11 @@ export async function connectOperator(opts: ConnectOperatorOptions): Promise<Ope
         const t = setTimeout(() => {
           waiters.delete(waiter);
           const names = [...new Set(events.map((e) => e.event))].join(", ");
-          reject(new Error(`no matching "${name}" event within ${timeoutMs} ms (received: ${names || "none"})`));
+          reject(
+            new Error(
+              `no matching "${name}" event within ${timeoutMs} ms (received: ${names || "none"})`,
+            ),
+          );
         }, timeoutMs);
         waiters.add(waiter);
       });

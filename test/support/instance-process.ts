@@ -10,7 +10,12 @@ if (!config.AUTH_SECRET) {
   console.error("instance-process.ts needs AUTH_SECRET");
   process.exit(2);
 }
-const app = await startApplication(config, config.AUTH_SECRET, (line) => console.error(`[instance] ${line}`), { clock: systemClock() });
+const app = await startApplication(
+  config,
+  config.AUTH_SECRET,
+  (line) => console.error(`[instance] ${line}`),
+  { clock: systemClock() },
+);
 process.stdout.write(`${JSON.stringify({ url: app.url })}\n`);
 process.once("SIGTERM", () => {
   app.stop().then(

@@ -9,7 +9,14 @@ import type { Clock } from "../../lib/clock.ts";
 import { agentOfRunningFile } from "./file-agent.ts";
 import { connectOperator, type OperatorConnection, type Payload } from "./gateway-client.ts";
 import { startFakeGateway, type FakeGateway, type FakeGatewayOptions } from "./fake-gateway.ts";
-import { TEST_OWNER, openTab, startTestServer, waitConnected, type Tab, type TestServer } from "./tabs.ts";
+import {
+  TEST_OWNER,
+  openTab,
+  startTestServer,
+  waitConnected,
+  type Tab,
+  type TestServer,
+} from "./tabs.ts";
 
 /** A chat id no other test (or test file sharing the Gateway) uses. */
 export const newChat = (prefix = "chat"): string => `${prefix}-${randomUUID()}`;
@@ -29,7 +36,8 @@ function runningTestFile(): string | undefined {
 }
 
 /** The session key of an Open WebUI chat (the server's default SESSION_KEY_PATTERN). */
-export const sessionKeyOf = (chatId: string, agent = TEST_AGENT): string => `agent:${agent}:openwebui:${chatId}`;
+export const sessionKeyOf = (chatId: string, agent = TEST_AGENT): string =>
+  `agent:${agent}:openwebui:${chatId}`;
 
 /** For a call a test may abandon when it fails: its rejection must not become an unhandled one. */
 export function silence<T>(promise: Promise<T>): Promise<T> {
@@ -67,9 +75,18 @@ export type QuestionRequestOptions = {
 };
 
 /** `question.request` (what the agent's ask_user does) on `sessionKey`. */
-export function requestQuestion(requester: OperatorConnection, sessionKey: string, options: QuestionRequestOptions = {}): Promise<{ id: string; expiresAtMs: number }> {
+export function requestQuestion(
+  requester: OperatorConnection,
+  sessionKey: string,
+  options: QuestionRequestOptions = {},
+): Promise<{ id: string; expiresAtMs: number }> {
   const { questions = [DB_QUESTION], timeoutMs = 300_000, agentId } = options;
-  return requester.request<{ id: string; expiresAtMs: number }>("question.request", { questions, sessionKey, ...(agentId ? { agentId } : {}), timeoutMs });
+  return requester.request<{ id: string; expiresAtMs: number }>("question.request", {
+    questions,
+    sessionKey,
+    ...(agentId ? { agentId } : {}),
+    timeoutMs,
+  });
 }
 
 /** The requester's view of how a question ended (`question.waitAnswer`). */
@@ -94,8 +111,18 @@ export function requestApproval(
   kind: "plugin" | "exec",
   params: Record<string, unknown> & { sessionKey: string; timeoutMs: number },
 ): PendingApproval {
-  const decision = silence(requester.request<Payload>(`${kind}.approval.request`, params, { timeoutMs: params.timeoutMs + 60_000 }));
-  const requested = silence(watcher.waitForEvent(`${kind}.approval.requested`, (p) => p.request?.sessionKey === params.sessionKey, 30_000));
+  const decision = silence(
+    requester.request<Payload>(`${kind}.approval.request`, params, {
+      timeoutMs: params.timeoutMs + 60_000,
+    }),
+  );
+  const requested = silence(
+    watcher.waitForEvent(
+      `${kind}.approval.requested`,
+      (p) => p.request?.sessionKey === params.sessionKey,
+      30_000,
+    ),
+  );
   return { decision, requested };
 }
 
@@ -120,12 +147,19 @@ export type Tabs = {
  * Tabs for a test file, all closed after each test. `server` is the file's server (read at each
  * open: it may be restarted); `onOpen` sees every tab before it views its chat.
  */
-export function useTabs(options: { server?: () => TestServer; onOpen?: (tab: Tab) => void } = {}): Tabs {
+export function useTabs(
+  options: { server?: () => TestServer; onOpen?: (tab: Tab) => void } = {},
+): Tabs {
   const tabs: Tab[] = [];
   afterEach(() => {
     for (const opened of tabs.splice(0)) opened.close();
   });
-  async function openOn(target: TestServer, chatId: string | null, userId = "owner", claim?: string): Promise<Tab> {
+  async function openOn(
+    target: TestServer,
+    chatId: string | null,
+    userId = "owner",
+    claim?: string,
+  ): Promise<Tab> {
     const widgetClaim = claim ?? (chatId !== null && userId !== TEST_OWNER ? chatId : undefined);
     const opened = await openTab(target.url, await target.token(userId, widgetClaim));
     tabs.push(opened);
@@ -170,14 +204,25 @@ type OnGatewayOptions = {
   pushAgent?: Agent;
   env?: Record<string, string>;
 };
-export async function startOnGateway(options: OnGatewayOptions & { elsewhere: true }): Promise<Required<OnGateway>>;
-export async function startOnGateway(options?: OnGatewayOptions & { elsewhere?: false }): Promise<Omit<OnGateway, "elsewhere">>;
-export async function startOnGateway(options: OnGatewayOptions & { elsewhere?: boolean } = {}): Promise<OnGateway> {
+export async function startOnGateway(
+  options: OnGatewayOptions & { elsewhere: true },
+): Promise<Required<OnGateway>>;
+export async function startOnGateway(
+  options?: OnGatewayOptions & { elsewhere?: false },
+): Promise<Omit<OnGateway, "elsewhere">>;
+export async function startOnGateway(
+  options: OnGatewayOptions & { elsewhere?: boolean } = {},
+): Promise<OnGateway> {
   const started: Partial<OnGateway> = {};
   try {
     started.requester = await gatewayOperator(options.requesterName ?? "requester");
     if (options.elsewhere) started.elsewhere = await gatewayOperator("control-ui");
-    started.server = await startTestServer({ gatewayUrl: inject("gatewayUrl"), gatewayToken: inject("gatewayToken"), env: { AGENT_ID: TEST_AGENT, ...options.env }, pushAgent: options.pushAgent });
+    started.server = await startTestServer({
+      gatewayUrl: inject("gatewayUrl"),
+      gatewayToken: inject("gatewayToken"),
+      env: { AGENT_ID: TEST_AGENT, ...options.env },
+      pushAgent: options.pushAgent,
+    });
     await waitConnected(started.server);
     return started as OnGateway;
   } catch (error) {
@@ -195,12 +240,22 @@ export async function stopOnGateway(started: Partial<OnGateway>): Promise<void> 
 
 /** Starts a fake Gateway and the server on it, and waits until the server is connected. */
 export async function startOnFakeGateway(
-  options: { fake?: FakeGatewayOptions; env?: Record<string, string>; clock?: Clock; connectTimeoutMs?: number } = {},
+  options: {
+    fake?: FakeGatewayOptions;
+    env?: Record<string, string>;
+    clock?: Clock;
+    connectTimeoutMs?: number;
+  } = {},
 ): Promise<{ fake: FakeGateway; server: TestServer }> {
   const fake = await startFakeGateway(options.fake);
   let server: TestServer | undefined;
   try {
-    server = await startTestServer({ gatewayUrl: fake.url, gatewayToken: fake.token, env: { AGENT_ID: TEST_AGENT, ...options.env }, clock: options.clock });
+    server = await startTestServer({
+      gatewayUrl: fake.url,
+      gatewayToken: fake.token,
+      env: { AGENT_ID: TEST_AGENT, ...options.env },
+      clock: options.clock,
+    });
     await waitConnected(server, options.connectTimeoutMs);
   } catch (error) {
     await stopOnFakeGateway({ fake, server }).catch(() => {}); // the first error is the one to report
@@ -210,7 +265,10 @@ export async function startOnFakeGateway(
 }
 
 /** Disposes the server (as it is now) and stops the fake Gateway. */
-export async function stopOnFakeGateway(started: { fake?: FakeGateway; server?: TestServer }): Promise<void> {
+export async function stopOnFakeGateway(started: {
+  fake?: FakeGateway;
+  server?: TestServer;
+}): Promise<void> {
   await started.server?.dispose();
   await started.fake?.stop();
 }

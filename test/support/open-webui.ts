@@ -19,11 +19,17 @@ export const OPEN_WEBUI_VERSION = "0.11.0";
  * this kind of machine's disk, so pip takes it from there when it is asked for first.
  */
 export const TORCH_VERSION = "2.13.0";
-export const FILTER_PATH = path.resolve(import.meta.dirname, "../../integrations/open-webui/openclaw_asks_filter.py");
+export const FILTER_PATH = path.resolve(
+  import.meta.dirname,
+  "../../integrations/open-webui/openclaw_asks_filter.py",
+);
 export const FILTER_ID = "openclaw_asks";
 
 export function openWebuiCacheDir(): string {
-  return process.env.OPEN_WEBUI_CACHE_DIR ?? path.join(homedir(), ".cache", `open-webui-${OPEN_WEBUI_VERSION}`);
+  return (
+    process.env.OPEN_WEBUI_CACHE_DIR ??
+    path.join(homedir(), ".cache", `open-webui-${OPEN_WEBUI_VERSION}`)
+  );
 }
 
 const venvDir = (cacheDir: string) => path.join(cacheDir, "venv");
@@ -36,7 +42,9 @@ export function installedOpenWebuiVersion(cacheDir = openWebuiCacheDir()): strin
   for (const python of readdirSync(lib)) {
     const sitePackages = path.join(lib, python, "site-packages");
     if (!existsSync(sitePackages)) continue;
-    const distInfo = readdirSync(sitePackages).find((name) => /^open_webui-.+\.dist-info$/.test(name));
+    const distInfo = readdirSync(sitePackages).find((name) =>
+      /^open_webui-.+\.dist-info$/.test(name),
+    );
     if (distInfo) return distInfo.slice("open_webui-".length, -".dist-info".length);
   }
   return null;
@@ -46,20 +54,39 @@ export function installedOpenWebuiVersion(cacheDir = openWebuiCacheDir()): strin
  * Installs the pinned open-webui into `cacheDir`/venv with the system python3 (3.11 or 3.12:
  * open-webui 0.11.0 requires >=3.11,<3.13). Returns what failed, or null.
  */
-export function installOpenWebui(cacheDir = openWebuiCacheDir(), log: (line: string) => void = console.log): string | null {
+export function installOpenWebui(
+  cacheDir = openWebuiCacheDir(),
+  log: (line: string) => void = console.log,
+): string | null {
   const python = path.join(venvDir(cacheDir), "bin", "python");
   const steps: [string, string[]][] = [
     ["python3", ["-m", "venv", "--clear", venvDir(cacheDir)]],
-    [python, ["-m", "pip", "install", "--disable-pip-version-check", "--quiet", `torch==${TORCH_VERSION}`]],
-    [python, ["-m", "pip", "install", "--disable-pip-version-check", "--quiet", `open-webui==${OPEN_WEBUI_VERSION}`]],
+    [
+      python,
+      ["-m", "pip", "install", "--disable-pip-version-check", "--quiet", `torch==${TORCH_VERSION}`],
+    ],
+    [
+      python,
+      [
+        "-m",
+        "pip",
+        "install",
+        "--disable-pip-version-check",
+        "--quiet",
+        `open-webui==${OPEN_WEBUI_VERSION}`,
+      ],
+    ],
   ];
   for (const [command, args] of steps) {
     log(`$ ${command} ${args.join(" ")}`);
     const result = spawnSync(command, args, { stdio: "inherit" });
-    if (result.status !== 0) return `${command} ${args.join(" ")} exited with ${result.status ?? result.signal}`;
+    if (result.status !== 0)
+      return `${command} ${args.join(" ")} exited with ${result.status ?? result.signal}`;
   }
   const installed = installedOpenWebuiVersion(cacheDir);
-  return installed === OPEN_WEBUI_VERSION ? null : `found ${installed ?? "nothing"} in ${venvDir(cacheDir)} after installing`;
+  return installed === OPEN_WEBUI_VERSION
+    ? null
+    : `found ${installed ?? "nothing"} in ${venvDir(cacheDir)} after installing`;
 }
 
 export type OpenWebui = {
@@ -107,7 +134,9 @@ const sessionSchema = z.object({ id: z.string(), token: z.string() });
 export async function startOpenWebui(options: StartOpenWebuiOptions): Promise<OpenWebui> {
   const cacheDir = openWebuiCacheDir();
   if (installedOpenWebuiVersion(cacheDir) !== OPEN_WEBUI_VERSION) {
-    throw new Error(`open-webui ${OPEN_WEBUI_VERSION} is not installed in ${cacheDir}: run node test/setup/ensure-test-deps.ts --open-webui`);
+    throw new Error(
+      `open-webui ${OPEN_WEBUI_VERSION} is not installed in ${cacheDir}: run node test/setup/ensure-test-deps.ts --open-webui`,
+    );
   }
   const port = options.port ?? (await freePort());
   const dataDir = mkdtempSync(path.join(tmpdir(), "open-webui-data-"));
@@ -146,12 +175,16 @@ export async function startOpenWebui(options: StartOpenWebuiOptions): Promise<Op
     // Admins may make API keys (config.py:2420), as `npm run connect-openwebui` takes one.
     ENABLE_API_KEYS: "true",
   };
-  const child: ChildProcess = spawn(openWebuiBin(cacheDir), ["serve", "--host", "127.0.0.1", "--port", String(port)], {
-    env,
-    cwd: dataDir,
-    detached: true,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const child: ChildProcess = spawn(
+    openWebuiBin(cacheDir),
+    ["serve", "--host", "127.0.0.1", "--port", String(port)],
+    {
+      env,
+      cwd: dataDir,
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   let output = "";
   const collect = (chunk: Buffer) => {
     output = (output + chunk.toString("utf8")).slice(-200_000);
@@ -182,10 +215,17 @@ export async function startOpenWebui(options: StartOpenWebuiOptions): Promise<Op
   }
 
   try {
-    await waitForHealth(url, () => hasExited, options.startTimeoutMs ?? 180_000, () => output);
+    await waitForHealth(
+      url,
+      () => hasExited,
+      options.startTimeoutMs ?? 180_000,
+      () => output,
+    );
     const email = "admin@openclaw-asks.test";
     const password = randomBytes(12).toString("hex");
-    const session = sessionSchema.parse(await api(url, "", "POST", "/api/v1/auths/signup", { name: "Admin", email, password }));
+    const session = sessionSchema.parse(
+      await api(url, "", "POST", "/api/v1/auths/signup", { name: "Admin", email, password }),
+    );
     const adminToken = session.token;
     return {
       url,
@@ -195,11 +235,28 @@ export async function startOpenWebui(options: StartOpenWebuiOptions): Promise<Op
       log: () => output,
       async installFilter(valves) {
         const content = readFileSync(FILTER_PATH, "utf8");
-        await api(url, adminToken, "POST", "/api/v1/functions/create", { id: FILTER_ID, name: "OpenClaw Asks", content, meta: { description: "OpenClaw Asks widget" } });
-        await api(url, adminToken, "POST", `/api/v1/functions/id/${FILTER_ID}/valves/update`, valves);
-        const toggled = z.object({ is_active: z.boolean() }).parse(await api(url, adminToken, "POST", `/api/v1/functions/id/${FILTER_ID}/toggle`));
+        await api(url, adminToken, "POST", "/api/v1/functions/create", {
+          id: FILTER_ID,
+          name: "OpenClaw Asks",
+          content,
+          meta: { description: "OpenClaw Asks widget" },
+        });
+        await api(
+          url,
+          adminToken,
+          "POST",
+          `/api/v1/functions/id/${FILTER_ID}/valves/update`,
+          valves,
+        );
+        const toggled = z
+          .object({ is_active: z.boolean() })
+          .parse(await api(url, adminToken, "POST", `/api/v1/functions/id/${FILTER_ID}/toggle`));
         if (!toggled.is_active) throw new Error("the filter did not become active");
-        const global = z.object({ is_global: z.boolean() }).parse(await api(url, adminToken, "POST", `/api/v1/functions/id/${FILTER_ID}/toggle/global`));
+        const global = z
+          .object({ is_global: z.boolean() })
+          .parse(
+            await api(url, adminToken, "POST", `/api/v1/functions/id/${FILTER_ID}/toggle/global`),
+          );
         if (!global.is_global) throw new Error("the filter did not become global");
       },
       async setInterfaceSettings(ui, token = adminToken) {
@@ -208,8 +265,15 @@ export async function startOpenWebui(options: StartOpenWebuiOptions): Promise<Op
       async addUser(name) {
         const email = `${name.toLowerCase().replace(/[^a-z0-9]+/g, "-")}@openclaw-asks.test`;
         const password = randomBytes(12).toString("hex");
-        await api(url, adminToken, "POST", "/api/v1/auths/add", { name, email, password, role: "user" });
-        return sessionSchema.parse(await api(url, "", "POST", "/api/v1/auths/signin", { email, password }));
+        await api(url, adminToken, "POST", "/api/v1/auths/add", {
+          name,
+          email,
+          password,
+          role: "user",
+        });
+        return sessionSchema.parse(
+          await api(url, "", "POST", "/api/v1/auths/signin", { email, password }),
+        );
       },
       async shareModel(modelId, name) {
         // The `user *` read grant is what the admin's "Public" visibility saves (models/access_grants.py:104-110).
@@ -225,24 +289,39 @@ export async function startOpenWebui(options: StartOpenWebuiOptions): Promise<Op
         return api(url, token, "GET", `/api/v1/chats/${encodeURIComponent(chatId)}`);
       },
       async renameChat(chatId, title, token = adminToken) {
-        await api(url, token, "POST", `/api/v1/chats/${encodeURIComponent(chatId)}`, { chat: { title } });
+        await api(url, token, "POST", `/api/v1/chats/${encodeURIComponent(chatId)}`, {
+          chat: { title },
+        });
       },
       async createApiKey() {
-        return z.object({ api_key: z.string() }).parse(await api(url, adminToken, "POST", "/api/v1/auths/api_key")).api_key;
+        return z
+          .object({ api_key: z.string() })
+          .parse(await api(url, adminToken, "POST", "/api/v1/auths/api_key")).api_key;
       },
       api: (method, route, body) => api(url, adminToken, method, route, body),
       stop,
     };
   } catch (error) {
     await stop();
-    throw new Error(`Open WebUI did not start: ${errorMessage(error)}\n--- its output ---\n${output.slice(-4000)}`);
+    throw new Error(
+      `Open WebUI did not start: ${errorMessage(error)}\n--- its output ---\n${output.slice(-4000)}`,
+    );
   }
 }
 
-async function api(base: string, token: string, method: string, route: string, body?: unknown): Promise<unknown> {
+async function api(
+  base: string,
+  token: string,
+  method: string,
+  route: string,
+  body?: unknown,
+): Promise<unknown> {
   const response = await fetch(`${base}${route}`, {
     method,
-    headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    headers: {
+      "content-type": "application/json",
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await response.text();
@@ -250,7 +329,12 @@ async function api(base: string, token: string, method: string, route: string, b
   return text ? JSON.parse(text) : null;
 }
 
-async function waitForHealth(url: string, hasExited: () => boolean, timeoutMs: number, output: () => string): Promise<void> {
+async function waitForHealth(
+  url: string,
+  hasExited: () => boolean,
+  timeoutMs: number,
+  output: () => string,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (hasExited()) throw new Error("the process exited during startup");
@@ -262,7 +346,9 @@ async function waitForHealth(url: string, hasExited: () => boolean, timeoutMs: n
     }
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
-  throw new Error(`no healthy answer from ${url}/health within ${timeoutMs} ms (last output: ${output().slice(-300)})`);
+  throw new Error(
+    `no healthy answer from ${url}/health within ${timeoutMs} ms (last output: ${output().slice(-300)})`,
+  );
 }
 
 function tryKill(pid: number, signal: NodeJS.Signals): void {

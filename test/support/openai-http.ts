@@ -42,10 +42,16 @@ export function streamChatCompletion(request: ChatCompletionRequest): ChatComple
     const response = await fetch(`${openaiBaseUrl(request.gatewayUrl)}/chat/completions`, {
       method: "POST",
       headers: { authorization: `Bearer ${request.token}`, "content-type": "application/json" },
-      body: JSON.stringify({ model: request.model, stream: true, messages: request.messages, ...(request.user === undefined ? {} : { user: request.user }) }),
+      body: JSON.stringify({
+        model: request.model,
+        stream: true,
+        messages: request.messages,
+        ...(request.user === undefined ? {} : { user: request.user }),
+      }),
       signal: controller.signal,
     });
-    if (!response.ok || !response.body) return { status: response.status, text: await response.text(), finishReason: null };
+    if (!response.ok || !response.body)
+      return { status: response.status, text: await response.text(), finishReason: null };
     const decoder = new TextDecoder();
     const reader = response.body.getReader();
     let buffered = "";
@@ -61,7 +67,10 @@ export function streamChatCompletion(request: ChatCompletionRequest): ChatComple
           if (!line.startsWith("data:")) continue;
           const data = line.slice(5).trim();
           if (data === "[DONE]") continue;
-          const chunk = JSON.parse(data) as { id?: string; choices?: { delta?: { content?: string }; finish_reason?: string | null }[] };
+          const chunk = JSON.parse(data) as {
+            id?: string;
+            choices?: { delta?: { content?: string }; finish_reason?: string | null }[];
+          };
           id ??= chunk.id ?? null;
           const choice = chunk.choices?.[0];
           if (choice?.delta?.content) text += choice.delta.content;

@@ -17,7 +17,10 @@ export function feedDeltas(deltas: readonly string[], scanner = new PromptScanne
 }
 
 /** Feeds each snapshot with `pushSnapshot`, then ends the reply. */
-export function feedSnapshots(snapshots: readonly string[], scanner = new PromptScanner()): ScanResult {
+export function feedSnapshots(
+  snapshots: readonly string[],
+  scanner = new PromptScanner(),
+): ScanResult {
   let visible = "";
   for (const snapshot of snapshots) visible += scanner.pushSnapshot(snapshot);
   const end = scanner.end();
@@ -26,7 +29,9 @@ export function feedSnapshots(snapshots: readonly string[], scanner = new Prompt
 
 /** `text` cut at the given positions (sorted, deduplicated, in range). */
 export function cutAt(text: string, cuts: readonly number[]): string[] {
-  const bounds = [...new Set([0, ...cuts.map((cut) => Math.min(Math.max(cut, 0), text.length)), text.length])];
+  const bounds = [
+    ...new Set([0, ...cuts.map((cut) => Math.min(Math.max(cut, 0), text.length)), text.length]),
+  ];
   bounds.sort((a, b) => a - b);
   return bounds.slice(1).map((end, i) => text.slice(bounds[i], end));
 }
@@ -100,7 +105,9 @@ export function phraseStarts(text: string, from: number): number[] {
 }
 
 /** What the text-prompt rules (docs/ARCHITECTURE.md#text-prompts) say a whole reply shows and prompts, computed on the complete text. */
-export function referenceScan(text: string): ScanResult & { triggerStart: number; shownAfter: string } {
+export function referenceScan(
+  text: string,
+): ScanResult & { triggerStart: number; shownAfter: string } {
   const triggerStart = referenceTriggerStart(text);
   if (triggerStart < 0) return { visible: text, prompt: null, triggerStart, shownAfter: "" };
   const phraseEnd = text.indexOf(":", triggerStart) + 1;

@@ -20,7 +20,12 @@ export function browserKeys(): BrowserKeys {
   const ecdh = createECDH("prime256v1");
   ecdh.generateKeys();
   const authBytes = randomBytes(16);
-  return { ecdh, p256dh: ecdh.getPublicKey().toString("base64url"), auth: authBytes.toString("base64url"), authBytes };
+  return {
+    ecdh,
+    p256dh: ecdh.getPublicKey().toString("base64url"),
+    auth: authBytes.toString("base64url"),
+    authBytes,
+  };
 }
 
 export type ReceivedPush = {
@@ -54,25 +59,47 @@ export function decryptPush(body: Buffer, keys: BrowserKeys): string {
   const ciphertext = body.subarray(21 + idLength);
   if (ciphertext.length > recordSize) throw new Error("more than one record");
   const shared = keys.ecdh.computeSecret(serverPublic);
-  const keyInfo = Buffer.concat([Buffer.from("WebPush: info\0"), keys.ecdh.getPublicKey(), serverPublic]);
+  const keyInfo = Buffer.concat([
+    Buffer.from("WebPush: info\0"),
+    keys.ecdh.getPublicKey(),
+    serverPublic,
+  ]);
   const ikm = Buffer.from(hkdfSync("sha256", shared, keys.authBytes, keyInfo, 32));
-  const cek = Buffer.from(hkdfSync("sha256", ikm, salt, Buffer.from("Content-Encoding: aes128gcm\0"), 16));
-  const nonce = Buffer.from(hkdfSync("sha256", ikm, salt, Buffer.from("Content-Encoding: nonce\0"), 12));
+  const cek = Buffer.from(
+    hkdfSync("sha256", ikm, salt, Buffer.from("Content-Encoding: aes128gcm\0"), 16),
+  );
+  const nonce = Buffer.from(
+    hkdfSync("sha256", ikm, salt, Buffer.from("Content-Encoding: nonce\0"), 12),
+  );
   const decipher = createDecipheriv("aes-128-gcm", cek, nonce);
   decipher.setAuthTag(ciphertext.subarray(ciphertext.length - 16));
-  const padded = Buffer.concat([decipher.update(ciphertext.subarray(0, ciphertext.length - 16)), decipher.final()]);
+  const padded = Buffer.concat([
+    decipher.update(ciphertext.subarray(0, ciphertext.length - 16)),
+    decipher.final(),
+  ]);
   let end = padded.length - 1;
   while (end >= 0 && padded[end] === 0) end--;
   if (padded[end] !== 2) throw new Error("no last-record padding delimiter");
   return padded.subarray(0, end).toString("utf8");
 }
 
-async function checkVapid(authorization: string | undefined, origin: string): Promise<ReceivedPush["vapid"]> {
+async function checkVapid(
+  authorization: string | undefined,
+  origin: string,
+): Promise<ReceivedPush["vapid"]> {
   const match = /^vapid t=([^,\s]+),\s*k=([A-Za-z0-9_-]+)$/.exec(authorization ?? "");
   if (!match) throw new Error(`no VAPID authorization: ${authorization}`);
   const [, jwt, k] = match as unknown as [string, string, string];
   const raw = Buffer.from(k, "base64url");
-  const key = await importJWK({ kty: "EC", crv: "P-256", x: raw.subarray(1, 33).toString("base64url"), y: raw.subarray(33, 65).toString("base64url") }, "ES256");
+  const key = await importJWK(
+    {
+      kty: "EC",
+      crv: "P-256",
+      x: raw.subarray(1, 33).toString("base64url"),
+      y: raw.subarray(33, 65).toString("base64url"),
+    },
+    "ES256",
+  );
   if (decodeProtectedHeader(jwt).alg !== "ES256") throw new Error("VAPID JWT is not ES256");
   const { payload } = await jwtVerify(jwt, key, { audience: origin });
   return { aud: String(payload.aud), sub: String(payload.sub), exp: Number(payload.exp) };
@@ -83,7 +110,29 @@ function selfSignedCertificate(): { key: string; cert: string } {
   const dir = mkdtempSync(path.join(tmpdir(), "push-service-"));
   try {
     const [key, cert] = [path.join(dir, "key.pem"), path.join(dir, "cert.pem")];
-    execFileSync("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key, "-out", cert], { stdio: "ignore" });
+    execFileSync(
+      "openssl",
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-256",
+        "-nodes",
+        "-days",
+        "1",
+        "-subj",
+        "/CN=127.0.0.1",
+        "-addext",
+        "subjectAltName=IP:127.0.0.1",
+        "-keyout",
+        key,
+        "-out",
+        cert,
+      ],
+      { stdio: "ignore" },
+    );
     return { key: readFileSync(key, "utf8"), cert: readFileSync(cert, "utf8") };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -97,7 +146,10 @@ export async function startPushService(): Promise<PushServiceStandIn> {
   writeFileSync(caFile, tls.cert);
   const received: ReceivedPush[] = [];
   const failing = new Set<string>();
-  const waiters: { match: (push: ReceivedPush) => boolean; resolve: (push: ReceivedPush) => void }[] = [];
+  const waiters: {
+    match: (push: ReceivedPush) => boolean;
+    resolve: (push: ReceivedPush) => void;
+  }[] = [];
   let origin = "";
   const server: Server = createServer(tls, (request, response) => {
     const chunks: Buffer[] = [];
@@ -109,7 +161,12 @@ export async function startPushService(): Promise<PushServiceStandIn> {
             response.writeHead(400).end("expected POST with Content-Encoding: aes128gcm");
             return;
           }
-          const push: ReceivedPush = { path: request.url ?? "/", headers: request.headers, vapid, body: Buffer.concat(chunks) };
+          const push: ReceivedPush = {
+            path: request.url ?? "/",
+            headers: request.headers,
+            vapid,
+            body: Buffer.concat(chunks),
+          };
           if (push.path.startsWith("/gone/")) {
             response.writeHead(410).end("subscription gone");
             return;
@@ -143,7 +200,9 @@ export async function startPushService(): Promise<PushServiceStandIn> {
       return new Promise((resolve, reject) => {
         const timer = setTimeout(() => {
           waiters.splice(waiters.indexOf(waiter), 1);
-          reject(new Error(`no matching push within ${timeoutMs} ms (received ${received.length})`));
+          reject(
+            new Error(`no matching push within ${timeoutMs} ms (received ${received.length})`),
+          );
         }, timeoutMs);
         const waiter = {
           match,

@@ -27,7 +27,9 @@ export function openclawBin(cacheDir: string = openclawCacheDir()): string {
 export function installedOpenclawVersion(cacheDir: string = openclawCacheDir()): string | null {
   if (!existsSync(openclawBin(cacheDir))) return null;
   try {
-    const pkg = JSON.parse(readFileSync(join(cacheDir, "node_modules", "openclaw", "package.json"), "utf8")) as { version?: unknown };
+    const pkg = JSON.parse(
+      readFileSync(join(cacheDir, "node_modules", "openclaw", "package.json"), "utf8"),
+    ) as { version?: unknown };
     return typeof pkg.version === "string" ? pkg.version : null;
   } catch {
     return null;
@@ -102,9 +104,18 @@ function killGroup(pid: number, signal: NodeJS.Signals): void {
 
 /** The harness's own OpenClaw plugin: asks for approval before its marker tool runs (see its index.js). */
 export const APPROVAL_TEST_PLUGIN_ID = "asks-approval-test";
-export const APPROVAL_TEST_PLUGIN_DIR = join(dirname(fileURLToPath(import.meta.url)), "plugins", APPROVAL_TEST_PLUGIN_ID);
+export const APPROVAL_TEST_PLUGIN_DIR = join(
+  dirname(fileURLToPath(import.meta.url)),
+  "plugins",
+  APPROVAL_TEST_PLUGIN_ID,
+);
 
-export function stubGatewayConfig(home: string, stubModelUrl: string, agentId: string, moreAgents: string[] = []): object {
+export function stubGatewayConfig(
+  home: string,
+  stubModelUrl: string,
+  agentId: string,
+  moreAgents: string[] = [],
+): object {
   const workspace = join(home, "workspace");
   const entries: Record<string, object> = {
     [agentId]: { default: true, workspace },
@@ -142,10 +153,17 @@ export function stubGatewayConfig(home: string, stubModelUrl: string, agentId: s
     },
     // The OpenAI-compatible endpoint Open WebUI connects to (docs/gateway/openai-http-api.md in the
     // openclaw package), off by default.
-    gateway: { mode: "local", bind: "loopback", http: { endpoints: { chatCompletions: { enabled: true } } } },
+    gateway: {
+      mode: "local",
+      bind: "loopback",
+      http: { endpoints: { chatCompletions: { enabled: true } } },
+    },
     // Approvals from their real sources: the test plugin's `before_tool_call`, and host exec that
     // asks (a live run's `exec {host: "gateway", ask: "always"}` raises `exec.approval.requested`).
-    plugins: { load: { paths: [APPROVAL_TEST_PLUGIN_DIR] }, entries: { [APPROVAL_TEST_PLUGIN_ID]: { enabled: true } } },
+    plugins: {
+      load: { paths: [APPROVAL_TEST_PLUGIN_DIR] },
+      entries: { [APPROVAL_TEST_PLUGIN_ID]: { enabled: true } },
+    },
     tools: { exec: { mode: "ask", host: "gateway" } },
     // Keep the file log inside the throwaway HOME instead of the shared /tmp/openclaw.
     logging: { file: join(home, "openclaw.log") },
@@ -156,7 +174,9 @@ export function stubGatewayConfig(home: string, stubModelUrl: string, agentId: s
 export async function startRealGateway(opts: StartRealGatewayOptions = {}): Promise<RealGateway> {
   const bin = openclawBin();
   if (!existsSync(bin)) {
-    throw new Error(`OpenClaw ${OPENCLAW_VERSION} is not installed at ${bin}; run: node test/setup/ensure-test-deps.ts`);
+    throw new Error(
+      `OpenClaw ${OPENCLAW_VERSION} is not installed at ${bin}; run: node test/setup/ensure-test-deps.ts`,
+    );
   }
   // A port picked by freePort() can be taken before the Gateway binds it: retry with another.
   let lastError: unknown;
@@ -178,9 +198,24 @@ async function startOnce(bin: string, opts: StartRealGatewayOptions): Promise<Re
   const token = randomBytes(24).toString("hex");
   const home = await mkdtemp(join(tmpdir(), "openclaw-test-home-"));
 
-  const args = ["gateway", "run", "--allow-unconfigured", "--auth", "token", "--port", String(port), "--bind", "loopback"];
+  const args = [
+    "gateway",
+    "run",
+    "--allow-unconfigured",
+    "--auth",
+    "token",
+    "--port",
+    String(port),
+    "--bind",
+    "loopback",
+  ];
   if (opts.stubModelUrl) {
-    const config = stubGatewayConfig(home, opts.stubModelUrl, opts.agentId ?? "dev", opts.moreAgents);
+    const config = stubGatewayConfig(
+      home,
+      opts.stubModelUrl,
+      opts.agentId ?? "dev",
+      opts.moreAgents,
+    );
     await mkdir(join(home, "workspace"), { recursive: true });
     await mkdir(join(home, ".openclaw"), { recursive: true });
     await writeFile(join(home, ".openclaw", "openclaw.json"), JSON.stringify(config, null, 2));
@@ -199,7 +234,12 @@ async function startOnce(bin: string, opts: StartRealGatewayOptions): Promise<Re
 
   const startedAt = Date.now();
   // detached: its own process group, so stop() can kill the Gateway and its worker children together.
-  const child = spawn(process.execPath, [bin, ...args], { env, cwd: home, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [bin, ...args], {
+    env,
+    cwd: home,
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   const pid = child.pid;
   if (pid === undefined) {
     await rm(home, { recursive: true, force: true });
@@ -236,7 +276,9 @@ async function startOnce(bin: string, opts: StartRealGatewayOptions): Promise<Re
   const outcome = await Promise.race([
     ready.then(() => "ready" as const),
     exited.then(() => "exited" as const),
-    new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), readyTimeoutMs))),
+    new Promise<"timeout">(
+      (resolve) => (timer = setTimeout(() => resolve("timeout"), readyTimeoutMs)),
+    ),
   ]);
   clearTimeout(timer);
   if (outcome !== "ready") {
@@ -263,12 +305,17 @@ async function startOnce(bin: string, opts: StartRealGatewayOptions): Promise<Re
 function gatewayEnv(parent: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const env = { ...parent };
   for (const key of Object.keys(env)) {
-    if (/^(OPENCLAW_|XDG_|VITEST)/.test(key) || key === "TEST" || key === "NODE_ENV") Reflect.deleteProperty(env, key);
+    if (/^(OPENCLAW_|XDG_|VITEST)/.test(key) || key === "TEST" || key === "NODE_ENV")
+      Reflect.deleteProperty(env, key);
   }
   return env;
 }
 
-function collectLines(lines: string[], keep: number, onLine: (line: string) => void): (chunk: Buffer) => void {
+function collectLines(
+  lines: string[],
+  keep: number,
+  onLine: (line: string) => void,
+): (chunk: Buffer) => void {
   let partial = "";
   return (chunk) => {
     const parts = (partial + chunk.toString("utf8")).split("\n");

@@ -41,12 +41,34 @@ async function freePort(): Promise<number> {
 function launch(port: number, dir: string, appendfsync: AppendFsync): Promise<ChildProcess> {
   const child = spawn(
     redisServerBinary(),
-    ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--appendonly", "yes", "--appendfsync", appendfsync, "--save", "", "--daemonize", "no", "--loglevel", "warning", "--logfile", ""],
+    [
+      "--port",
+      String(port),
+      "--bind",
+      "127.0.0.1",
+      "--dir",
+      dir,
+      "--appendonly",
+      "yes",
+      "--appendfsync",
+      appendfsync,
+      "--save",
+      "",
+      "--daemonize",
+      "no",
+      "--loglevel",
+      "warning",
+      "--logfile",
+      "",
+    ],
     { stdio: ["ignore", "pipe", "pipe"] },
   );
   return new Promise((resolve, reject) => {
     let output = "";
-    const timer = setTimeout(() => fail(new Error(`redis-server did not start in 10 s: ${output}`)), 10_000);
+    const timer = setTimeout(
+      () => fail(new Error(`redis-server did not start in 10 s: ${output}`)),
+      10_000,
+    );
     const fail = (error: Error) => {
       clearTimeout(timer);
       child.kill("SIGKILL");
@@ -85,7 +107,9 @@ function launch(port: number, dir: string, appendfsync: AppendFsync): Promise<Ch
 }
 
 function ended(child: ChildProcess): Promise<void> {
-  return child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((resolve) => child.once("exit", () => resolve()));
+  return child.exitCode !== null || child.signalCode !== null
+    ? Promise.resolve()
+    : new Promise((resolve) => child.once("exit", () => resolve()));
 }
 
 export async function startRedis(options: { appendfsync?: AppendFsync } = {}): Promise<TestRedis> {

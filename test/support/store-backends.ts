@@ -83,7 +83,9 @@ export function storeBackends(): StoreBackend[] {
       },
       async writeRaw(id, status, chatId, body) {
         const db = new DatabaseSync(last.file!);
-        db.prepare("INSERT INTO asks (id, status, chat_id, created_at, updated_at, claimed_by, body) VALUES (?, ?, ?, 1, 1, NULL, ?)").run(id, status, chatId, body);
+        db.prepare(
+          "INSERT INTO asks (id, status, chat_id, created_at, updated_at, claimed_by, body) VALUES (?, ?, ?, 1, 1, NULL, ?)",
+        ).run(id, status, chatId, body);
         db.close();
       },
     },
@@ -95,7 +97,9 @@ export function storeBackends(): StoreBackend[] {
         return resources.closeAfter(new RedisAskStore(resources.client(), { prefix, ...options }));
       },
       async shared() {
-        return resources.closeAfter(new RedisAskStore(resources.client(), { prefix: last.prefix! }));
+        return resources.closeAfter(
+          new RedisAskStore(resources.client(), { prefix: last.prefix! }),
+        );
       },
       async writeRaw(id, status, chatId, body) {
         const p = last.prefix!;
@@ -125,7 +129,10 @@ export type SideStoreBackend<T> = {
   raw(): { name: "sqlite"; file: string } | { name: "redis"; client: Redis; prefix: string };
 };
 
-export function sideStoreBackends<T extends { close(): unknown }>(make: { sqlite(file: string): T; redis(client: Redis, prefix: string): T }): SideStoreBackend<T>[] {
+export function sideStoreBackends<T extends { close(): unknown }>(make: {
+  sqlite(file: string): T;
+  redis(client: Redis, prefix: string): T;
+}): SideStoreBackend<T>[] {
   const resources = backendResources();
   let lastFile = "";
   let lastPrefix = "";

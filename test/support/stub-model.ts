@@ -19,7 +19,8 @@ export type StubReplyScript = StubCommon & { reply: string };
  * directly when the request lists a function with that name): each tool result after the
  * script message advances one step; after the last one, stream `then`.
  */
-export type StubToolScript = StubCommon & ({ tool: StubTool } | { tools: StubTool[] }) & { then?: string };
+export type StubToolScript = StubCommon &
+  ({ tool: StubTool } | { tools: StubTool[] }) & { then?: string };
 /** Answer the model request with an HTTP error (the Gateway may retry). */
 export type StubErrorScript = StubCommon & { error: string; status?: number };
 export type StubScript = StubReplyScript | StubToolScript | StubErrorScript;
@@ -34,8 +35,20 @@ export function stubScript(script: StubScript): string {
   return JSON.stringify({ stub: script });
 }
 
-export type ChatMessage = { role: string; content?: unknown; tool_calls?: unknown; tool_call_id?: string; [key: string]: unknown };
-export type ChatRequest = { model?: string; stream?: boolean; messages?: ChatMessage[]; tools?: unknown[]; [key: string]: unknown };
+export type ChatMessage = {
+  role: string;
+  content?: unknown;
+  tool_calls?: unknown;
+  tool_call_id?: string;
+  [key: string]: unknown;
+};
+export type ChatRequest = {
+  model?: string;
+  stream?: boolean;
+  messages?: ChatMessage[];
+  tools?: unknown[];
+  [key: string]: unknown;
+};
 export type RecordedRequest = { receivedAtMs: number; path: string; body: ChatRequest };
 
 export type StubModel = {
@@ -52,7 +65,11 @@ export function messageText(message: ChatMessage | undefined): string {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return "";
   return content
-    .map((part: unknown) => (part && typeof part === "object" && "text" in part && typeof part.text === "string" ? part.text : ""))
+    .map((part: unknown) =>
+      part && typeof part === "object" && "text" in part && typeof part.text === "string"
+        ? part.text
+        : "",
+    )
     .join("");
 }
 
@@ -96,7 +113,10 @@ export function lastUserMessageIndex(messages: ChatMessage[]): number {
   return -1;
 }
 
-type Turn = { text: string } | { toolName: string; toolArgs: Record<string, unknown> } | { error: string; status: number };
+type Turn =
+  | { text: string }
+  | { toolName: string; toolArgs: Record<string, unknown> }
+  | { error: string; status: number };
 
 /** Decides the assistant turn for one request: the whole scripting rule lives here. */
 export function decideTurn(body: ChatRequest): Turn & { chunkSize: number; chunkDelayMs: number } {
@@ -111,13 +131,17 @@ export function decideTurn(body: ChatRequest): Turn & { chunkSize: number; chunk
   const step = messages.slice(lastUser + 1).filter((m) => m.role === "tool").length;
   const tool = tools[step];
   if (!tool) return { text: script.then ?? STUB_DEFAULT_THEN, ...pacing };
-  const direct = (body.tools ?? []).some((t) => (t as { function?: { name?: unknown } }).function?.name === tool.id);
+  const direct = (body.tools ?? []).some(
+    (t) => (t as { function?: { name?: unknown } }).function?.name === tool.id,
+  );
   return direct
     ? { toolName: tool.id, toolArgs: tool.args, ...pacing }
     : { toolName: "tool_call", toolArgs: { id: tool.id, args: tool.args }, ...pacing };
 }
 
-export async function startStubModel(opts: { port?: number; keepRequests?: number } = {}): Promise<StubModel> {
+export async function startStubModel(
+  opts: { port?: number; keepRequests?: number } = {},
+): Promise<StubModel> {
   const keep = opts.keepRequests ?? 1000;
   const recorded: RecordedRequest[] = [];
 
@@ -133,37 +157,67 @@ export async function startStubModel(opts: { port?: number; keepRequests?: numbe
     if (req.method === "GET" && path === "/requests") {
       // ?containing=x: only bodies whose JSON contains x (bodies are large: the system prompt lists every tool).
       const containing = searchParams.get("containing");
-      return sendJson(res, 200, containing === null ? recorded : recorded.filter((r) => JSON.stringify(r.body).includes(containing)));
+      return sendJson(
+        res,
+        200,
+        containing === null
+          ? recorded
+          : recorded.filter((r) => JSON.stringify(r.body).includes(containing)),
+      );
     }
     if (req.method === "GET" && (path === "/v1/models" || path === "/models")) {
-      return sendJson(res, 200, { object: "list", data: [{ id: "scripted", object: "model", owned_by: "stub" }] });
+      return sendJson(res, 200, {
+        object: "list",
+        data: [{ id: "scripted", object: "model", owned_by: "stub" }],
+      });
     }
-    if (req.method !== "POST" || !path.endsWith("/chat/completions")) return sendJson(res, 404, { error: { message: `no route ${req.method} ${path}` } });
+    if (req.method !== "POST" || !path.endsWith("/chat/completions"))
+      return sendJson(res, 404, { error: { message: `no route ${req.method} ${path}` } });
 
     const body = JSON.parse(await readBody(req)) as ChatRequest;
     recorded.push({ receivedAtMs: Date.now(), path, body });
     if (recorded.length > keep) recorded.shift();
 
     const turn = decideTurn(body);
-    if ("error" in turn) return sendJson(res, turn.status, { error: { message: turn.error, type: "stub_error" } });
+    if ("error" in turn)
+      return sendJson(res, turn.status, { error: { message: turn.error, type: "stub_error" } });
     const id = `chatcmpl-${randomUUID()}`;
     const created = Math.floor(Date.now() / 1000);
     const model = body.model ?? "scripted";
     const toolCall =
       "toolName" in turn
-        ? { id: `call_${randomUUID().replaceAll("-", "")}`, type: "function", function: { name: turn.toolName, arguments: JSON.stringify(turn.toolArgs) } }
+        ? {
+            id: `call_${randomUUID().replaceAll("-", "")}`,
+            type: "function",
+            function: { name: turn.toolName, arguments: JSON.stringify(turn.toolArgs) },
+          }
         : null;
     const finishReason = toolCall ? "tool_calls" : "stop";
     const usage = { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 };
 
     if (!body.stream) {
-      const message = toolCall ? { role: "assistant", content: null, tool_calls: [toolCall] } : { role: "assistant", content: "text" in turn ? turn.text : "" };
-      return sendJson(res, 200, { id, object: "chat.completion", created, model, choices: [{ index: 0, message, finish_reason: finishReason }], usage });
+      const message = toolCall
+        ? { role: "assistant", content: null, tool_calls: [toolCall] }
+        : { role: "assistant", content: "text" in turn ? turn.text : "" };
+      return sendJson(res, 200, {
+        id,
+        object: "chat.completion",
+        created,
+        model,
+        choices: [{ index: 0, message, finish_reason: finishReason }],
+        usage,
+      });
     }
 
-    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
+    res.writeHead(200, {
+      "content-type": "text/event-stream",
+      "cache-control": "no-cache",
+      connection: "keep-alive",
+    });
     const chunk = (delta: object, finish: string | null) =>
-      res.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`);
+      res.write(
+        `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`,
+      );
     chunk({ role: "assistant", content: "" }, null);
     if (toolCall) {
       chunk({ tool_calls: [{ index: 0, ...toolCall }] }, null);
@@ -176,7 +230,9 @@ export async function startStubModel(opts: { port?: number; keepRequests?: numbe
     chunk({}, finishReason);
     const streamOptions = body.stream_options as { include_usage?: boolean } | undefined;
     if (streamOptions?.include_usage) {
-      res.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [], usage })}\n\n`);
+      res.write(
+        `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [], usage })}\n\n`,
+      );
     }
     res.end("data: [DONE]\n\n");
   }
@@ -204,7 +260,10 @@ export async function startStubModel(opts: { port?: number; keepRequests?: numbe
  * From a test worker: the requests the stub has recorded so far, oldest first; with `containing`,
  * only those whose JSON body contains that string (e.g. a script's `tag` or a session key).
  */
-export async function fetchStubRequests(stubModelUrl: string, containing?: string): Promise<RecordedRequest[]> {
+export async function fetchStubRequests(
+  stubModelUrl: string,
+  containing?: string,
+): Promise<RecordedRequest[]> {
   const query = containing === undefined ? "" : `?containing=${encodeURIComponent(containing)}`;
   const res = await fetch(`${stubModelUrl}/requests${query}`);
   if (!res.ok) throw new Error(`stub model GET /requests: HTTP ${res.status}`);

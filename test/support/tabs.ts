@@ -6,7 +6,13 @@ import { io } from "socket.io-client";
 import { vi } from "vitest";
 import type { Ask } from "../../lib/ask.ts";
 import { systemClock, type Clock } from "../../lib/clock.ts";
-import type { AskClose, ClientEvent, ClientEvents, GatewayStatus, WidgetSuperseded } from "../../lib/protocol.ts";
+import type {
+  AskClose,
+  ClientEvent,
+  ClientEvents,
+  GatewayStatus,
+  WidgetSuperseded,
+} from "../../lib/protocol.ts";
 import { createApplication, type Application } from "../../server/app.ts";
 import type { Presence, ReplyClaim } from "../../server/broker/ports.ts";
 import { parseConfig, type Config } from "../../server/config.ts";
@@ -42,7 +48,12 @@ export type TestServer = Application & {
 };
 
 /** The configuration tests and the benchmark run the server with: agent `dev`, owner `owner`, port 0. */
-export function testConfig(gatewayUrl: string, gatewayToken: string, dataDir: string, env: Record<string, string> = {}): Config {
+export function testConfig(
+  gatewayUrl: string,
+  gatewayToken: string,
+  dataDir: string,
+  env: Record<string, string> = {},
+): Config {
   return parseConfig({
     PORT: "0",
     HOST: "127.0.0.1",
@@ -79,19 +90,47 @@ export async function startApplication(
   });
 }
 
-export async function startTestServer(options: { gatewayUrl: string; gatewayToken: string; env?: Record<string, string>; dataDir?: string; clock?: Clock; pushAgent?: Agent }): Promise<TestServer> {
+export async function startTestServer(options: {
+  gatewayUrl: string;
+  gatewayToken: string;
+  env?: Record<string, string>;
+  dataDir?: string;
+  clock?: Clock;
+  pushAgent?: Agent;
+}): Promise<TestServer> {
   const dataDir = options.dataDir ?? mkdtempSync(path.join(tmpdir(), "asks-test-"));
   const config = testConfig(options.gatewayUrl, options.gatewayToken, dataDir, options.env);
   const logs: string[] = [];
   const clock = options.clock ?? systemClock();
-  const server = await startApplication(config, TEST_AUTH_SECRET, (line) => logs.push(line), { clock, pushAgent: options.pushAgent });
+  const server = await startApplication(config, TEST_AUTH_SECRET, (line) => logs.push(line), {
+    clock,
+    pushAgent: options.pushAgent,
+  });
   const key = secretKey(TEST_AUTH_SECRET);
   return {
     ...server,
     dataDir,
     logs,
-    token: (userId = TEST_OWNER, chat?: string, reply: ReplyClaim | null = TEST_REPLY) => mintTabToken(key, { userId, chat, reply: chat ? (reply ?? undefined) : undefined, ttlSeconds: 3600, now: clock.now() }),
-    ownerLink: async (userId = TEST_OWNER) => new URL((await mintOwnerLink({ store: server.store, key, owner: userId, hours: 1, baseUrl: server.url })).url).searchParams.get("token")!,
+    token: (userId = TEST_OWNER, chat?: string, reply: ReplyClaim | null = TEST_REPLY) =>
+      mintTabToken(key, {
+        userId,
+        chat,
+        reply: chat ? (reply ?? undefined) : undefined,
+        ttlSeconds: 3600,
+        now: clock.now(),
+      }),
+    ownerLink: async (userId = TEST_OWNER) =>
+      new URL(
+        (
+          await mintOwnerLink({
+            store: server.store,
+            key,
+            owner: userId,
+            hours: 1,
+            baseUrl: server.url,
+          })
+        ).url,
+      ).searchParams.get("token")!,
     async restart() {
       await server.stop();
       return startTestServer({ ...options, dataDir });
@@ -107,7 +146,8 @@ export async function startTestServer(options: { gatewayUrl: string; gatewayToke
 export async function waitConnected(target: TestServer, timeoutMs = 30_000): Promise<void> {
   await vi.waitFor(
     () => {
-      if (!target.gateway.status.connected) throw new Error(`server never connected to the Gateway: ${target.logs.join("\n")}`);
+      if (!target.gateway.status.connected)
+        throw new Error(`server never connected to the Gateway: ${target.logs.join("\n")}`);
     },
     { timeout: timeoutMs, interval: 50 },
   );
@@ -122,12 +162,19 @@ export type Tab = {
   /** `widget:superseded` events: a newer reply's widget is the chat's live one. */
   superseded: WidgetSuperseded[];
   /** Emits and resolves with the ack. */
-  send<E extends ClientEvent>(event: E, payload: ClientEvents[E]["payload"]): Promise<ClientEvents[E]["ack"]>;
+  send<E extends ClientEvent>(
+    event: E,
+    payload: ClientEvents[E]["payload"],
+  ): Promise<ClientEvents[E]["ack"]>;
   /** Emits what a faulty or hostile client might send, to see it refused. */
   sendRaw(event: ClientEvent, payload: unknown): Promise<unknown>;
   /** `asks:list` that must succeed: its asks. */
   list(status?: ClientEvents["asks:list"]["payload"]["status"]): Promise<Ask[]>;
-  waitFor<T>(read: () => T | undefined | Promise<T | undefined>, what: string, timeoutMs?: number): Promise<T>;
+  waitFor<T>(
+    read: () => T | undefined | Promise<T | undefined>,
+    what: string,
+    timeoutMs?: number,
+  ): Promise<T>;
   waitForShow(predicate?: (ask: Ask) => boolean): Promise<Ask>;
   waitForClose(askId: string): Promise<AskClose>;
   close(): void;
@@ -146,7 +193,12 @@ export async function watchesAsOwner(url: string, token: string, opened: Tab[]):
 }
 
 export async function openTab(url: string, token: string): Promise<Tab> {
-  const socket: TypedSocket = io(url, { auth: { token }, transports: ["websocket"], reconnection: false, forceNew: true });
+  const socket: TypedSocket = io(url, {
+    auth: { token },
+    transports: ["websocket"],
+    reconnection: false,
+    forceNew: true,
+  });
   const tab: Tab = {
     socket,
     shown: [],
@@ -170,8 +222,10 @@ export async function openTab(url: string, token: string): Promise<Tab> {
         },
         { timeout: timeoutMs, interval: 20 },
       ),
-    waitForShow: (predicate = () => true) => tab.waitFor(() => tab.shown.find(predicate), "ask:show"),
-    waitForClose: (askId) => tab.waitFor(() => tab.closed.find((close) => close.askId === askId), `ask:close ${askId}`),
+    waitForShow: (predicate = () => true) =>
+      tab.waitFor(() => tab.shown.find(predicate), "ask:show"),
+    waitForClose: (askId) =>
+      tab.waitFor(() => tab.closed.find((close) => close.askId === askId), `ask:close ${askId}`),
     close: () => socket.close(),
   };
   socket.on("ask:show", (ask) => tab.shown.push(ask));

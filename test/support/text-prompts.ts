@@ -15,16 +15,27 @@ export const PROMPTS = {
   text: "Here is the plan.\nOpenClaw needs input: What should the project be called?",
   confirm: "Ready to write the file.\nOpenClaw needs input: Overwrite the existing config? (y/n)",
   choice: "Sure.\nOpenClaw needs input: Which database?\n1. Postgres - needs a server\n2. SQLite",
-  multiSelect: "Codex needs input: Pizza toppings (select all that apply)\nWhich toppings do you want?\n1. Cheese\n2. Olives\n3. Mushrooms",
+  multiSelect:
+    "Codex needs input: Pizza toppings (select all that apply)\nWhich toppings do you want?\n1. Cheese\n2. Olives\n3. Mushrooms",
   form:
     "Two things first.\nOpenClaw needs input: " +
     JSON.stringify({
       questions: [
-        { header: "Database", question: "Which database?", options: [{ label: "Postgres", description: "needs a server" }, "SQLite"] },
-        { header: "Toppings", question: "Which toppings?", options: ["Cheese", "Olives"], multiSelect: true },
+        {
+          header: "Database",
+          question: "Which database?",
+          options: [{ label: "Postgres", description: "needs a server" }, "SQLite"],
+        },
+        {
+          header: "Toppings",
+          question: "Which toppings?",
+          options: ["Cheese", "Olives"],
+          multiSelect: true,
+        },
       ],
     }),
-  secret: "I need access to the repository.\nOpenClaw needs input: GitHub token\nPlease paste your GitHub API token so I can open the pull request.",
+  secret:
+    "I need access to the repository.\nOpenClaw needs input: GitHub token\nPlease paste your GitHub API token so I can open the pull request.",
 } as const;
 export type PromptKind = keyof typeof PROMPTS;
 export const PROMPT_KINDS = Object.keys(PROMPTS) as PromptKind[];
@@ -47,7 +58,8 @@ export const MODES: Mode[] = [
 ];
 
 /** A draft the model took back with a `replace`: its own (different) prompt must not be asked. */
-export const DRAFT = "Let me think.\nOpenClaw needs input: Draft question that must never be asked?\n1. Draft A\n2. Draft B";
+export const DRAFT =
+  "Let me think.\nOpenClaw needs input: Draft question that must never be asked?\n1. Draft A\n2. Draft B";
 
 /** The Gateway's cumulative `message`: the whole reply so far. */
 export function cumulative(text: string) {
@@ -59,7 +71,12 @@ export function cumulative(text: string) {
  * carry the cumulative message as the Gateway's do, except "deltaText-only" frames (the schema allows
  * them) and a replayed older snapshot.
  */
-export function chatFrames(sessionKey: string, runId: string, reply: string, mode: Mode): ChatEvent[] {
+export function chatFrames(
+  sessionKey: string,
+  runId: string,
+  reply: string,
+  mode: Mode,
+): ChatEvent[] {
   const agentId = agentFromSessionKey(sessionKey);
   const run = { runId, sessionKey, ...(agentId === undefined ? {} : { agentId }) };
   const frames: ChatEvent[] = [{ ...run, state: "status", phase: "starting_model", seq: 1 }];
@@ -68,14 +85,33 @@ export function chatFrames(sessionKey: string, runId: string, reply: string, mod
   const delta = (deltaText: string, options: { replace?: boolean; replay?: string } = {}) => {
     text = options.replace ? deltaText : text + deltaText;
     const message = cumulative(options.replay ?? text);
-    frames.push({ ...run, state: "delta", message, deltaText, ...(options.replace ? { replace: true } : {}), seq: ++seq });
+    frames.push({
+      ...run,
+      state: "delta",
+      message,
+      deltaText,
+      ...(options.replace ? { replace: true } : {}),
+      seq: ++seq,
+    });
   };
   const final = (last = "") => {
     text += last;
-    frames.push({ ...run, state: "final", ...(text === "" ? {} : { message: cumulative(text) }), seq });
+    frames.push({
+      ...run,
+      state: "final",
+      ...(text === "" ? {} : { message: cumulative(text) }),
+      seq,
+    });
   };
   // With `replace`, `deltaText` is the whole new reply so far, not a suffix (docs/ARCHITECTURE.md#the-openclaw-gateway).
-  const bare = (deltaText: string, replace = false) => frames.push({ ...run, state: "delta", deltaText, ...(replace ? { replace: true } : {}), seq: ++seq });
+  const bare = (deltaText: string, replace = false) =>
+    frames.push({
+      ...run,
+      state: "delta",
+      deltaText,
+      ...(replace ? { replace: true } : {}),
+      seq: ++seq,
+    });
   const bareFinal = () => frames.push({ ...run, state: "final", seq: ++seq });
   switch (mode) {
     case "one character per delta (cumulative message)":
@@ -153,7 +189,10 @@ export function expectCard(kind: PromptKind, ask: Ask): void {
     case "choice": {
       const q = onlyQuestion(ask);
       expect(shownQuestion(q)).toBe("Which database?");
-      expect(q.options).toEqual([{ label: "Postgres", description: "needs a server" }, { label: "SQLite" }]);
+      expect(q.options).toEqual([
+        { label: "Postgres", description: "needs a server" },
+        { label: "SQLite" },
+      ]);
       expect(q).toMatchObject({ multiSelect: false, allowOther: true });
       return;
     }
@@ -167,9 +206,26 @@ export function expectCard(kind: PromptKind, ask: Ask): void {
     }
     case "form": {
       const questions = questionsOf(ask);
-      expect(questions.map(({ header, question, options, multiSelect }) => ({ header, question, options, multiSelect }))).toEqual([
-        { header: "Database", question: "Which database?", options: [{ label: "Postgres", description: "needs a server" }, { label: "SQLite" }], multiSelect: false },
-        { header: "Toppings", question: "Which toppings?", options: [{ label: "Cheese" }, { label: "Olives" }], multiSelect: true },
+      expect(
+        questions.map(({ header, question, options, multiSelect }) => ({
+          header,
+          question,
+          options,
+          multiSelect,
+        })),
+      ).toEqual([
+        {
+          header: "Database",
+          question: "Which database?",
+          options: [{ label: "Postgres", description: "needs a server" }, { label: "SQLite" }],
+          multiSelect: false,
+        },
+        {
+          header: "Toppings",
+          question: "Which toppings?",
+          options: [{ label: "Cheese" }, { label: "Olives" }],
+          multiSelect: true,
+        },
       ]);
       expect(new Set(questions.map((q) => q.id)).size).toBe(2);
       return;

@@ -9,8 +9,26 @@ import {
   validatePluginApprovalRequestParams,
   validatePluginApprovalResolveParams,
 } from "@openclaw/gateway-protocol";
-import type { ApprovalInput, ApprovalKind, FakeApprovalRecord, FakeApprovalState } from "./types.ts";
-import { agentFromSessionKey, clone, invalidParams, isRecord, normalizeSessionKey, RequestError, type Conn, type Method, type Responder, type Settings, type Timers, type Wire } from "./wire.ts";
+import type {
+  ApprovalInput,
+  ApprovalKind,
+  FakeApprovalRecord,
+  FakeApprovalState,
+} from "./types.ts";
+import {
+  agentFromSessionKey,
+  clone,
+  invalidParams,
+  isRecord,
+  normalizeSessionKey,
+  RequestError,
+  type Conn,
+  type Method,
+  type Responder,
+  type Settings,
+  type Timers,
+  type Wire,
+} from "./wire.ts";
 
 const APPROVAL_DECISIONS = ["allow-once", "allow-always", "deny"];
 const APPROVAL_NOT_FOUND_DETAILS = {
@@ -37,7 +55,8 @@ function turnSourceOf(input: Record<string, unknown>): Record<string, unknown> {
 }
 
 function normalizePluginRequest(input: Record<string, unknown>): Record<string, unknown> {
-  const sessionKey = typeof input.sessionKey === "string" ? normalizeSessionKey(input.sessionKey) : null;
+  const sessionKey =
+    typeof input.sessionKey === "string" ? normalizeSessionKey(input.sessionKey) : null;
   return {
     pluginId: input.pluginId ?? null,
     title: input.title ?? "Plugin approval",
@@ -55,7 +74,8 @@ function normalizePluginRequest(input: Record<string, unknown>): Record<string, 
 }
 
 function normalizeExecRequest(input: Record<string, unknown>): Record<string, unknown> {
-  const sessionKey = typeof input.sessionKey === "string" ? normalizeSessionKey(input.sessionKey) : null;
+  const sessionKey =
+    typeof input.sessionKey === "string" ? normalizeSessionKey(input.sessionKey) : null;
   const unavailable = Array.isArray(input.unavailableDecisions) ? input.unavailableDecisions : [];
   return {
     command: input.command ?? "echo hello",
@@ -68,8 +88,14 @@ function normalizeExecRequest(input: Record<string, unknown>): Record<string, un
     ask: input.ask ?? null,
     warningText: input.warningText ?? null,
     scope: input.scope ?? null,
-    commandAnalysis: input.commandAnalysis ?? { commandCount: 1, nestedCommandCount: 0, riskKinds: [], warningLines: [] },
-    allowedDecisions: input.allowedDecisions ?? APPROVAL_DECISIONS.filter((d) => !unavailable.includes(d)),
+    commandAnalysis: input.commandAnalysis ?? {
+      commandCount: 1,
+      nestedCommandCount: 0,
+      riskKinds: [],
+      warningLines: [],
+    },
+    allowedDecisions:
+      input.allowedDecisions ?? APPROVAL_DECISIONS.filter((d) => !unavailable.includes(d)),
     agentId: input.agentId ?? agentFromSessionKey(sessionKey) ?? null,
     resolvedPath: input.resolvedPath ?? null,
     sessionKey,
@@ -83,7 +109,13 @@ function normalizeExecRequest(input: Record<string, unknown>): Record<string, un
 }
 
 function recordOf(a: ApprovalState): FakeApprovalRecord {
-  return clone({ approvalKind: a.approvalKind, id: a.id, request: a.request, createdAtMs: a.createdAtMs, expiresAtMs: a.expiresAtMs });
+  return clone({
+    approvalKind: a.approvalKind,
+    id: a.id,
+    request: a.request,
+    createdAtMs: a.createdAtMs,
+    expiresAtMs: a.expiresAtMs,
+  });
 }
 
 function finalOf(a: ApprovalState) {
@@ -99,7 +131,11 @@ export function createApprovals(settings: Settings, timers: Timers, wire: Wire) 
     return wire.handshaken().some((c) => c.connId !== exceptConnId && wire.reaches(event, c));
   }
 
-  function create(kind: ApprovalKind, input: ApprovalInput, requesterConnId: string | null): ApprovalState {
+  function create(
+    kind: ApprovalKind,
+    input: ApprovalInput,
+    requesterConnId: string | null,
+  ): ApprovalState {
     const { id, timeoutMs, createdAtMs: createdInput, twoPhase: _twoPhase, ...rest } = input;
     const createdAtMs = createdInput ?? settings.now();
     const request = kind === "plugin" ? normalizePluginRequest(rest) : normalizeExecRequest(rest);
@@ -120,7 +156,11 @@ export function createApprovals(settings: Settings, timers: Timers, wire: Wire) 
     approvals.set(state.id, state);
     state.timer = timers.later(() => expire(state), state.expiresAtMs - settings.now());
     const { approvalKind, id: approvalId, createdAtMs: c, expiresAtMs: e } = state;
-    wire.broadcast(`${kind}.approval.requested`, { approvalKind, id: approvalId, request, createdAtMs: c, expiresAtMs: e }, requesterConnId);
+    wire.broadcast(
+      `${kind}.approval.requested`,
+      { approvalKind, id: approvalId, request, createdAtMs: c, expiresAtMs: e },
+      requesterConnId,
+    );
     return state;
   }
 
@@ -151,14 +191,22 @@ export function createApprovals(settings: Settings, timers: Timers, wire: Wire) 
     finish(a, "deny");
   }
 
-  function decide(kind: ApprovalKind | null, id: string, decision: string, resolvedBy: string): void {
+  function decide(
+    kind: ApprovalKind | null,
+    id: string,
+    decision: string,
+    resolvedBy: string,
+  ): void {
     if (!APPROVAL_DECISIONS.includes(decision)) throw new RequestError("invalid decision");
     const a = approvals.get(id);
-    if (!a || (kind !== null && a.approvalKind !== kind)) throw new RequestError("unknown or expired approval id", APPROVAL_NOT_FOUND_DETAILS);
+    if (!a || (kind !== null && a.approvalKind !== kind))
+      throw new RequestError("unknown or expired approval id", APPROVAL_NOT_FOUND_DETAILS);
     if (a.status === "resolved" && a.decision === decision) return; // same decision twice → ok
-    if (a.status !== "pending") throw new RequestError("approval already resolved", { reason: "APPROVAL_ALREADY_RESOLVED" });
+    if (a.status !== "pending")
+      throw new RequestError("approval already resolved", { reason: "APPROVAL_ALREADY_RESOLVED" });
     const allowed = a.request.allowedDecisions;
-    if (Array.isArray(allowed) && !allowed.includes(decision)) throw new RequestError("invalid decision");
+    if (Array.isArray(allowed) && !allowed.includes(decision))
+      throw new RequestError("invalid decision");
     a.status = "resolved";
     a.decision = decision;
     a.resolvedBy = resolvedBy;
@@ -167,12 +215,19 @@ export function createApprovals(settings: Settings, timers: Timers, wire: Wire) 
   }
 
   function request(kind: ApprovalKind, conn: Conn, params: unknown, reply: Responder): void {
-    const validator = kind === "plugin" ? validatePluginApprovalRequestParams : validateExecApprovalRequestParams;
+    const validator =
+      kind === "plugin" ? validatePluginApprovalRequestParams : validateExecApprovalRequestParams;
     if (!validator(params)) throw invalidParams(`${kind}.approval.request`, validator.errors);
     const input = params as ApprovalInput;
     const { knownAgents } = settings;
-    const sessionAgent = agentFromSessionKey(typeof input.sessionKey === "string" ? input.sessionKey : undefined);
-    if (knownAgents && typeof input.agentId === "string" && !knownAgents.includes(input.agentId.toLowerCase())) {
+    const sessionAgent = agentFromSessionKey(
+      typeof input.sessionKey === "string" ? input.sessionKey : undefined,
+    );
+    if (
+      knownAgents &&
+      typeof input.agentId === "string" &&
+      !knownAgents.includes(input.agentId.toLowerCase())
+    ) {
       throw new RequestError(`Unknown agent id "${input.agentId}"`);
     }
     if (knownAgents && sessionAgent !== undefined && !knownAgents.includes(sessionAgent)) {
@@ -182,16 +237,31 @@ export function createApprovals(settings: Settings, timers: Timers, wire: Wire) 
     if (!hasRoute(kind, conn.connId)) {
       // Seen live: with no approval route the request returns at once with decision null.
       const createdAtMs = settings.now();
-      const id = typeof input.id === "string" ? input.id : kind === "plugin" ? `plugin:${randomUUID()}` : randomUUID();
-      const timeoutMs = typeof input.timeoutMs === "number" ? input.timeoutMs : settings.approvalTimeoutMs;
-      reply({ ok: true, payload: { id, decision: null, createdAtMs, expiresAtMs: createdAtMs + timeoutMs } });
+      const id =
+        typeof input.id === "string"
+          ? input.id
+          : kind === "plugin"
+            ? `plugin:${randomUUID()}`
+            : randomUUID();
+      const timeoutMs =
+        typeof input.timeoutMs === "number" ? input.timeoutMs : settings.approvalTimeoutMs;
+      reply({
+        ok: true,
+        payload: { id, decision: null, createdAtMs, expiresAtMs: createdAtMs + timeoutMs },
+      });
       return;
     }
     const a = create(kind, input, conn.connId);
     if (twoPhase) {
       reply({
         ok: true,
-        payload: { status: "accepted", id: a.id, deliveryRoute: "approval-client", createdAtMs: a.createdAtMs, expiresAtMs: a.expiresAtMs },
+        payload: {
+          status: "accepted",
+          id: a.id,
+          deliveryRoute: "approval-client",
+          createdAtMs: a.createdAtMs,
+          expiresAtMs: a.expiresAtMs,
+        },
       });
     }
     a.waiters.add(() => reply({ ok: true, payload: finalOf(a) }));
@@ -201,32 +271,48 @@ export function createApprovals(settings: Settings, timers: Timers, wire: Wire) 
     const id = isRecord(params) && typeof params.id === "string" ? params.id : undefined;
     const a = id === undefined ? undefined : approvals.get(id);
     if (!a) throw new RequestError("approval expired or not found");
-    const answer = () => reply({ ok: true, payload: { ...finalOf(a), terminalReason: a.status === "expired" ? "timeout" : "user" } });
+    const answer = () =>
+      reply({
+        ok: true,
+        payload: { ...finalOf(a), terminalReason: a.status === "expired" ? "timeout" : "user" },
+      });
     if (a.status !== "pending") answer();
     else a.waiters.add(answer);
   }
 
   const methods: Record<string, Method> = {};
   for (const kind of ["plugin", "exec"] as const) {
-    methods[`${kind}.approval.request`] = (conn, params, reply) => request(kind, conn, params, reply);
+    methods[`${kind}.approval.request`] = (conn, params, reply) =>
+      request(kind, conn, params, reply);
     // No params validator exists for the lists; the real Gateway ignores params there.
     methods[`${kind}.approval.list`] = (_conn, _params, reply) =>
       reply({
         ok: true,
         payload: [...approvals.values()]
           .filter((a) => a.approvalKind === kind && a.status === "pending")
-          .map((a) => clone({ id: a.id, request: a.request, createdAtMs: a.createdAtMs, expiresAtMs: a.expiresAtMs, approvalKind: a.approvalKind })),
+          .map((a) =>
+            clone({
+              id: a.id,
+              request: a.request,
+              createdAtMs: a.createdAtMs,
+              expiresAtMs: a.expiresAtMs,
+              approvalKind: a.approvalKind,
+            }),
+          ),
       });
     methods[`${kind}.approval.resolve`] = (conn, params, reply) => {
-      const validator = kind === "plugin" ? validatePluginApprovalResolveParams : validateExecApprovalResolveParams;
+      const validator =
+        kind === "plugin" ? validatePluginApprovalResolveParams : validateExecApprovalResolveParams;
       if (!validator(params)) throw invalidParams(`${kind}.approval.resolve`, validator.errors);
       decide(kind, params.id, params.decision, conn.displayName);
       reply({ ok: true, payload: { ok: true } });
     };
-    methods[`${kind}.approval.waitDecision`] = (_conn, params, reply) => waitDecision(params, reply);
+    methods[`${kind}.approval.waitDecision`] = (_conn, params, reply) =>
+      waitDecision(params, reply);
   }
   methods["exec.approval.get"] = (_conn, params, reply) => {
-    if (!validateExecApprovalGetParams(params)) throw invalidParams("exec.approval.get", validateExecApprovalGetParams.errors);
+    if (!validateExecApprovalGetParams(params))
+      throw invalidParams("exec.approval.get", validateExecApprovalGetParams.errors);
     const a = approvals.get(params.id);
     if (!a || a.approvalKind !== "exec" || a.status !== "pending") {
       throw new RequestError("unknown or expired approval id", APPROVAL_NOT_FOUND_DETAILS);

@@ -2,7 +2,18 @@
 // session's first-message ping) and the `chat` events of runs that tests script with `emitChat`.
 import { validateChatSendParams } from "@openclaw/gateway-protocol";
 import type { ChatEmitOptions, FakeChatSendEntry } from "./types.ts";
-import { agentFromSessionKey, clone, invalidParams, normalizeSessionKey, RequestError, type Conn, type Method, type Settings, type Timers, type Wire } from "./wire.ts";
+import {
+  agentFromSessionKey,
+  clone,
+  invalidParams,
+  normalizeSessionKey,
+  RequestError,
+  type Conn,
+  type Method,
+  type Settings,
+  type Timers,
+  type Wire,
+} from "./wire.ts";
 
 type ChatRun = { sessionKey: string; text: string; seq: number; done: boolean };
 
@@ -15,7 +26,8 @@ export function createChat(settings: Settings, timers: Timers, wire: Wire) {
   let onSend: ((entry: FakeChatSendEntry) => void) | null = null;
 
   function send(conn: Conn, params: unknown): { runId: string; status: string } {
-    if (!validateChatSendParams(params)) throw invalidParams("chat.send", validateChatSendParams.errors);
+    if (!validateChatSendParams(params))
+      throw invalidParams("chat.send", validateChatSendParams.errors);
     if (params.message.trim() === "" && (params.attachments?.length ?? 0) === 0) {
       throw new RequestError("message or attachment required");
     }
@@ -56,7 +68,11 @@ export function createChat(settings: Settings, timers: Timers, wire: Wire) {
       runs.set(runId, run);
     }
     const agentId = o.agentId ?? agentFromSessionKey(key);
-    const base: Record<string, unknown> = { runId, sessionKey: key, ...(agentId !== undefined ? { agentId } : {}) };
+    const base: Record<string, unknown> = {
+      runId,
+      sessionKey: key,
+      ...(agentId !== undefined ? { agentId } : {}),
+    };
     const cumulative = () => ({ role: "assistant", content: [{ type: "text", text: run.text }] });
     let payload: Record<string, unknown>;
     switch (o.state) {

@@ -3,11 +3,36 @@
 // schemas, and the dispatch of each request to an injected failure, a test's own handler or a
 // built-in method.
 import { randomUUID } from "node:crypto";
-import { GATEWAY_SERVER_CAPS, formatValidationErrors, validateConnectParams, validateRequestFrame, type HelloOk } from "@openclaw/gateway-protocol";
+import {
+  GATEWAY_SERVER_CAPS,
+  formatValidationErrors,
+  validateConnectParams,
+  validateRequestFrame,
+  type HelloOk,
+} from "@openclaw/gateway-protocol";
 import { PROTOCOL_VERSION } from "@openclaw/gateway-protocol/version";
 import type { WebSocket } from "ws";
-import { FakeGatewayError, type FakeErrorShape, type FakeHandler, type FakeHandlerContext, type FakeRequestLogEntry } from "./types.ts";
-import { MAX_BUFFERED_BYTES, MAX_PAYLOAD, RequestError, clone, isRecord, type Conn, type FaultState, type Method, type Responder, type Settings, type Timers, type Wire } from "./wire.ts";
+import {
+  FakeGatewayError,
+  type FakeErrorShape,
+  type FakeHandler,
+  type FakeHandlerContext,
+  type FakeRequestLogEntry,
+} from "./types.ts";
+import {
+  MAX_BUFFERED_BYTES,
+  MAX_PAYLOAD,
+  RequestError,
+  clone,
+  isRecord,
+  type Conn,
+  type FaultState,
+  type Method,
+  type Responder,
+  type Settings,
+  type Timers,
+  type Wire,
+} from "./wire.ts";
 import { errorMessage } from "../../../lib/error-message.ts";
 
 const ADVERTISED_EVENTS = [
@@ -30,7 +55,13 @@ const ADVERTISED_EVENTS = [
 
 export type Connections = ReturnType<typeof createConnections>;
 
-export function createConnections(parts: { settings: Settings; timers: Timers; wire: Wire; faults: FaultState; builtins: Record<string, Method> }) {
+export function createConnections(parts: {
+  settings: Settings;
+  timers: Timers;
+  wire: Wire;
+  faults: FaultState;
+  builtins: Record<string, Method>;
+}) {
   const { settings, timers, wire, faults, builtins } = parts;
   const requests: FakeRequestLogEntry[] = [];
   const customHandlers = new Map<string, FakeHandler>();
@@ -38,7 +69,8 @@ export function createConnections(parts: { settings: Settings; timers: Timers; w
   let helloCount = 0;
 
   function toErrorShape(error: unknown): FakeErrorShape {
-    if (error instanceof RequestError || error instanceof FakeGatewayError) return clone(error.shape);
+    if (error instanceof RequestError || error instanceof FakeGatewayError)
+      return clone(error.shape);
     return { code: "UNAVAILABLE", message: errorMessage(error) };
   }
 
@@ -58,7 +90,12 @@ export function createConnections(parts: { settings: Settings; timers: Timers; w
     try {
       const custom = customHandlers.get(method);
       if (custom) {
-        const ctx: FakeHandlerContext = { connId: conn.connId, scopes: [...conn.scopes], caps: [...conn.caps], method };
+        const ctx: FakeHandlerContext = {
+          connId: conn.connId,
+          scopes: [...conn.scopes],
+          caps: [...conn.caps],
+          method,
+        };
         Promise.resolve()
           .then(() => custom(params, ctx))
           .then(
@@ -122,7 +159,13 @@ export function createConnections(parts: { settings: Settings; timers: Timers; w
     };
   }
 
-  function refuseConnect(conn: Conn, id: string, error: FakeErrorShape, closeCode: number, closeReason: string): void {
+  function refuseConnect(
+    conn: Conn,
+    id: string,
+    error: FakeErrorShape,
+    closeCode: number,
+    closeReason: string,
+  ): void {
     wire.sendLater(conn, JSON.stringify({ type: "res", id, ok: false, error }), "connect", () => {
       if (conn.ws.readyState === conn.ws.OPEN) conn.ws.close(closeCode, closeReason);
     });
@@ -156,7 +199,17 @@ export function createConnections(parts: { settings: Settings; timers: Timers; w
     }
     const presented = params.auth?.token;
     if (presented === undefined && params.device === undefined) {
-      refuseConnect(conn, id, { code: "NOT_PAIRED", message: "device identity required", details: { code: "DEVICE_IDENTITY_REQUIRED" } }, 1008, "device identity required");
+      refuseConnect(
+        conn,
+        id,
+        {
+          code: "NOT_PAIRED",
+          message: "device identity required",
+          details: { code: "DEVICE_IDENTITY_REQUIRED" },
+        },
+        1008,
+        "device identity required",
+      );
       return;
     }
     if (presented !== settings.token) {
@@ -184,7 +237,13 @@ export function createConnections(parts: { settings: Settings; timers: Timers; w
       refuseConnect(
         conn,
         id,
-        { code: "UNAVAILABLE", message: "gateway starting", details: { reason: "startup-sidecars" }, retryable: true, retryAfterMs: 500 },
+        {
+          code: "UNAVAILABLE",
+          message: "gateway starting",
+          details: { reason: "startup-sidecars" },
+          retryable: true,
+          retryAfterMs: 500,
+        },
         1013,
         "gateway starting",
       );
@@ -222,12 +281,20 @@ export function createConnections(parts: { settings: Settings; timers: Timers; w
       if (isRecord(frame) && typeof frame.id === "string") {
         wire.respond(conn, frame.id, "", {
           ok: false,
-          error: { code: "INVALID_REQUEST", message: `invalid request frame: ${formatValidationErrors(validateRequestFrame.errors)}` },
+          error: {
+            code: "INVALID_REQUEST",
+            message: `invalid request frame: ${formatValidationErrors(validateRequestFrame.errors)}`,
+          },
         });
       }
       return;
     }
-    requests.push({ connId: conn.connId, method: frame.method, params: clone(frame.params), atMs: settings.now() });
+    requests.push({
+      connId: conn.connId,
+      method: frame.method,
+      params: clone(frame.params),
+      atMs: settings.now(),
+    });
     if (!conn.hello) {
       if (frame.method !== "connect") {
         const message = "invalid handshake: first request must be connect";
@@ -238,7 +305,10 @@ export function createConnections(parts: { settings: Settings; timers: Timers; w
       return;
     }
     if (frame.method === "connect") {
-      wire.respond(conn, frame.id, "connect", { ok: false, error: { code: "INVALID_REQUEST", message: "connect already completed" } });
+      wire.respond(conn, frame.id, "connect", {
+        ok: false,
+        error: { code: "INVALID_REQUEST", message: "connect already completed" },
+      });
       return;
     }
     handleRequest(conn, frame.id, frame.method, frame.params);
@@ -264,13 +334,28 @@ export function createConnections(parts: { settings: Settings; timers: Timers; w
     wire.conns.set(conn.connId, conn);
     ws.on("message", (data, isBinary) => {
       if (isBinary) return;
-      const text = Buffer.isBuffer(data) ? data.toString("utf8") : Array.isArray(data) ? Buffer.concat(data).toString("utf8") : Buffer.from(data).toString("utf8");
+      const text = Buffer.isBuffer(data)
+        ? data.toString("utf8")
+        : Array.isArray(data)
+          ? Buffer.concat(data).toString("utf8")
+          : Buffer.from(data).toString("utf8");
       onMessage(conn, text);
     });
     ws.on("close", () => wire.conns.delete(conn.connId));
     ws.on("error", () => wire.conns.delete(conn.connId));
     // The challenge carries no seq, like the real Gateway's.
-    wire.sendText(conn, JSON.stringify({ type: "event", event: "connect.challenge", payload: { nonce: randomUUID(), ts: settings.now(), capabilities: ["model-catalog-snapshot"] } }));
+    wire.sendText(
+      conn,
+      JSON.stringify({
+        type: "event",
+        event: "connect.challenge",
+        payload: {
+          nonce: randomUUID(),
+          ts: settings.now(),
+          capabilities: ["model-catalog-snapshot"],
+        },
+      }),
+    );
   }
 
   function connectionCount(): number {
@@ -302,7 +387,9 @@ export function createConnections(parts: { settings: Settings; timers: Timers; w
         connectionWaiters.add(check);
         timer = timers.later(() => {
           connectionWaiters.delete(check);
-          reject(new Error(`fake gateway: ${connectionCount()}/${n} connections after ${timeoutMs} ms`));
+          reject(
+            new Error(`fake gateway: ${connectionCount()}/${n} connections after ${timeoutMs} ms`),
+          );
         }, timeoutMs);
       });
     },

@@ -6,7 +6,16 @@ import { clone, type FaultState, type Wire } from "./wire.ts";
 
 type FaultControls = Pick<
   FakeGateway,
-  "emitRaw" | "sendRaw" | "dropConnections" | "shutdown" | "pauseEvents" | "resumeEvents" | "skipSeq" | "setLatency" | "failNext" | "rejectConnects"
+  | "emitRaw"
+  | "sendRaw"
+  | "dropConnections"
+  | "shutdown"
+  | "pauseEvents"
+  | "resumeEvents"
+  | "skipSeq"
+  | "setLatency"
+  | "failNext"
+  | "rejectConnects"
 >;
 
 export function faultControls(wire: Wire, faults: FaultState): FaultControls {

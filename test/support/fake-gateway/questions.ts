@@ -12,9 +12,24 @@ import {
   type QuestionRecord,
 } from "@openclaw/gateway-protocol";
 import type { QuestionInput, QuestionOutcome } from "./types.ts";
-import { agentFromSessionKey, clone, invalidParams, normalizeSessionKey, RequestError, type Method, type Responder, type Settings, type Timers, type Wire } from "./wire.ts";
+import {
+  agentFromSessionKey,
+  clone,
+  invalidParams,
+  normalizeSessionKey,
+  RequestError,
+  type Method,
+  type Responder,
+  type Settings,
+  type Timers,
+  type Wire,
+} from "./wire.ts";
 
-export type QuestionState = { record: QuestionRecord; timer: NodeJS.Timeout | null; waiters: Set<() => void> };
+export type QuestionState = {
+  record: QuestionRecord;
+  timer: NodeJS.Timeout | null;
+  waiters: Set<() => void>;
+};
 type QuestionResult = { status: QuestionRecord["status"]; answers?: QuestionAnswers };
 
 export type Questions = ReturnType<typeof createQuestions>;
@@ -37,7 +52,9 @@ export function createQuestions(settings: Settings, timers: Timers, wire: Wire) 
   }
 
   function result(record: QuestionRecord): QuestionResult {
-    return record.status === "answered" && record.answers ? { status: record.status, answers: clone(record.answers) } : { status: record.status };
+    return record.status === "answered" && record.answers
+      ? { status: record.status, answers: clone(record.answers) }
+      : { status: record.status };
   }
 
   function finish(state: QuestionState): void {
@@ -59,18 +76,22 @@ export function createQuestions(settings: Settings, timers: Timers, wire: Wire) 
 
   /** The real Gateway's answer checks, in its order; messages copied from the real Gateway. */
   function checkAnswers(record: QuestionRecord, answers: QuestionAnswers): void {
-    const bad = (message: string) => new RequestError(message, { reason: "QUESTION_INVALID_ANSWER" });
+    const bad = (message: string) =>
+      new RequestError(message, { reason: "QUESTION_INVALID_ANSWER" });
     const byId = new Map(record.questions.map((q) => [q.questionId, q]));
     for (const key of Object.keys(answers.answers)) {
       if (!byId.has(key)) throw bad(`question '${key}' is not part of this request`);
     }
     for (const q of record.questions) {
       const values = answers.answers[q.questionId];
-      if (!values || values.length === 0) throw bad(`question '${q.questionId}' requires an answer`);
-      if (values.length > 1 && q.multiSelect !== true) throw bad(`question '${q.questionId}' does not allow multiple answers`);
+      if (!values || values.length === 0)
+        throw bad(`question '${q.questionId}' requires an answer`);
+      if (values.length > 1 && q.multiSelect !== true)
+        throw bad(`question '${q.questionId}' does not allow multiple answers`);
       if (q.options.length > 0 && q.isOther !== true) {
         const labels = new Set(q.options.map((o) => o.label));
-        if (values.some((v) => !labels.has(v))) throw bad(`question '${q.questionId}' contains an unknown option`);
+        if (values.some((v) => !labels.has(v)))
+          throw bad(`question '${q.questionId}' contains an unknown option`);
       }
     }
   }
@@ -80,7 +101,9 @@ export function createQuestions(settings: Settings, timers: Timers, wire: Wire) 
     if (!state) throw questionNotFound(id);
     const record = state.record;
     if (record.status !== "pending") {
-      throw new RequestError(`question '${id}' is already ${record.status}`, { reason: "QUESTION_ALREADY_TERMINAL" });
+      throw new RequestError(`question '${id}' is already ${record.status}`, {
+        reason: "QUESTION_ALREADY_TERMINAL",
+      });
     }
     if ("cancel" in outcome) {
       record.status = "cancelled";
@@ -101,12 +124,15 @@ export function createQuestions(settings: Settings, timers: Timers, wire: Wire) 
   }
 
   function request(params: unknown): { id: string; expiresAtMs: number } {
-    if (!validateQuestionRequestParams(params)) throw invalidParams("question.request", validateQuestionRequestParams.errors);
-    const sessionKey = params.sessionKey === undefined ? undefined : normalizeSessionKey(params.sessionKey);
+    if (!validateQuestionRequestParams(params))
+      throw invalidParams("question.request", validateQuestionRequestParams.errors);
+    const sessionKey =
+      params.sessionKey === undefined ? undefined : normalizeSessionKey(params.sessionKey);
     const keyAgent = agentFromSessionKey(sessionKey);
     let agentId = params.agentId;
     if (agentId !== undefined) {
-      if (settings.knownAgents && !settings.knownAgents.includes(agentId.toLowerCase())) throw new RequestError(`Unknown agent id "${agentId}"`);
+      if (settings.knownAgents && !settings.knownAgents.includes(agentId.toLowerCase()))
+        throw new RequestError(`Unknown agent id "${agentId}"`);
       if (keyAgent !== undefined && keyAgent !== agentId.toLowerCase()) {
         throw new RequestError(`agent "${agentId}" does not match session key agent "${keyAgent}"`);
       }
@@ -115,18 +141,28 @@ export function createQuestions(settings: Settings, timers: Timers, wire: Wire) 
     }
     const seenIds = new Set<string>();
     for (const q of params.questions) {
-      if (seenIds.has(q.questionId)) throw new RequestError(`duplicate question id '${q.questionId}'`);
+      if (seenIds.has(q.questionId))
+        throw new RequestError(`duplicate question id '${q.questionId}'`);
       seenIds.add(q.questionId);
       if (q.options.length === 1) {
-        throw new RequestError(`question '${q.questionId}' must have either no options or 2 to 4 options`);
+        throw new RequestError(
+          `question '${q.questionId}' must have either no options or 2 to 4 options`,
+        );
       }
       const labels = new Set<string>();
       for (const o of q.options) {
-        if (labels.has(o.label)) throw new RequestError(`question '${q.questionId}' has duplicate option label '${o.label}'`);
+        if (labels.has(o.label))
+          throw new RequestError(
+            `question '${q.questionId}' has duplicate option label '${o.label}'`,
+          );
         labels.add(o.label);
       }
-      if (q.secretStore) throw new RequestError("secret store questions require trusted agent runtime authority");
-      if (q.isSecret) throw new RequestError(`question '${q.questionId}': secret questions are not supported yet`);
+      if (q.secretStore)
+        throw new RequestError("secret store questions require trusted agent runtime authority");
+      if (q.isSecret)
+        throw new RequestError(
+          `question '${q.questionId}': secret questions are not supported yet`,
+        );
     }
     const createdAtMs = settings.now();
     const record: QuestionRecord = {
@@ -144,7 +180,8 @@ export function createQuestions(settings: Settings, timers: Timers, wire: Wire) 
   }
 
   function waitAnswer(params: unknown, reply: Responder): void {
-    if (!validateQuestionWaitAnswerParams(params)) throw invalidParams("question.waitAnswer", validateQuestionWaitAnswerParams.errors);
+    if (!validateQuestionWaitAnswerParams(params))
+      throw invalidParams("question.waitAnswer", validateQuestionWaitAnswerParams.errors);
     const state = questions.get(params.id);
     if (!state) throw questionNotFound(params.id);
     if (state.record.status !== "pending") {
@@ -169,18 +206,29 @@ export function createQuestions(settings: Settings, timers: Timers, wire: Wire) 
     "question.request": (_conn, params, reply) => reply({ ok: true, payload: request(params) }),
     "question.list": (_conn, params, reply) => {
       const p = params === undefined ? {} : params;
-      if (!validateQuestionListParams(p)) throw invalidParams("question.list", validateQuestionListParams.errors);
-      reply({ ok: true, payload: { questions: [...questions.values()].filter((s) => s.record.status === "pending").map((s) => clone(s.record)) } });
+      if (!validateQuestionListParams(p))
+        throw invalidParams("question.list", validateQuestionListParams.errors);
+      reply({
+        ok: true,
+        payload: {
+          questions: [...questions.values()]
+            .filter((s) => s.record.status === "pending")
+            .map((s) => clone(s.record)),
+        },
+      });
     },
     "question.get": (_conn, params, reply) => {
-      if (!validateQuestionGetParams(params)) throw invalidParams("question.get", validateQuestionGetParams.errors);
+      if (!validateQuestionGetParams(params))
+        throw invalidParams("question.get", validateQuestionGetParams.errors);
       const state = questions.get(params.id);
       if (!state) throw questionNotFound(params.id);
       reply({ ok: true, payload: { question: clone(state.record) } });
     },
     "question.resolve": (_conn, params, reply) => {
-      if (!validateQuestionResolveParams(params)) throw invalidParams("question.resolve", validateQuestionResolveParams.errors);
-      const outcome: QuestionOutcome = "cancel" in params ? { cancel: true } : { answers: params.answers };
+      if (!validateQuestionResolveParams(params))
+        throw invalidParams("question.resolve", validateQuestionResolveParams.errors);
+      const outcome: QuestionOutcome =
+        "cancel" in params ? { cancel: true } : { answers: params.answers };
       reply({ ok: true, payload: resolve(params.id, outcome, params.resolvedBy) });
     },
     "question.waitAnswer": (_conn, params, reply) => waitAnswer(params, reply),
@@ -196,7 +244,8 @@ export function createQuestions(settings: Settings, timers: Timers, wire: Wire) 
     create(input: QuestionInput): QuestionRecord {
       const { timeoutMs, ...partial } = input;
       const createdAtMs = partial.createdAtMs ?? settings.now();
-      const sessionKey = partial.sessionKey === undefined ? undefined : normalizeSessionKey(partial.sessionKey);
+      const sessionKey =
+        partial.sessionKey === undefined ? undefined : normalizeSessionKey(partial.sessionKey);
       const agentId = partial.agentId ?? agentFromSessionKey(sessionKey);
       const record: QuestionRecord = {
         ...partial,
@@ -206,7 +255,10 @@ export function createQuestions(settings: Settings, timers: Timers, wire: Wire) 
             questionId: "db",
             header: "Database",
             question: "Which database?",
-            options: [{ label: "Postgres (Recommended)", description: "needs a server" }, { label: "SQLite" }],
+            options: [
+              { label: "Postgres (Recommended)", description: "needs a server" },
+              { label: "SQLite" },
+            ],
           },
         ],
         ...(agentId !== undefined ? { agentId } : {}),

@@ -62,7 +62,11 @@ export type QuestionInput = Partial<Omit<QuestionRecord, "questions">> & {
   timeoutMs?: number;
 };
 export type QuestionOutcome = { answers: QuestionAnswers } | { cancel: true };
-export type ApprovalInput = Record<string, unknown> & { id?: string; timeoutMs?: number; createdAtMs?: number };
+export type ApprovalInput = Record<string, unknown> & {
+  id?: string;
+  timeoutMs?: number;
+  createdAtMs?: number;
+};
 export type ChatEmitOptions = {
   state: "delta" | "final" | "status" | "aborted" | "error";
   /** Suffix text (delta). Appended to the run's cumulative text unless `replace`. */
@@ -79,7 +83,12 @@ export type ChatEmitOptions = {
   /** Payload `seq` (per run) override. Default: increments per delta/status; final reuses the last one (as seen live). */
   seq?: number;
 };
-export type FakeHandlerContext = { connId: string; scopes: string[]; caps: string[]; method: string };
+export type FakeHandlerContext = {
+  connId: string;
+  scopes: string[];
+  caps: string[];
+  method: string;
+};
 /** Custom method handler: return the payload, or throw FakeGatewayError for an error response. */
 export type FakeHandler = (params: unknown, ctx: FakeHandlerContext) => unknown;
 
@@ -114,7 +123,11 @@ export type FakeGateway = {
   readonly approvals: FakeApprovalState[];
 
   createQuestion(input?: QuestionInput): QuestionRecord;
-  resolveQuestion(id: string, outcome: QuestionOutcome, opts?: { resolvedBy?: string }): { status: string; answers?: QuestionAnswers };
+  resolveQuestion(
+    id: string,
+    outcome: QuestionOutcome,
+    opts?: { resolvedBy?: string },
+  ): { status: string; answers?: QuestionAnswers };
   createPluginApproval(input?: ApprovalInput): FakeApprovalRecord;
   createExecApproval(input?: ApprovalInput): FakeApprovalRecord;
   resolveApproval(id: string, decision: string, resolvedBy?: string): void;

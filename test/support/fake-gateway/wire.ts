@@ -52,7 +52,10 @@ export class RequestError extends Error {
 }
 
 /** The real Gateway's answer to params its protocol schema refuses. */
-export function invalidParams(method: string, errors: Parameters<typeof formatValidationErrors>[0]): RequestError {
+export function invalidParams(
+  method: string,
+  errors: Parameters<typeof formatValidationErrors>[0],
+): RequestError {
   return new RequestError(`invalid ${method} params: ${formatValidationErrors(errors)}`);
 }
 
@@ -69,7 +72,9 @@ export function agentFromSessionKey(sessionKey: string | null | undefined): stri
 
 export function normalizeSessionKey(sessionKey: string): string {
   const agent = agentFromSessionKey(sessionKey);
-  return agent === undefined ? sessionKey : `agent:${agent}:${sessionKey.slice(`agent:${agent}:`.length)}`;
+  return agent === undefined
+    ? sessionKey
+    : `agent:${agent}:${sessionKey.slice(`agent:${agent}:`.length)}`;
 }
 
 export function clone<T>(value: T): T {
@@ -82,10 +87,13 @@ export class Timers {
   stopped = false;
 
   later(fn: () => void, ms: number): NodeJS.Timeout {
-    const handle = setTimeout(() => {
-      this.handles.delete(handle);
-      if (!this.stopped) fn();
-    }, Math.min(MAX_TIMER_DELAY_MS, Math.max(0, ms)));
+    const handle = setTimeout(
+      () => {
+        this.handles.delete(handle);
+        if (!this.stopped) fn();
+      },
+      Math.min(MAX_TIMER_DELAY_MS, Math.max(0, ms)),
+    );
     handle.unref();
     this.handles.add(handle);
     return handle;
@@ -173,7 +181,10 @@ export class Wire {
     if (seqOverride === null) seq = undefined;
     else if (typeof seqOverride === "number") seq = seqOverride;
     else seq = conn.seq += 1;
-    const frame = seq === undefined ? { type: "event", event, payload } : { type: "event", event, payload, seq };
+    const frame =
+      seq === undefined
+        ? { type: "event", event, payload }
+        : { type: "event", event, payload, seq };
     const text = JSON.stringify(frame);
     if (this.faults.pauseMode === "buffer") conn.buffered.push(text);
     else this.sendText(conn, text);
@@ -211,7 +222,9 @@ export class Wire {
   }
 
   respond(conn: Conn, id: string, method: string, reply: Reply): void {
-    const frame = reply.ok ? { type: "res", id, ok: true, payload: reply.payload } : { type: "res", id, ok: false, error: reply.error };
+    const frame = reply.ok
+      ? { type: "res", id, ok: true, payload: reply.payload }
+      : { type: "res", id, ok: false, error: reply.error };
     this.sendLater(conn, JSON.stringify(frame), method);
   }
 

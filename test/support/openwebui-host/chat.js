@@ -42,7 +42,11 @@
         iframe.style.height = Math.max(0, data.height) + "px";
       }
       if (data.type === "pong") iframe.contentWindow.postMessage({ type: "pong:ack" }, "*");
-      if (data.type === "payload") iframe.contentWindow.postMessage({ type: "payload", requestId: data.requestId ?? null, payload: null }, "*");
+      if (data.type === "payload")
+        iframe.contentWindow.postMessage(
+          { type: "payload", requestId: data.requestId ?? null, payload: null },
+          "*",
+        );
     };
     window.addEventListener("message", onMessage);
     return { iframe, src, destroy: () => window.removeEventListener("message", onMessage) };
@@ -161,12 +165,16 @@
         (entries) => {
           for (const entry of entries) {
             clearInterval(interval);
-            if (entry.isIntersecting) interval = setInterval(() => loading || loadMoreMessages(), 100);
+            if (entry.isIntersecting)
+              interval = setInterval(() => loading || loadMoreMessages(), 100);
           }
         },
         { root: null, rootMargin: "0px", threshold: 0.1 },
       );
-      loader = { element, destroy: () => (observer.disconnect(), clearInterval(interval), element.remove()) };
+      loader = {
+        element,
+        destroy: () => (observer.disconnect(), clearInterval(interval), element.remove()),
+      };
       container.insertBefore(element, list);
       observer.observe(element);
     } else if (!hasOlder && loader) {
@@ -202,7 +210,13 @@
       message.embeds = data.embeds;
       const element = mounted.get(message.id);
       if (element) renderEmbeds(element, message.embeds);
-      setTimeout(() => document.getElementById(`${event.message_id}-embeds-container`)?.scrollIntoView({ behavior: "smooth", block: "center" }), 100);
+      setTimeout(
+        () =>
+          document
+            .getElementById(`${event.message_id}-embeds-container`)
+            ?.scrollIntoView({ behavior: "smooth", block: "center" }),
+        100,
+      );
     } else if (type === "message") {
       message.content += data.content;
       const element = mounted.get(message.id);
@@ -239,6 +253,9 @@
     events.addEventListener("open", () => (document.body.dataset.ready = "true"));
   }
 
-  window.openWebuiHost = { appendReply, mountedMessageIds: () => [...list.children].map((item) => item.dataset.messageId) };
+  window.openWebuiHost = {
+    appendReply,
+    mountedMessageIds: () => [...list.children].map((item) => item.dataset.messageId),
+  };
   start();
 })();

@@ -23,7 +23,10 @@ const hostMessageSchema = z.object({
   embeds: z.array(z.string()).optional(),
 });
 export type HostMessage = z.infer<typeof hostMessageSchema>;
-const appendedMessagesSchema = z.tuple([hostMessageSchema.omit({ role: true }), hostMessageSchema.omit({ role: true })]);
+const appendedMessagesSchema = z.tuple([
+  hostMessageSchema.omit({ role: true }),
+  hostMessageSchema.omit({ role: true }),
+]);
 
 /** What a Filter's `__event_emitter__` sends: `{type, data}`. */
 export type HostChatEvent = { type: string; data: Record<string, unknown> };
@@ -45,21 +48,37 @@ export type OpenWebuiHost = {
 };
 
 /** Messages with `count` assistant replies, each after a user message: u1, a1, u2, a2, ... */
-export function chatOfReplies(count: number, embedFor: (index: number, messageId: string) => string[] = () => []): HostMessage[] {
+export function chatOfReplies(
+  count: number,
+  embedFor: (index: number, messageId: string) => string[] = () => [],
+): HostMessage[] {
   return Array.from({ length: count }, (_, index) => {
     const n = index + 1;
     return [
       { id: `u${n}`, role: "user" as const, content: `Question ${n}` },
-      { id: `a${n}`, role: "assistant" as const, content: `Reply ${n}`, embeds: embedFor(n, `a${n}`) },
+      {
+        id: `a${n}`,
+        role: "assistant" as const,
+        content: `Reply ${n}`,
+        embeds: embedFor(n, `a${n}`),
+      },
     ];
   }).flat();
 }
 
 /** The user writes again in the tab `page` shows: a user message and the new reply's placeholder. */
-export async function appendReply(page: Page, user: { id: string; content: string }, assistant: { id: string; content: string; embeds?: string[] }): Promise<void> {
+export async function appendReply(
+  page: Page,
+  user: { id: string; content: string },
+  assistant: { id: string; content: string; embeds?: string[] },
+): Promise<void> {
   await page.evaluate(
     ([userMessage, assistantMessage]) =>
-      (window as unknown as { openWebuiHost: { appendReply(u: unknown, a: unknown): Promise<void> } }).openWebuiHost.appendReply(userMessage, assistantMessage),
+      (
+        window as unknown as {
+          openWebuiHost: { appendReply(u: unknown, a: unknown): Promise<void> };
+        }
+      ).openWebuiHost.appendReply(userMessage, assistantMessage),
     [user, assistant] as const,
   );
 }
@@ -103,10 +122,15 @@ export async function startOpenWebuiHost(): Promise<OpenWebuiHost> {
       request.on("close", () => tabs.delete(response));
     } else if (request.method === "GET" && chatApi && !chatApi[2]) {
       const chatId = decodeURIComponent(chatApi[1]!);
-      response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ messages: chats.get(chatId) ?? [] }));
+      response
+        .writeHead(200, { "content-type": "application/json" })
+        .end(JSON.stringify({ messages: chats.get(chatId) ?? [] }));
     } else if (request.method === "POST" && chatApi?.[2]) {
       const [user, assistant] = appendedMessagesSchema.parse(JSON.parse(await readBody(request)));
-      chatMessages(decodeURIComponent(chatApi[1]!)).push({ ...user, role: "user" }, { ...assistant, role: "assistant" });
+      chatMessages(decodeURIComponent(chatApi[1]!)).push(
+        { ...user, role: "user" },
+        { ...assistant, role: "assistant" },
+      );
       response.writeHead(204).end();
     } else {
       response.writeHead(404).end();
@@ -125,7 +149,8 @@ export async function startOpenWebuiHost(): Promise<OpenWebuiHost> {
   return {
     origin,
     chatUrl: (chatId) => `${origin}/c/${encodeURIComponent(chatId)}`,
-    setChat: (chatId, messages) => chats.set(chatId, hostMessageSchema.array().parse(structuredClone(messages))),
+    setChat: (chatId, messages) =>
+      chats.set(chatId, hostMessageSchema.array().parse(structuredClone(messages))),
     messages: (chatId) => structuredClone(chatMessages(chatId)),
     emit(chatId, messageId, event) {
       if (event.type === "embeds") storeEmbeds(chatId, messageId, event.data);

@@ -26,14 +26,19 @@ export default {
   register(api) {
     api.registerTool({
       name: TOOL_NAME,
-      description: "Writes a marker file (test harness). Every call needs the owner's approval first.",
+      description:
+        "Writes a marker file (test harness). Every call needs the owner's approval first.",
       parameters: {
         type: "object",
         properties: {
-          path: { type: "string", description: "Absolute path of the marker file, inside the system temp folder." },
+          path: {
+            type: "string",
+            description: "Absolute path of the marker file, inside the system temp folder.",
+          },
           approval: {
             type: "object",
-            description: "How to ask: title, description, severity, scope, allowedDecisions, timeoutMs.",
+            description:
+              "How to ask: title, description, severity, scope, allowedDecisions, timeoutMs.",
           },
         },
         required: ["path"],
@@ -44,7 +49,9 @@ export default {
         writeFileSync(path, "approved\n");
         const decision = resolutions.get(path) ?? "unknown";
         resolutions.delete(path);
-        return { content: [{ type: "text", text: `marker written: ${path} (approved with ${decision})` }] };
+        return {
+          content: [{ type: "text", text: `marker written: ${path} (approved with ${decision})` }],
+        };
       },
     });
 
