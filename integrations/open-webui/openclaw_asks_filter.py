@@ -53,6 +53,8 @@ TITLE_LOOKS_AFTER_SECONDS = (1.0, 2.0, 4.0, 8.0, 16.0, 30.0)
 # Open WebUI's title of a chat that has none yet (models/chats.py).
 _UNTITLED = "New Chat"
 
+# Open WebUI's built-in tools that share a name with a tool of the Gateway's own, which its `/v1` refuses.
+GATEWAY_OWN_TOOL_NAMES = frozenset({"ask_user"})
 # Chats Open WebUI does not save (utils/chat_id.py): a channel's messages, whose emitter has no `embeds`
 # (socket/main.py:970), and temporary chats, which no later page load can show again.
 _UNSAVED_CHAT_PREFIXES = ("channel:", "temporary:", "local:")
@@ -722,6 +724,23 @@ class Filter:
             except Exception as error:  # noqa: BLE001 - a later send, or the outlet's, may still reach the tab
                 log.warning("OpenClaw Asks could not send the widget again: %s", error)
 
+    # Right before each model call (Open WebUI 0.11.2+, utils/middleware.py:3010-3020 in 0.12.4, after its
+    # built-in tools were added at :2927-2933). Since 0.11.1 those include an `ask_user` of Open WebUI's own
+    # (tools/builtin.py:525-634); the Gateway refuses a caller's tool named like one of its own ("client
+    # tool name conflict"), so every reply on OpenClaw would fail, and the agent's questions belong to its
+    # own `ask_user`, which OpenClaw Asks shows. Such tools are dropped here.
+    async def request(self, body: dict, __model__: Optional[dict] = None) -> dict:
+        tools = body.get("tools")
+        if not isinstance(tools, list) or not self._acts_on(__model__, body):
+            return body
+        kept = [tool for tool in tools if _tool_name(tool) not in GATEWAY_OWN_TOOL_NAMES]
+        if len(kept) != len(tools):
+            body["tools"] = kept
+            if not kept:
+                del body["tools"]
+                body.pop("tool_choice", None)
+        return body
+
     # Each chunk of the reply as it streams (utils/middleware.py:4260-4267): the text of a prompt is held
     # back from its trigger line on, and at the reply's end the question is released without its trigger.
     # A reply that calls Open WebUI's own tools streams on in another request: it ends at the last finish.
@@ -787,6 +806,13 @@ class Filter:
         if reply is not None and reply.send_again is not None:
             reply.send_again.cancel()
         return reply
+
+
+def _tool_name(tool: object) -> Optional[str]:
+    """The name of an OpenAI tool entry (`{"type": "function", "function": {"name": ...}}`)."""
+    function = tool.get("function") if isinstance(tool, dict) else None
+    name = function.get("name") if isinstance(function, dict) else None
+    return name if isinstance(name, str) else None
 
 
 def _message_texts(message: dict) -> list[dict]:

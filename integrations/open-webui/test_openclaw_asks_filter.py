@@ -633,6 +633,42 @@ class OutletTest(FilterTestCase):
         self.assertEqual(message["output"][0]["content"][0]["text"], "Hi.\nGo?")
 
 
+def tool(name: str) -> dict:
+    return {"type": "function", "function": {"name": name, "parameters": {"type": "object"}}}
+
+
+class RequestTest(FilterTestCase):
+    """The `request` hook (Open WebUI 0.11.2+) runs right before each model call, its tools added."""
+
+    async def test_drops_open_webuis_own_ask_user_which_the_gateway_refuses_and_keeps_the_rest(
+        self,
+    ):
+        params, _ = self.params()
+        body = {
+            "model": "openclaw/main",
+            "tools": [tool("get_current_timestamp"), tool("ask_user"), tool("search_notes")],
+            "tool_choice": "auto",
+        }
+        self.assertIs(await call(self.plugin, "request", body, params), body)
+        names = [entry["function"]["name"] for entry in body["tools"]]
+        self.assertEqual(names, ["get_current_timestamp", "search_notes"])
+        self.assertEqual(body["tool_choice"], "auto")
+
+    async def test_a_request_left_with_no_tools_sends_none(self):
+        params, _ = self.params()
+        body = {"model": "openclaw/main", "tools": [tool("ask_user")], "tool_choice": "auto"}
+        await call(self.plugin, "request", body, params)
+        self.assertNotIn("tools", body)
+        self.assertNotIn("tool_choice", body)
+
+    async def test_other_models_keep_their_tools(self):
+        params, _ = self.params()
+        params["__model__"] = {"id": "gpt-4o"}
+        body = {"model": "gpt-4o", "tools": [tool("ask_user")]}
+        await call(self.plugin, "request", body, params)
+        self.assertEqual(body["tools"], [tool("ask_user")])
+
+
 class TokenTest(unittest.TestCase):
     def test_token_is_a_standard_hs256_jwt(self):
         token = mint_embed_token(SECRET, "u", "c", 60, now=1000)

@@ -12,7 +12,21 @@ import { z } from "zod";
 import { freePort } from "./real-gateway.ts";
 import { errorMessage } from "../../lib/error-message.ts";
 
-export const OPEN_WEBUI_VERSION = "0.11.0";
+/** The Open WebUI releases the suite runs on: the newest (the default) and the one before it. */
+export const OPEN_WEBUI_RELEASES = ["0.12.4", "0.11.0"] as const;
+/** The release this run uses: OPENCLAW_ASKS_OPEN_WEBUI_VERSION picks one of OPEN_WEBUI_RELEASES. */
+export const OPEN_WEBUI_VERSION = openWebuiRelease(process.env.OPENCLAW_ASKS_OPEN_WEBUI_VERSION);
+
+function openWebuiRelease(wanted: string | undefined): (typeof OPEN_WEBUI_RELEASES)[number] {
+  if (!wanted) return OPEN_WEBUI_RELEASES[0];
+  const release = OPEN_WEBUI_RELEASES.find((candidate) => candidate === wanted);
+  if (!release) {
+    throw new Error(
+      `OPENCLAW_ASKS_OPEN_WEBUI_VERSION=${wanted}: the suite runs on ${OPEN_WEBUI_RELEASES.join(" or ")}`,
+    );
+  }
+  return release;
+}
 /**
  * open-webui depends on torch through sentence-transformers and accelerate; with no torch in the
  * venv pip would fetch a multi-GB CUDA build. This release's CPU build for Python 3.11 lies on
@@ -52,7 +66,7 @@ export function installedOpenWebuiVersion(cacheDir = openWebuiCacheDir()): strin
 
 /**
  * Installs the pinned open-webui into `cacheDir`/venv with the system python3 (3.11 or 3.12:
- * open-webui 0.11.0 requires >=3.11,<3.13). Returns what failed, or null.
+ * open-webui 0.11 and 0.12 require >=3.11,<3.13). Returns what failed, or null.
  */
 export function installOpenWebui(
   cacheDir = openWebuiCacheDir(),
