@@ -1,6 +1,7 @@
+import "../components/styles.css";
+
 import type { Metadata, Viewport } from "next";
 import type { ReactNode } from "react";
-import "../components/styles.css";
 
 /** The one document shell of both pages; each page brings its own title. */
 

@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useState } from "react";
+
 import type { PushKey } from "../lib/devices.ts";
 import { errorMessage } from "../lib/error-message.ts";
 

@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useState } from "react";
+
 import type { TabAnswer } from "../lib/protocol.ts";
 import { answerAsk, type TabClientSocket } from "./socket.ts";
 import { forgetToken, takeToken } from "./token.ts";

@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from "react";
+
 import type { GatewayStatus } from "../lib/protocol.ts";
 import type { IncompatibleProtocol } from "../lib/protocol-version.ts";
 import { createTabSocket, type TabClientSocket } from "./socket.ts";

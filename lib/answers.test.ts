@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
+
 import { feedSnapshots } from "../test/support/prompt-feeds.ts";
-import { PROMPTS, questionsOf, type PromptKind } from "../test/support/text-prompts.ts";
+import { type PromptKind, PROMPTS, questionsOf } from "../test/support/text-prompts.ts";
+import { mapAnswer, SECRET_MASKED_ENTRY_MESSAGE, SECRET_MASKED_ENTRY_SUMMARY } from "./answers.ts";
 import type { ApprovalAsk, Ask, QuestionAsk, SecretAsk } from "./ask.ts";
-import { SECRET_MASKED_ENTRY_MESSAGE, SECRET_MASKED_ENTRY_SUMMARY, mapAnswer } from "./answers.ts";
 import type { TabAnswer } from "./protocol.ts";
 import { askFromTextPrompt } from "./sources/text-prompt.ts";
 

@@ -7,10 +7,10 @@ import type {
   QuestionAsk,
   SecretAsk,
 } from "./ask.ts";
-import { DECISION_LABELS } from "./wording.ts";
 import { SECRET_CANCELLED_SUMMARY, SECRET_ENTERED_SUMMARY } from "./outcomes.ts";
 import { resolveChoiceAnswer } from "./prompts/index.ts";
 import type { ErrorCode, TabAnswer } from "./protocol.ts";
+import { DECISION_LABELS } from "./wording.ts";
 
 /**
  * Maps a tab's answer to the reply the ask's source is given (docs/ARCHITECTURE.md#sources-and-answers), or refuses it with the

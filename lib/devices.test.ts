@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+
 import { DeviceName } from "./devices.ts";
 
 const normalized = (name: string) => {

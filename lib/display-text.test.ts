@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+
 import { displayText } from "./display-text.ts";
 
 describe("displayText", () => {

@@ -1,6 +1,6 @@
 import type { Ask, AskStatus, Decision } from "./ask.ts";
-import { CLOSE_OUTCOMES, DECISION_LABELS, STATUS_LABELS } from "./wording.ts";
 import type { CloseReason } from "./protocol.ts";
+import { CLOSE_OUTCOMES, DECISION_LABELS, STATUS_LABELS } from "./wording.ts";
 
 /**
  * How an ask ends, in one place: the status it ends in, the summary people read (in the words of

@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
+
 import {
+  belongsToAgent,
   ChatKeyPattern,
   DEFAULT_SESSION_KEY_PATTERN,
-  belongsToAgent,
   parseSessionKey,
   textPromptContinuation,
 } from "./session-key.ts";

@@ -1,24 +1,25 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Agent } from "node:https";
 import type { AddressInfo } from "node:net";
+
 import type { Clock } from "../lib/clock.ts";
+import { errorMessage } from "../lib/error-message.ts";
+import { createDeviceRoutes } from "./auth/device-routes.ts";
+import { createAuth } from "./auth/index.ts";
+import { startLinkCheck } from "./auth/link-check.ts";
 import { AskBroker } from "./broker/broker.ts";
 import type { Presence } from "./broker/ports.ts";
 import type { Config } from "./config.ts";
 import type { Gateway } from "./gateway/gateway.ts";
+import { createFilterRoute, filterKey } from "./http/filter-route.ts";
+import { createWidgetPageRoute } from "./http/widget-page.ts";
 import { ChatWatcher } from "./prompts/chat-watcher.ts";
+import { createPush } from "./push/index.ts";
 import { ServiceStatus } from "./status.ts";
 import type { Backend } from "./store/backend.ts";
 import { Retention } from "./store/retention.ts";
 import type { ServiceStore } from "./store/store.ts";
 import { createTabServer } from "./tabs/io.ts";
-import { createAuth } from "./auth/index.ts";
-import { startLinkCheck } from "./auth/link-check.ts";
-import { createFilterRoute, filterKey } from "./http/filter-route.ts";
-import { createWidgetPageRoute } from "./http/widget-page.ts";
-import { createPush } from "./push/index.ts";
-import { createDeviceRoutes } from "./auth/device-routes.ts";
-import { errorMessage } from "../lib/error-message.ts";
 
 /**
  * The wiring, in one place and in one direction (socket.io CRUD example style): the Gateway adapter
@@ -38,7 +39,7 @@ export type ApplicationOptions = {
   gateway: Gateway;
   clock: Clock;
   authSecret: string;
-  log(message: string): void;
+  log: (message: string) => void;
   /** Serves pages; without it (tests) only Socket.IO and /healthz answer. */
   pages?: HttpHandler;
   /** The HTTPS agent push notifications are sent with (one trusting a private CA), with PUSH_ALLOW_PRIVATE_ENDPOINTS only. */

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+
 import { debugShowsFrames, parseConfig } from "./config.ts";
 
 describe("config", () => {

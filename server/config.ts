@@ -1,4 +1,5 @@
 import { z } from "zod";
+
 import {
   ChatKeyPattern,
   DEFAULT_SESSION_KEY_PATTERN,

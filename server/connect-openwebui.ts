@@ -1,11 +1,13 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+
 import { z } from "zod";
+
+import { errorMessage } from "../lib/error-message.ts";
 import { loadOrCreateAuthSecret } from "./auth/secret.ts";
 import { parseConfig } from "./config.ts";
-import { ConnectRefused, connectOpenWebui, frontMatterVersion } from "./openwebui/connect.ts";
-import { errorMessage } from "../lib/error-message.ts";
+import { connectOpenWebui, ConnectRefused, frontMatterVersion } from "./openwebui/connect.ts";
 
 /**
  * `npm run connect-openwebui -- --url <Open WebUI URL> --api-key <an admin's API key> [--asks-url <URL>]

@@ -1,16 +1,18 @@
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+
 import next from "next";
+
 import { systemClock } from "../lib/clock.ts";
+import { errorMessage } from "../lib/error-message.ts";
 import { createApplication } from "./app.ts";
+import { describeOwnerLink, mintOwnerLink } from "./auth/owner-links.ts";
 import { loadOrCreateAuthSecret } from "./auth/secret.ts";
+import { secretKey } from "./auth/tokens.ts";
 import { parseConfig } from "./config.ts";
 import { gatewayFromConfig } from "./gateway/gateway.ts";
 import { createPagesHandler } from "./http/pages.ts";
 import { openBackend } from "./store/backend.ts";
-import { secretKey } from "./auth/tokens.ts";
-import { describeOwnerLink, mintOwnerLink } from "./auth/owner-links.ts";
-import { errorMessage } from "../lib/error-message.ts";
 
 /**
  * `npm start`: parse the environment, serve the Next.js app and the tab protocol on one port,

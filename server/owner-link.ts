@@ -1,13 +1,14 @@
+import { renderUnicodeCompact } from "uqr";
+
 import { systemClock } from "../lib/clock.ts";
+import { DeviceName } from "../lib/devices.ts";
+import { errorMessage } from "../lib/error-message.ts";
+import { mintDeviceLink } from "./auth/device-links.ts";
+import { describeOwnerLink, mintOwnerLink, revokeOwnerLinks } from "./auth/owner-links.ts";
 import { loadOrCreateAuthSecret } from "./auth/secret.ts";
+import { secretKey } from "./auth/tokens.ts";
 import { parseConfig } from "./config.ts";
 import { openBackend } from "./store/backend.ts";
-import { secretKey } from "./auth/tokens.ts";
-import { describeOwnerLink, mintOwnerLink, revokeOwnerLinks } from "./auth/owner-links.ts";
-import { renderUnicodeCompact } from "uqr";
-import { DeviceName } from "../lib/devices.ts";
-import { mintDeviceLink } from "./auth/device-links.ts";
-import { errorMessage } from "../lib/error-message.ts";
 
 /**
  * `npm run owner-link`: prints a new dashboard link for the first owner, valid OWNER_LINK_HOURS.

@@ -1,6 +1,7 @@
-import { useEffect, useId, useRef, useState, type KeyboardEvent } from "react";
-import type { ApprovalAsk, Decision, Severity } from "../../lib/ask.ts";
+import { type KeyboardEvent, useEffect, useId, useRef, useState } from "react";
+
 import { useNow } from "../../client/use-now.ts";
+import type { ApprovalAsk, Decision, Severity } from "../../lib/ask.ts";
 import { DECISION_LABELS } from "../../lib/wording.ts";
 import { ApprovalScope } from "./ApprovalScope.tsx";
 import { cx, formatCountdown, textDirection } from "./format.ts";

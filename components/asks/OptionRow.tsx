@@ -17,7 +17,7 @@ type Props = {
   picked: boolean;
   recommended: boolean;
   busy: boolean;
-  onPick(): void;
+  onPick: () => void;
 };
 
 const rowBase = "flex items-start gap-3 rounded-xl border px-3 py-2.5 transition-colors";

@@ -1,17 +1,18 @@
-import { useEffect, useId, useRef, useState, type KeyboardEvent } from "react";
+import { type KeyboardEvent, useEffect, useId, useRef, useState } from "react";
+
 import type { AskQuestion, QuestionAsk } from "../../lib/ask.ts";
 import { questionHeading } from "../../lib/wording.ts";
 import { cx, textDirection } from "./format.ts";
 import {
+  buildAnswer,
   CONFIRM_NO,
   CONFIRM_YES,
-  EMPTY_DRAFT,
-  buildAnswer,
   confirmAnswer,
+  type Draft,
+  EMPTY_DRAFT,
   isPicked,
   pickOption,
   questionMode,
-  type Draft,
 } from "./question-model.ts";
 import { QuestionFields } from "./QuestionFields.tsx";
 import { QuestionStepper } from "./QuestionStepper.tsx";

@@ -2,11 +2,11 @@ import type { AskQuestion } from "../../lib/ask.ts";
 import { cx } from "./format.ts";
 import { OptionRow } from "./OptionRow.tsx";
 import {
+  type Draft,
   hasTypedField,
   isPicked,
   isRecommended,
   pickOption,
-  type Draft,
   type QuestionMode,
 } from "./question-model.ts";
 import { muted } from "./styles.ts";
@@ -18,7 +18,7 @@ type Props = {
   mode: Exclude<QuestionMode, "confirm">;
   draft: Draft;
   busy: boolean;
-  onChange(draft: Draft): void;
+  onChange: (draft: Draft) => void;
 };
 
 /** The answer fields of one question: its options (radios, checkboxes or numbered toggles) and the typed answer. */

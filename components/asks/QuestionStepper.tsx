@@ -1,6 +1,6 @@
 import type { QuestionAsk } from "../../lib/ask.ts";
 import { cx } from "./format.ts";
-import { EMPTY_DRAFT, draftValues, questionMode, type Draft } from "./question-model.ts";
+import { type Draft, draftValues, EMPTY_DRAFT, questionMode } from "./question-model.ts";
 
 /** The steps of a 2-3 question ask: where you are, which are answered; each step is a button to it. */
 export function QuestionStepper({

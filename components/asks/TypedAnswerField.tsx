@@ -1,6 +1,6 @@
 import type { AskQuestion } from "../../lib/ask.ts";
 import { cx } from "./format.ts";
-import { typeOther, type Draft, type QuestionMode } from "./question-model.ts";
+import { type Draft, type QuestionMode, typeOther } from "./question-model.ts";
 import { muted, textInput } from "./styles.ts";
 
 type Props = {
@@ -9,7 +9,7 @@ type Props = {
   mode: QuestionMode;
   draft: Draft;
   busy: boolean;
-  onChange(draft: Draft): void;
+  onChange: (draft: Draft) => void;
 };
 
 const HINTS: Partial<Record<QuestionMode, string>> = {

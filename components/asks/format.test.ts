@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+
 import { formatCountdown, formatSpan, textDirection } from "./format.ts";
 
 describe("format helpers", () => {

@@ -1,11 +1,12 @@
 import { describe, expect, it } from "vitest";
+
 import type { AskQuestion } from "../../lib/ask.ts";
 import { questionAsk } from "../../test/support/ask-fixtures.ts";
 import {
-  EMPTY_DRAFT,
   buildAnswer,
   confirmAnswer,
   draftValues,
+  EMPTY_DRAFT,
   isPicked,
   isRecommended,
   pickOption,

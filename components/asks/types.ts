@@ -1,5 +1,5 @@
-import type { AnswerAck, TabAnswer } from "../../lib/protocol.ts";
 import type { ClientFailure } from "../../client/socket.ts";
+import type { AnswerAck, TabAnswer } from "../../lib/protocol.ts";
 
 /** What a card gets back from sending an answer: the server's ack, or a failure the browser saw. */
 export type AnswerResult = AnswerAck | ClientFailure;

@@ -1,4 +1,5 @@
-import { useEffect, type RefObject } from "react";
+import { type RefObject, useEffect } from "react";
+
 import { useLatest } from "../common/use-latest.ts";
 import type { NumberPick } from "./types.ts";
 

@@ -1,4 +1,5 @@
 import { useRef, useState } from "react";
+
 import type { AnswerAck, TabAnswer } from "../../lib/protocol.ts";
 import type { SubmitAnswer } from "./types.ts";
 

@@ -1,5 +1,5 @@
-import type { GatewayStatus } from "../../lib/protocol.ts";
 import type { ConnectionState } from "../../client/use-tab-socket.ts";
+import type { GatewayStatus } from "../../lib/protocol.ts";
 import { cx } from "../asks/format.ts";
 
 export type StatusView = { tone: "ok" | "busy" | "warn" | "error"; text: string };

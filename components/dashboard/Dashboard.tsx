@@ -1,6 +1,7 @@
 "use client";
 
-import { useCallback, useId, useState, type KeyboardEvent, type ReactNode } from "react";
+import { type KeyboardEvent, type ReactNode, useCallback, useId, useState } from "react";
+
 import { usePushOptIn } from "../../client/use-push-opt-in.ts";
 import { secretOutcomeToast } from "../../lib/wording.ts";
 import { cx } from "../asks/format.ts";

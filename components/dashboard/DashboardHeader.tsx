@@ -20,7 +20,7 @@ export function DashboardHeader({
   status: StatusView;
   push: PushOptIn;
   notifications: DesktopNotifications;
-  onHelp(): void;
+  onHelp: () => void;
 }) {
   return (
     <header className="border-b border-zinc-200 bg-white dark:border-zinc-800 dark:bg-zinc-900">

@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useId, useState } from "react";
+
 import type {
   DeviceLink as Link,
   DeviceList,
@@ -7,10 +8,10 @@ import type {
   PushSubscriptionList,
   PushSubscriptionSummary,
 } from "../../lib/devices.ts";
+import { errorMessage } from "../../lib/error-message.ts";
 import { cx, formatTime } from "../asks/format.ts";
 import { card, muted, primaryButton, secondaryButton, textInput } from "../asks/styles.ts";
 import { QrCode } from "./QrCode.tsx";
-import { errorMessage } from "../../lib/error-message.ts";
 
 async function call<T>(
   path: string,

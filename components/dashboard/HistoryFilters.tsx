@@ -1,9 +1,10 @@
 import { useId } from "react";
+
 import type { AskKind } from "../../lib/ask.ts";
 import { KIND_LABELS } from "../../lib/wording.ts";
 import { cx } from "../asks/format.ts";
 import { muted, textInput } from "../asks/styles.ts";
-import { NO_CHAT, OUTCOME_LABELS, type HistoryFilter, type Outcome } from "./inbox-model.ts";
+import { type HistoryFilter, NO_CHAT, type Outcome, OUTCOME_LABELS } from "./inbox-model.ts";
 
 const OUTCOMES = Object.keys(OUTCOME_LABELS) as Outcome[];
 const KINDS: AskKind[] = ["question", "secret", "approval"];
@@ -29,8 +30,8 @@ function FilterSelect<T extends string>({
   allLabel: string;
   value: T | "all";
   values: readonly T[];
-  labelOf(value: T): string;
-  onChange(value: T | "all"): void;
+  labelOf: (value: T) => string;
+  onChange: (value: T | "all") => void;
 }) {
   return (
     <div>
@@ -64,7 +65,7 @@ export function HistoryFilters({
 }: {
   filter: HistoryFilter;
   chats: string[];
-  onChange(filter: HistoryFilter): void;
+  onChange: (filter: HistoryFilter) => void;
   shown: number;
   total: number;
 }) {

@@ -1,12 +1,13 @@
 import { useMemo, useState } from "react";
+
 import type { Ask } from "../../lib/ask.ts";
 import { HistoryFilters } from "./HistoryFilters.tsx";
 import { HistoryTable } from "./HistoryTable.tsx";
 import {
-  NO_FILTER,
   historyChats,
-  matchesHistoryFilter,
   type HistoryFilter,
+  matchesHistoryFilter,
+  NO_FILTER,
 } from "./inbox-model.ts";
 
 /** The history of finished asks (newest first, from the dashboard's feed) and its filters. */

@@ -1,5 +1,5 @@
 import type { Ask, AskStatus } from "../../lib/ask.ts";
-import { KIND_LABELS, STATUS_LABELS, askTitle } from "../../lib/wording.ts";
+import { askTitle, KIND_LABELS, STATUS_LABELS } from "../../lib/wording.ts";
 import { cx, formatTime } from "../asks/format.ts";
 import { muted } from "../asks/styles.ts";
 

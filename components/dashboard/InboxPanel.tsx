@@ -1,4 +1,5 @@
 import { useEffect, useLayoutEffect, useRef, useState } from "react";
+
 import type { Ask } from "../../lib/ask.ts";
 import type { SecretOutcome, TabAnswer } from "../../lib/protocol.ts";
 import { askTitle } from "../../lib/wording.ts";
@@ -12,7 +13,7 @@ import type { KeptFocus } from "./use-kept-focus.ts";
 type Props = {
   /** Most urgent first. */
   pending: Ask[];
-  answer(askId: string, answer: TabAnswer): Promise<AnswerResult>;
+  answer: (askId: string, answer: TabAnswer) => Promise<AnswerResult>;
   kept: KeptFocus;
   /** The inbox is the view shown: its keys work. */
   active: boolean;
@@ -20,11 +21,11 @@ type Props = {
   ready: boolean;
   openWebUiUrl: string | null;
   chatTitles: ReadonlyMap<string, string>;
-  onHelp(): void;
+  onHelp: () => void;
   /** The ask the address names (`#ask=<id>`) is listed and about to open: show the inbox. */
-  onReveal(): void;
-  onModal(open: boolean): void;
-  onSecretOutcome(outcome: SecretOutcome): void;
+  onReveal: () => void;
+  onModal: (open: boolean) => void;
+  onSecretOutcome: (outcome: SecretOutcome) => void;
 };
 
 /** A copy of `set` that holds `id` or not (React state is never changed in place). */

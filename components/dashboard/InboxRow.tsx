@@ -1,31 +1,32 @@
 import { useEffect, useId, useRef, useState } from "react";
 import { createPortal } from "react-dom";
+
+import { useNow } from "../../client/use-now.ts";
 import type { Ask, SecretAsk } from "../../lib/ask.ts";
 import type { SecretOutcome } from "../../lib/protocol.ts";
+import { kindLabel, SECRET_REQUESTED } from "../../lib/wording.ts";
 import { AskView } from "../asks/AskView.tsx";
-import { SECRET_REQUESTED, kindLabel } from "../../lib/wording.ts";
 import { cx, formatSpan } from "../asks/format.ts";
 import { SecretDialog } from "../asks/SecretDialog.tsx";
 import { card, ghostButton, muted, primaryButton, secretEyebrow } from "../asks/styles.ts";
 import type { NumberPick, SubmitAnswer } from "../asks/types.ts";
 import { useSendAnswer } from "../asks/use-send-answer.ts";
-import { useNow } from "../../client/use-now.ts";
 import { rowTitle } from "./inbox-model.ts";
 
 type Props = {
   ask: Ask;
   expanded: boolean;
-  onExpand(expanded: boolean): void;
+  onExpand: (expanded: boolean) => void;
   selected: boolean;
-  onSelect(on: boolean): void;
+  onSelect: (on: boolean) => void;
   onAnswer: SubmitAnswer;
   /** Open WebUI's address (`OPENWEBUI_URL`): the chat becomes a link back to the conversation. */
   openWebUiUrl: string | null;
   /** Open WebUI's title of the ask's chat, when known: shown instead of its id. */
   chatTitle?: string;
   /** A secret's dialog is open: the page behind it goes inert. */
-  onModal(open: boolean): void;
-  onSecretOutcome(outcome: SecretOutcome): void;
+  onModal: (open: boolean) => void;
+  onSecretOutcome: (outcome: SecretOutcome) => void;
   /** A number key pressed on the row, for its card. */
   pick?: NumberPick;
 };
@@ -241,8 +242,8 @@ function SecretLauncher({
 }: {
   ask: SecretAsk;
   onAnswer: SubmitAnswer;
-  onModal(open: boolean): void;
-  onOutcome(outcome: SecretOutcome): void;
+  onModal: (open: boolean) => void;
+  onOutcome: (outcome: SecretOutcome) => void;
 }) {
   const [open, setOpen] = useState(false);
   const { busy, error, send } = useSendAnswer(onAnswer);

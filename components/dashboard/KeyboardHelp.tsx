@@ -1,4 +1,5 @@
 import { useEffect, useId, useRef } from "react";
+
 import { cx } from "../asks/format.ts";
 import { card, secondaryButton } from "../asks/styles.ts";
 
@@ -14,7 +15,7 @@ const KEYS: [keys: string[], what: string][] = [
 ];
 
 /** The keyboard triage overlay (`?`): a modal dialog, closed by Esc or its button. */
-export function KeyboardHelp({ open, onClose }: { open: boolean; onClose(): void }) {
+export function KeyboardHelp({ open, onClose }: { open: boolean; onClose: () => void }) {
   const ref = useRef<HTMLDialogElement>(null);
   const titleId = useId();
 

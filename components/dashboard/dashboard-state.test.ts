@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
+
 import type { Ask } from "../../lib/ask.ts";
-import { EMPTY_DASHBOARD, dashboardReducer, finishedAsks, pendingAsks } from "./dashboard-state.ts";
+import { dashboardReducer, EMPTY_DASHBOARD, finishedAsks, pendingAsks } from "./dashboard-state.ts";
 
 const ask = (id: string, over: Partial<Ask> = {}): Ask =>
   ({
@@ -84,7 +85,7 @@ describe("dashboard state", () => {
           decisions: ["deny", "allow-once"],
         },
         ...over,
-      } as Partial<Ask>);
+      });
     const question = {
       kind: "question",
       source: "gateway.question",

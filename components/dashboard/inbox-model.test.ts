@@ -1,11 +1,12 @@
 import { describe, expect, it } from "vitest";
+
 import type { Ask } from "../../lib/ask.ts";
 import { SECRET_ENTERED_SUMMARY } from "../../lib/outcomes.ts";
 import { secretAsk } from "../../test/support/ask-fixtures.ts";
 import {
-  NO_FILTER,
   historyChats,
   matchesHistoryFilter,
+  NO_FILTER,
   outcomeOf,
   rowTitle,
 } from "./inbox-model.ts";

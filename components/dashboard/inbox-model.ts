@@ -1,10 +1,10 @@
 import type { Ask, AskKind } from "../../lib/ask.ts";
 import {
   DECISION_LABELS,
-  SECRET_REQUESTED,
-  STATUS_LABELS,
   moreQuestions,
   questionHeading,
+  SECRET_REQUESTED,
+  STATUS_LABELS,
 } from "../../lib/wording.ts";
 
 /**

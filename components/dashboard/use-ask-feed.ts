@@ -1,14 +1,15 @@
 import { useCallback, useMemo, useReducer, useState } from "react";
-import type { Ask } from "../../lib/ask.ts";
+
 import { request, type TabClientSocket } from "../../client/socket.ts";
 import { useTabSession } from "../../client/use-tab-session.ts";
+import type { Ask } from "../../lib/ask.ts";
 import { useLatest } from "../common/use-latest.ts";
 import {
-  EMPTY_DASHBOARD,
+  type DashboardAction,
   dashboardReducer,
+  EMPTY_DASHBOARD,
   finishedAsks,
   pendingAsks,
-  type DashboardAction,
 } from "./dashboard-state.ts";
 
 const TOKEN_KEY = "openclaw-asks:token";
@@ -17,9 +18,9 @@ const DEVICE_TOKEN_KEY = "openclaw-asks:device-token";
 
 export type AskFeedOptions = {
   /** Runs before every change of the asks (the inbox measures where its focused row is on screen). */
-  beforeChange(): void;
+  beforeChange: () => void;
   /** A pending ask first heard of after the list, live (desktop notifications). */
-  arrived(ask: Ask): void;
+  arrived: (ask: Ask) => void;
 };
 
 /**

@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from "react";
+
 import type { Ask } from "../../lib/ask.ts";
 import { askTitle, kindLabel } from "../../lib/wording.ts";
 

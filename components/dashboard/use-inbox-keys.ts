@@ -1,4 +1,5 @@
 import { useEffect } from "react";
+
 import { useLatest } from "../common/use-latest.ts";
 
 /**

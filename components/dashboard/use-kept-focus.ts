@@ -1,4 +1,4 @@
-import { useMemo, useRef, type FocusEvent, type RefObject } from "react";
+import { type FocusEvent, type RefObject, useMemo, useRef } from "react";
 
 /**
  * Keeps the inbox usable while asks come and go around the row the owner is on:
@@ -12,10 +12,10 @@ import { useMemo, useRef, type FocusEvent, type RefObject } from "react";
 
 export type KeptFocus = {
   /** Before a change of the list: remembers where the focused row is on screen. */
-  measure(): void;
+  measure: () => void;
   /** In a layout effect after the list changed: puts the focused row back, or moves the focus on. */
   restore(ids: readonly string[]): void;
-  onFocus(event: FocusEvent<HTMLElement>): void;
+  onFocus: (event: FocusEvent<HTMLElement>) => void;
   focusRow(id: string): void;
   emptyRef: RefObject<HTMLParagraphElement | null>;
 };
@@ -37,8 +37,7 @@ export function useKeptFocus(): KeptFocus {
       focusRow,
       onFocus(event) {
         focused.current =
-          (event.target as HTMLElement).closest<HTMLElement>("[data-inbox-row]")?.dataset
-            .inboxRow ?? null;
+          event.target.closest<HTMLElement>("[data-inbox-row]")?.dataset.inboxRow ?? null;
       },
       measure() {
         const id = focused.current;

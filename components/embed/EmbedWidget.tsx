@@ -1,20 +1,21 @@
 "use client";
 
 import { useCallback, useEffect, useReducer, useRef, useState } from "react";
-import type { Ask } from "../../lib/ask.ts";
-import { secretOutcomeToast } from "../../lib/wording.ts";
-import type { TabAnswer } from "../../lib/protocol.ts";
+
 import { request, type TabClientSocket } from "../../client/socket.ts";
 import { tokenReplyId } from "../../client/token.ts";
 import { useTabSession } from "../../client/use-tab-session.ts";
+import type { Ask } from "../../lib/ask.ts";
+import type { TabAnswer } from "../../lib/protocol.ts";
+import { secretOutcomeToast } from "../../lib/wording.ts";
 import { AskSummary } from "../asks/AskSummary.tsx";
 import { AskView } from "../asks/AskView.tsx";
 import { cx } from "../asks/format.ts";
 import { muted, secondaryButton } from "../asks/styles.ts";
+import { describeStatus, StatusPill } from "../common/ConnectionStatus.tsx";
 import { useToast } from "../common/use-toast.ts";
-import { StatusPill, describeStatus } from "../common/ConnectionStatus.tsx";
 import { useFrameHeight } from "./use-frame-height.ts";
-import { INITIAL_WIDGET, finishedOf, widgetReducer, type Finished } from "./widget-state.ts";
+import { type Finished, finishedOf, INITIAL_WIDGET, widgetReducer } from "./widget-state.ts";
 
 /**
  * The widget Open WebUI embeds in a sandboxed iframe for one chat (docs/ARCHITECTURE.md#live-and-idle-widgets, #routing; docs/PROTOCOL.md#tab-protocol-v1): it views the

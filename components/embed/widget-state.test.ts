@@ -1,11 +1,12 @@
 import { describe, expect, it } from "vitest";
+
 import type { Ask } from "../../lib/ask.ts";
 import { question } from "../../test/support/ask-fixtures.ts";
 import {
   INITIAL_WIDGET,
   SENDING,
-  widgetReducer,
   type WidgetAction,
+  widgetReducer,
   type WidgetState,
 } from "./widget-state.ts";
 

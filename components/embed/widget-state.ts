@@ -1,6 +1,6 @@
 import type { Ask, AskKind, AskStatus } from "../../lib/ask.ts";
 import type { AskClose } from "../../lib/protocol.ts";
-import { CLOSE_OUTCOMES, askQuestionText, askTitle } from "../../lib/wording.ts";
+import { askQuestionText, askTitle, CLOSE_OUTCOMES } from "../../lib/wording.ts";
 
 /**
  * What the widget holds: the cards the server routed to it, and the ❓ Ask User record of each ask

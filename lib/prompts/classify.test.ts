@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+
 import { classifyPrompt } from "./classify.ts";
 import type { PromptSpec } from "./types.ts";
 

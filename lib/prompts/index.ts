@@ -7,10 +7,10 @@
  * - `resolveChoiceAnswer` maps a typed answer to option labels.
  * - `promptFallbackText` turns an unanswered prompt back into reply text.
  */
-export { PromptScanner } from "./scanner.ts";
-export { classifyPrompt } from "./classify.ts";
 export { resolveChoiceAnswer } from "./answers.ts";
+export { classifyPrompt } from "./classify.ts";
 export { promptFallbackText } from "./fallback.ts";
 export { TRIGGER_PHRASES } from "./phrases.ts";
-export { CONFIRM_OPTIONS } from "./types.ts";
+export { PromptScanner } from "./scanner.ts";
 export type { FormQuestion, PromptOption, PromptSpec } from "./types.ts";
+export { CONFIRM_OPTIONS } from "./types.ts";

@@ -1,7 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { TRIGGER_PHRASES } from "./phrases.ts";
-import { PromptScanner, SNAPSHOT_CHECK_WINDOW } from "./scanner.ts";
+
 import {
   cumulative,
   cutAt,
@@ -11,6 +10,8 @@ import {
   referenceScan,
   slices,
 } from "../../test/support/prompt-feeds.ts";
+import { TRIGGER_PHRASES } from "./phrases.ts";
+import { PromptScanner, SNAPSHOT_CHECK_WINDOW } from "./scanner.ts";
 
 const indentation = fc.constantFrom("", " ", "  ", "   ", "    ", "\t", "     ");
 const question = fc.constantFrom(

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { PromptScanner } from "./scanner.ts";
-import { cumulative, feedDeltas, feedSnapshots, slices } from "../../test/support/prompt-feeds.ts";
+
 import type { ScanResult } from "../../test/support/prompt-feeds.ts";
+import { cumulative, feedDeltas, feedSnapshots, slices } from "../../test/support/prompt-feeds.ts";
+import { PromptScanner } from "./scanner.ts";
 
 /** One chunk, then one UTF-16 unit at a time: unit tests check both. */
 function scanBothWays(text: string) {

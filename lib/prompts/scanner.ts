@@ -1,8 +1,8 @@
+import { commonPrefixLength, hasNewline, lineStartAt } from "./lines.ts";
 import { FINDER_START, findTriggerPhrases } from "./phrase-finder.ts";
 import { TRIGGER_PHRASES } from "./phrases.ts";
 import { separateRepeats } from "./repeats.ts";
 import { TextBuffer } from "./text-buffer.ts";
-import { commonPrefixLength, hasNewline, lineStartAt } from "./lines.ts";
 
 const NEWLINE = 0x0a;
 const TAB = 0x09;

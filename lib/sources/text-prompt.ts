@@ -1,7 +1,7 @@
 import type { Ask, AskQuestion, TextPromptContinuation } from "../ask.ts";
 import {
-  CONFIRM_OPTIONS,
   classifyPrompt,
+  CONFIRM_OPTIONS,
   promptFallbackText,
   type PromptSpec,
 } from "../prompts/index.ts";

@@ -1,7 +1,8 @@
-import { describe, expect, it } from "vitest";
 import { SignJWT } from "jose";
-import { mintTabToken } from "./tokens.ts";
+import { describe, expect, it } from "vitest";
+
 import { actionTokenKey, mintActionToken, verifyActionToken } from "./action-tokens.ts";
+import { mintTabToken } from "./tokens.ts";
 
 const key = actionTokenKey("a".repeat(32));
 const expiresAt = 1_800_000_000_000;

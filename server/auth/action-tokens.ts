@@ -1,5 +1,7 @@
 import { createHmac, randomUUID } from "node:crypto";
-import { SignJWT, errors, jwtVerify } from "jose";
+
+import { errors, jwtVerify, SignJWT } from "jose";
+
 import type { Decision } from "../../lib/ask.ts";
 
 /**

@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
+
 import type { DeviceLink, DeviceMinter } from "../../lib/devices.ts";
-import { mintTabToken } from "./tokens.ts";
 import type { DeviceStore } from "./device-store.ts";
+import { mintTabToken } from "./tokens.ts";
 
 /**
  * Device links: an owner's dashboard link for one device (a phone scanning the QR code), valid at most

@@ -1,7 +1,9 @@
 import type { IncomingMessage } from "node:http";
+
 import { z } from "zod";
-import { DeviceName, type DeviceLink, type DeviceList } from "../../lib/devices.ts";
-import { fail, type Ack } from "../../lib/protocol.ts";
+
+import { type DeviceLink, type DeviceList, DeviceName } from "../../lib/devices.ts";
+import { type Ack, fail } from "../../lib/protocol.ts";
 import { jsonApi, route } from "../http/json-api.ts";
 import { mintDeviceLink } from "./device-links.ts";
 import type { DeviceStore } from "./device-store.ts";
@@ -29,9 +31,9 @@ export type DeviceRoutesOptions = {
   maxTokenDays: number;
   baseUrl: () => string;
   now: () => number;
-  ownerOf(request: IncomingMessage): Promise<OwnerRequest | null>;
+  ownerOf: (request: IncomingMessage) => Promise<OwnerRequest | null>;
   /** Whether a key id is the owner links' current one (not a device's, not revoked). */
-  isOwnerLinkKid(kid: string): Promise<boolean>;
+  isOwnerLinkKid: (kid: string) => Promise<boolean>;
   /** Revokes a device, and with it what else belongs to its link. */
   revocations: Revocations;
   log: (message: string) => void;

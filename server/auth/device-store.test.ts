@@ -2,14 +2,16 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
+
 import { describe, expect, it } from "vitest";
+
 import type { DeviceMinter } from "../../lib/devices.ts";
 import { sideStoreBackends } from "../../test/support/store-backends.ts";
 import {
-  RedisDeviceStore,
-  SqliteDeviceStore,
   type Device,
   type DeviceStore,
+  RedisDeviceStore,
+  SqliteDeviceStore,
 } from "./device-store.ts";
 
 // Times near now: the Redis store lets a device's key lapse at its real expiry.

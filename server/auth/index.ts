@@ -1,9 +1,10 @@
 import type { IncomingMessage } from "node:http";
+
 import type { Clock } from "../../lib/clock.ts";
 import type { OwnerLinkKeyStore } from "../store/store.ts";
 import type { DeviceStore } from "./device-store.ts";
 import { isCurrentOwnerLinkKid } from "./owner-links.ts";
-import { ownerRequests, type OwnerRequest } from "./owner-request.ts";
+import { type OwnerRequest, ownerRequests } from "./owner-request.ts";
 import { Revocations } from "./revocations.ts";
 import { secretKey } from "./tokens.ts";
 
@@ -26,10 +27,10 @@ export type AuthOptions = {
 export type Auth = {
   key: Uint8Array;
   /** Whether a token's key id still works: the owner links' current one, or an active device's. */
-  isKnownKid(kid: string): Promise<boolean>;
+  isKnownKid: (kid: string) => Promise<boolean>;
   /** Whether a key id is the owner links' current one (not a device's, not revoked). */
-  isOwnerLinkKid(kid: string): Promise<boolean>;
-  ownerOf(request: IncomingMessage): Promise<OwnerRequest | null>;
+  isOwnerLinkKid: (kid: string) => Promise<boolean>;
+  ownerOf: (request: IncomingMessage) => Promise<OwnerRequest | null>;
   revocations: Revocations;
 };
 

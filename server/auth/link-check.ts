@@ -14,9 +14,9 @@ export const LINK_CHECK_EVERY_MS = 10_000;
 
 export type LinkCheckOptions = {
   /** Closes this instance's sockets whose link key id is no longer known. */
-  check(): Promise<void>;
+  check: () => Promise<void>;
   clock: Clock;
-  log(message: string): void;
+  log: (message: string) => void;
 };
 
 /** Checks every LINK_CHECK_EVERY_MS until stopped; the next check is armed before one runs, so the timer is there whatever a check takes. */

@@ -1,8 +1,9 @@
 import { decodeJwt } from "jose";
 import { describe, expect, it } from "vitest";
+
 import { storeBackends } from "../../test/support/store-backends.ts";
-import { mintTabToken, secretKey, verifyTabToken } from "./tokens.ts";
 import { isCurrentOwnerLinkKid, mintOwnerLink, revokeOwnerLinks } from "./owner-links.ts";
+import { mintTabToken, secretKey, verifyTabToken } from "./tokens.ts";
 
 const key = secretKey("owner-links-test-secret-owner-links-test-secret");
 

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+
 import type { OwnerLinkKeyStore } from "../store/store.ts";
 import { mintTabToken } from "./tokens.ts";
 

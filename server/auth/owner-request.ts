@@ -1,4 +1,5 @@
 import type { IncomingMessage } from "node:http";
+
 import { verifyTabToken } from "./tokens.ts";
 
 /** The link a token is: its key id (a device's or the owner links', null for a token without one) and its expiry in epoch ms. */
@@ -19,7 +20,7 @@ export type OwnerRequestOptions = {
   key: Uint8Array;
   owners: ReadonlySet<string>;
   maxTokenDays: number;
-  isKnownKid(kid: string): Promise<boolean>;
+  isKnownKid: (kid: string) => Promise<boolean>;
   now: () => number;
 };
 

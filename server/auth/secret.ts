@@ -1,8 +1,9 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
+
 import type { Config } from "../config.ts";
-import { PRIVATE_FILE_MODE, preparePrivateDir, restrictFiles } from "../store/data-dir.ts";
+import { preparePrivateDir, PRIVATE_FILE_MODE, restrictFiles } from "../store/data-dir.ts";
 
 /**
  * The HS256 secret tab tokens are signed with: AUTH_SECRET, else DATA_DIR/auth-secret, generated on

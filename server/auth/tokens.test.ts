@@ -1,7 +1,9 @@
 import { execFileSync } from "node:child_process";
 import path from "node:path";
-import { SignJWT, decodeJwt, jwtVerify } from "jose";
+
+import { decodeJwt, jwtVerify, SignJWT } from "jose";
 import { describe, expect, it } from "vitest";
+
 import { mintTabToken, secretKey, verifyTabToken } from "./tokens.ts";
 
 const SECRET = "s".repeat(40);

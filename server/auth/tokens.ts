@@ -1,6 +1,7 @@
-import { SignJWT, errors, jwtVerify } from "jose";
-import type { ReplyClaim } from "../broker/ports.ts";
+import { errors, jwtVerify, SignJWT } from "jose";
+
 import { errorMessage } from "../../lib/error-message.ts";
+import type { ReplyClaim } from "../broker/ports.ts";
 
 /**
  * Tab authentication: an HS256 JWT signed with AUTH_SECRET. The user id is `sub`, or `id` so that an

@@ -1,11 +1,11 @@
-import type { Ask, AskStatus } from "../../lib/ask.ts";
 import { mapAnswer } from "../../lib/answers.ts";
+import type { Ask, AskStatus } from "../../lib/ask.ts";
+import { errorMessage } from "../../lib/error-message.ts";
 import { ANSWERED_ELSEWHERE, type Ending } from "../../lib/outcomes.ts";
-import { fail, type AnswerAck, type SecretOutcome, type TabAnswer } from "../../lib/protocol.ts";
-import { StoreUnavailable, type AskStore } from "../store/store.ts";
+import { type AnswerAck, fail, type SecretOutcome, type TabAnswer } from "../../lib/protocol.ts";
+import { type AskStore, StoreUnavailable } from "../store/store.ts";
 import { AskAlreadyEnded, type AskChannel, type Outcome, type Tab } from "./ports.ts";
 import type { TrackedAsks } from "./tracked-asks.ts";
-import { errorMessage } from "../../lib/error-message.ts";
 
 /**
  * A tab's answer to an ask. Once it is decided (this instance holds the store's claim and the source

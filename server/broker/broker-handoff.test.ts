@@ -2,14 +2,15 @@
 // chat's newest viewer: a newer tab, a switch or a close, and any order of these.
 import fc from "fast-check";
 import { describe, expect } from "vitest";
+
 import { CANCELLED_ELSEWHERE } from "../../lib/outcomes.ts";
 import { approval, question, textPrompt } from "../../test/support/ask-fixtures.ts";
 import {
   brokerTest as it,
   ScriptedChannel,
-  Tabs,
   settled,
   tab,
+  Tabs,
 } from "../../test/support/broker-harness.ts";
 import { SqliteAskStore } from "../store/sqlite.ts";
 import { AskBroker } from "./broker.ts";
@@ -212,7 +213,7 @@ describe("AskBroker (the routing rules on the broker, injected clock)", () => {
             const newest = order.filter((id) => viewing.get(id) === ask.chatId).at(-1) ?? null;
             expect(await run.shownTo(ask.id)).toBe(newest);
             const holders = tabIds.filter(
-              (id) => viewing.get(id) === ask.chatId && seen.holds(id, ask.id, ask.chatId!),
+              (id) => viewing.get(id) === ask.chatId && seen.holds(id, ask.id, ask.chatId),
             );
             expect(holders).toEqual(newest ? [newest] : []);
           }

@@ -2,13 +2,14 @@
 // the latest reply's (docs/ARCHITECTURE.md#live-and-idle-widgets), and the replies of the Gateway's /v1 endpoint.
 import fc from "fast-check";
 import { describe, expect } from "vitest";
-import { T0, approval, question, secret, textPrompt } from "../../test/support/ask-fixtures.ts";
+
+import { approval, question, secret, T0, textPrompt } from "../../test/support/ask-fixtures.ts";
 import {
   brokerTest as it,
   ScriptedChannel,
-  Tabs,
   settled,
   tab,
+  Tabs,
   widget,
 } from "../../test/support/broker-harness.ts";
 import { SqliteAskStore } from "../store/sqlite.ts";

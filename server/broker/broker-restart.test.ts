@@ -1,14 +1,15 @@
 // The routing rules (docs/ARCHITECTURE.md#routing) row by row on the broker alone (test/support/broker-harness.ts): what outlives an ask's
 // end and the broker: tombstones, a restart, shutdown.
 import { describe, expect } from "vitest";
-import { CANCELLED_ELSEWHERE, answeredElsewhere, type Ending } from "../../lib/outcomes.ts";
-import { T0, approval, question, textPrompt } from "../../test/support/ask-fixtures.ts";
+
+import { answeredElsewhere, CANCELLED_ELSEWHERE, type Ending } from "../../lib/outcomes.ts";
+import { approval, question, T0, textPrompt } from "../../test/support/ask-fixtures.ts";
 import {
   brokerTest as it,
   ScriptedChannel,
-  Tabs,
   settled,
   tab,
+  Tabs,
 } from "../../test/support/broker-harness.ts";
 import { AskBroker } from "./broker.ts";
 import { MemoryPresence } from "./presence.ts";

@@ -1,19 +1,20 @@
 import type { Ask, AskStatus } from "../../lib/ask.ts";
 import type { Clock } from "../../lib/clock.ts";
 import { errorMessage } from "../../lib/error-message.ts";
-import { EXPIRED, endedAsText } from "../../lib/outcomes.ts";
+import { endedAsText, EXPIRED } from "../../lib/outcomes.ts";
 import { admit } from "../../lib/policy.ts";
 import {
-  fail,
   type Ack,
   type AnswerAck,
   type AskClose,
   type CloseReason,
+  fail,
   type TabAnswer,
 } from "../../lib/protocol.ts";
 import { Emitter } from "../events.ts";
 import type { AskStore } from "../store/store.ts";
 import { answerAsk, type AnsweringContext } from "./answering.ts";
+import { Cards } from "./cards.ts";
 import { ChatAccess } from "./chat-access.ts";
 import { LiveWidgets, type WidgetVerdict } from "./live-widget.ts";
 import type {
@@ -25,7 +26,6 @@ import type {
   SourceListing,
   Tab,
 } from "./ports.ts";
-import { Cards } from "./cards.ts";
 import { TrackedAsks } from "./tracked-asks.ts";
 import { inTurn, type Queue } from "./turns.ts";
 
@@ -58,7 +58,7 @@ export type BrokerOptions = {
   clock: Clock;
   owners: ReadonlySet<string>;
   instanceId: string;
-  log(message: string): void;
+  log: (message: string) => void;
 };
 
 export class AskBroker extends Emitter<BrokerEvents> {

@@ -1,5 +1,6 @@
-import { inReply, type Ask } from "../../lib/ask.ts";
+import { type Ask, inReply } from "../../lib/ask.ts";
 import type { Clock } from "../../lib/clock.ts";
+import { errorMessage } from "../../lib/error-message.ts";
 import type { Ending } from "../../lib/outcomes.ts";
 import { admit, newestWhoMaySee } from "../../lib/policy.ts";
 import type { CloseReason } from "../../lib/protocol.ts";
@@ -8,7 +9,6 @@ import type { ChatAccess } from "./chat-access.ts";
 import type { AskChannel, Presence, Tab } from "./ports.ts";
 import type { TrackedAsks } from "./tracked-asks.ts";
 import { inTurn, type Queue } from "./turns.ts";
-import { errorMessage } from "../../lib/error-message.ts";
 
 /**
  * Where the tracked asks' cards go, and how asks end: each pending ask of a chat is placed on the
@@ -28,8 +28,8 @@ export type CardsOptions = {
   /** The ask's record changed (dashboards), and it ended here (once, whichever instance wrote its end). */
   changed(ask: Ask): void;
   ended(ask: Ask, reason: CloseReason): void;
-  settle(work: Promise<unknown>, what: string): void;
-  log(message: string): void;
+  settle: (work: Promise<unknown>, what: string) => void;
+  log: (message: string) => void;
 };
 
 export class Cards {

@@ -1,7 +1,7 @@
 import type { Ask, AskStatus } from "../../lib/ask.ts";
 import type { Clock } from "../../lib/clock.ts";
 import { canSee } from "../../lib/policy.ts";
-import { fail, type Ack } from "../../lib/protocol.ts";
+import { type Ack, fail } from "../../lib/protocol.ts";
 import type { AskStore } from "../store/store.ts";
 import type { Tab } from "./ports.ts";
 
@@ -23,7 +23,7 @@ export type ChatAccessOptions = {
   clock: Clock;
   owners: ReadonlySet<string>;
   /** Where background work's failures go (the broker's one boundary). */
-  settle(work: Promise<unknown>, what: string): void;
+  settle: (work: Promise<unknown>, what: string) => void;
 };
 
 export class ChatAccess {

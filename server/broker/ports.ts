@@ -1,5 +1,5 @@
-import type { Ask, AskSource } from "../../lib/ask.ts";
 import type { AskReply } from "../../lib/answers.ts";
+import type { Ask, AskSource } from "../../lib/ask.ts";
 import type { Ending } from "../../lib/outcomes.ts";
 import type { AskClose } from "../../lib/protocol.ts";
 import type { Subscribable } from "../events.ts";

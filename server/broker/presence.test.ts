@@ -1,11 +1,13 @@
 import { randomUUID } from "node:crypto";
+
 import { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+
 import { systemClock } from "../../lib/clock.ts";
-import { ManualClock } from "../../test/support/manual-clock.ts";
-import { startRedis, type TestRedis } from "../../test/support/redis-server.ts";
 import { newestWhoMaySee } from "../../lib/policy.ts";
 import { questionAsk } from "../../test/support/ask-fixtures.ts";
+import { ManualClock } from "../../test/support/manual-clock.ts";
+import { startRedis, type TestRedis } from "../../test/support/redis-server.ts";
 import type { Presence, ReplyClaim, Tab } from "./ports.ts";
 import { MemoryPresence } from "./presence.ts";
 import {

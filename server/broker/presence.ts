@@ -1,4 +1,4 @@
-import { inReply, type Ask } from "../../lib/ask.ts";
+import { type Ask, inReply } from "../../lib/ask.ts";
 import { newestWhoMaySee } from "../../lib/policy.ts";
 import type { AskClose } from "../../lib/protocol.ts";
 import { Emitter } from "../events.ts";

@@ -1,12 +1,13 @@
 import type { Redis } from "ioredis";
 import { z } from "zod";
+
 import { Ask, inReply } from "../../lib/ask.ts";
 import type { Clock, TimerHandle } from "../../lib/clock.ts";
+import { errorMessage } from "../../lib/error-message.ts";
 import { AskClose } from "../../lib/protocol.ts";
 import { Emitter } from "../events.ts";
 import { Done, Flag, flatRows, redisScripts } from "../store/redis-scripts.ts";
 import type { CardEvents, Placement, Presence, Tab } from "./ports.ts";
-import { errorMessage } from "../../lib/error-message.ts";
 
 /**
  * Presence shared by every instance, in Redis: which tab views which chat, since when and on which
@@ -222,7 +223,7 @@ export type RedisPresenceOptions = {
   clock: Clock;
   /** Every key and channel starts with it (the deployment's `<REDIS_KEY_PREFIX>presence:`). */
   prefix: string;
-  log(message: string): void;
+  log: (message: string) => void;
 };
 
 export class RedisPresence extends Emitter<CardEvents> implements Presence {

@@ -13,7 +13,9 @@ export function inTurn<T>(
   slots: readonly (readonly [Queue, string])[],
   step: () => Promise<T>,
 ): Promise<T> {
-  const run = Promise.all(slots.map(([queue, key]) => queue.get(key))).then(step);
+  const run = Promise.all(slots.map(([queue, key]) => queue.get(key) ?? Promise.resolve())).then(
+    step,
+  );
   const done = (): void => {
     for (const [queue, key] of slots) if (queue.get(key) === tail) queue.delete(key);
   };

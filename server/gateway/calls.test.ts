@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+
 import type { ApprovalAsk, Ask, QuestionAsk } from "../../lib/ask.ts";
 import { isOwnRun, noticeCall, refusalCall, replyCall } from "./calls.ts";
 

@@ -1,5 +1,5 @@
-import type { Ask } from "../../lib/ask.ts";
 import type { AskReply } from "../../lib/answers.ts";
+import type { Ask } from "../../lib/ask.ts";
 
 /**
  * Domain operations as Gateway method calls (docs/ARCHITECTURE.md#sources-and-answers): a reply to an ask, a refusal by policy, a

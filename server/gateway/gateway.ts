@@ -1,20 +1,21 @@
 import type { GatewayClientOptions } from "@openclaw/gateway-client";
 import type { QuestionRecord } from "@openclaw/gateway-protocol";
-import type { Ask } from "../../lib/ask.ts";
+
 import type { AskReply } from "../../lib/answers.ts";
+import type { Ask } from "../../lib/ask.ts";
 import type { Clock } from "../../lib/clock.ts";
 import type { GatewayStatus } from "../../lib/protocol.ts";
 import type { ChatKeyPattern } from "../../lib/session-key.ts";
-import type { Config } from "../config.ts";
 import { AskAlreadyEnded, type AskChannel, type AskChannelEvents } from "../broker/ports.ts";
+import type { Config } from "../config.ts";
 import { Emitter } from "../events.ts";
 import type { AgentRuns, RunEvents } from "../prompts/chat-watcher.ts";
 import {
   ALREADY_ENDED_REASONS,
+  type GatewayCall,
   noticeCall,
   refusalCall,
   replyCall,
-  type GatewayCall,
 } from "./calls.ts";
 import { createIntake } from "./intake.ts";
 import { GatewayCallError, GatewayLink } from "./link.ts";
@@ -36,7 +37,7 @@ export type GatewayOptions = {
   agentId: string;
   chatKeys: ChatKeyPattern;
   clock: Clock;
-  log(message: string): void;
+  log: (message: string) => void;
   /** For tests: the client library's own knobs (request timeout and the like). */
   clientOptions?: Partial<GatewayClientOptions>;
 };

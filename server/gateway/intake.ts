@@ -1,21 +1,22 @@
 import type { ChatEvent, QuestionRecord, QuestionResolvedEvent } from "@openclaw/gateway-protocol";
-import { Decision, type Ask } from "../../lib/ask.ts";
+
+import { type Ask, Decision } from "../../lib/ask.ts";
 import {
   ANSWERED_ELSEWHERE,
-  CANCELLED_ELSEWHERE,
-  EXPIRED,
-  RUN_STOPPED,
   answeredElsewhere,
+  CANCELLED_ELSEWHERE,
   decidedElsewhere,
   type Ending,
+  EXPIRED,
+  RUN_STOPPED,
 } from "../../lib/outcomes.ts";
 import type { GatewayStatus } from "../../lib/protocol.ts";
-import { belongsToAgent, parseSessionKey, type ChatKeyPattern } from "../../lib/session-key.ts";
+import { belongsToAgent, type ChatKeyPattern, parseSessionKey } from "../../lib/session-key.ts";
 import {
+  type AskContext,
   askFromExecApproval,
   askFromPluginApproval,
   askFromQuestionRecord,
-  type AskContext,
 } from "../../lib/sources/gateway.ts";
 import type { Arrival, Outcome, SourceListing } from "../broker/ports.ts";
 import type { RunUpdate } from "../prompts/chat-watcher.ts";
@@ -29,7 +30,7 @@ import type { ApprovalResolved } from "./records.ts";
  */
 
 export type IntakeSink = {
-  arrived(ask: Ask, arrival: Arrival): void;
+  arrived: (ask: Ask, arrival: Arrival) => void;
   ended(askId: string, outcome: Outcome): void;
   listed(listing: SourceListing): void;
   run(update: RunUpdate): void;
@@ -100,10 +101,10 @@ export function messageText(message: unknown): string | null {
   const content = (message as { content?: unknown }).content;
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return null;
-  const texts = content.filter(
-    (part): part is { type: "text"; text: string } =>
-      part?.type === "text" && typeof part.text === "string",
-  );
+  const texts = (content as unknown[]).filter((part): part is { type: "text"; text: string } => {
+    const { type, text } = (part ?? {}) as { type?: unknown; text?: unknown };
+    return type === "text" && typeof text === "string";
+  });
   return texts.length > 0 ? texts.map((part) => part.text).join("") : null;
 }
 

@@ -1,12 +1,16 @@
 import { GatewayClient, type GatewayClientOptions } from "@openclaw/gateway-client";
-import { PROTOCOL_VERSION } from "@openclaw/gateway-protocol/version";
 import type { ChatEvent, QuestionRecord, QuestionResolvedEvent } from "@openclaw/gateway-protocol";
-import { systemClock, type Clock, type TimerHandle } from "../../lib/clock.ts";
+import { PROTOCOL_VERSION } from "@openclaw/gateway-protocol/version";
+
+import { type Clock, systemClock, type TimerHandle } from "../../lib/clock.ts";
+import { errorMessage } from "../../lib/error-message.ts";
 import type { GatewayStatus } from "../../lib/protocol.ts";
 import type { ExecApprovalRecord, PluginApprovalRecord } from "../../lib/sources/gateway.ts";
 import type { Arrival } from "../broker/ports.ts";
 import type { GatewayCall } from "./calls.ts";
 import {
+  type ApprovalResolved,
+  type Check,
   checkApprovalList,
   checkApprovalResolved,
   checkChatEvent,
@@ -14,10 +18,7 @@ import {
   checkPluginApproval,
   checkQuestionRecord,
   checkQuestionResolved,
-  type ApprovalResolved,
-  type Check,
 } from "./records.ts";
-import { errorMessage } from "../../lib/error-message.ts";
 
 /**
  * GatewayLink: the connection to the OpenClaw Gateway. The official client owns the connection

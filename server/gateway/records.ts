@@ -1,16 +1,17 @@
+import {
+  type ChatEvent,
+  ChatEventSchema,
+  type QuestionGetResult,
+  QuestionGetResultSchema,
+  type QuestionRecord,
+  QuestionRecordSchema,
+  type QuestionResolvedEvent,
+  QuestionResolvedEventSchema,
+} from "@openclaw/gateway-protocol";
 import type { TSchema } from "typebox";
 import { Compile } from "typebox/compile";
-import {
-  ChatEventSchema,
-  QuestionGetResultSchema,
-  QuestionRecordSchema,
-  QuestionResolvedEventSchema,
-  type ChatEvent,
-  type QuestionGetResult,
-  type QuestionRecord,
-  type QuestionResolvedEvent,
-} from "@openclaw/gateway-protocol";
 import { z } from "zod";
+
 import { ApprovalScope, Decision, Severity } from "../../lib/ask.ts";
 import type { ExecApprovalRecord, PluginApprovalRecord } from "../../lib/sources/gateway.ts";
 

@@ -1,10 +1,12 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage } from "node:http";
+
 import { z } from "zod";
+
+import { displayText } from "../../lib/display-text.ts";
 import type { ReplyClaim } from "../broker/ports.ts";
 import { StoreUnavailable } from "../store/store.ts";
-import { displayText } from "../../lib/display-text.ts";
-import { fail, parseJson, readBody, serveJson, type Reply } from "./json-routes.ts";
+import { fail, parseJson, readBody, type Reply, serveJson } from "./json-routes.ts";
 
 /**
  * The endpoints the Open WebUI filter calls from Open WebUI's server (docs/PROTOCOL.md, "Open WebUI

@@ -1,12 +1,14 @@
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
+
 import { ErrorCode, fail } from "../../lib/protocol.ts";
 import type { OwnerRequest } from "../auth/owner-request.ts";
 import { StoreUnavailable } from "../store/store.ts";
-import { HTTP_STATUS } from "./json-routes.ts";
 import { jsonApi, route } from "./json-api.ts";
+import { HTTP_STATUS } from "./json-routes.ts";
 
 /** Bearer tokens as the test's ownerOf reads them: the link each one is. */
 const SENDERS: Record<string, OwnerRequest> = {

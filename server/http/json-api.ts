@@ -1,8 +1,10 @@
 import type { IncomingMessage } from "node:http";
+
 import type { z } from "zod";
-import { fail, type Ack, type AckError } from "../../lib/protocol.ts";
+
+import { type Ack, type AckError, fail } from "../../lib/protocol.ts";
 import { isOwnerLink, type OwnerRequest } from "../auth/owner-request.ts";
-import { HTTP_STATUS, parseBody, serveJson, type Reply } from "./json-routes.ts";
+import { HTTP_STATUS, parseBody, type Reply, serveJson } from "./json-routes.ts";
 
 /**
  * The owner's JSON endpoints (`/push/*`, `/devices`: docs/PROTOCOL.md), typed as the tab protocol's
@@ -59,10 +61,10 @@ export type JsonApiOptions = {
   bodyLimit: number;
   /** Every request needs an owner's dashboard token, one to no route too: the device endpoints show nobody else which exist. */
   ownersOnly?: true;
-  ownerOf(request: IncomingMessage): Promise<OwnerRequest | null>;
+  ownerOf: (request: IncomingMessage) => Promise<OwnerRequest | null>;
   /** Whether a key id is the owner links' current one. */
-  isOwnerLinkKid(kid: string): Promise<boolean>;
-  log(message: string): void;
+  isOwnerLinkKid: (kid: string) => Promise<boolean>;
+  log: (message: string) => void;
 };
 
 const NO_OWNER = fail("FORBIDDEN", "an owner's dashboard token is needed (Authorization: Bearer)");

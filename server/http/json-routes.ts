@@ -1,8 +1,10 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+
 import type { z } from "zod";
+
+import { errorMessage } from "../../lib/error-message.ts";
 import type { ErrorCode } from "../../lib/protocol.ts";
 import { StoreUnavailable } from "../store/store.ts";
-import { errorMessage } from "../../lib/error-message.ts";
 
 /**
  * What the JSON endpoints share, the owner's (`/push/*`, `/devices`: json-api.ts) and the Open WebUI

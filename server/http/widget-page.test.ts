@@ -3,17 +3,19 @@
 // in-memory store; the Next.js app is the `false` answer.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+
 import { SignJWT } from "jose";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { Ask, QuestionAsk } from "../../lib/ask.ts";
-import { ManualClock } from "../../test/support/manual-clock.ts";
+
+import type { QuestionAsk } from "../../lib/ask.ts";
 import { question } from "../../test/support/ask-fixtures.ts";
+import { ManualClock } from "../../test/support/manual-clock.ts";
+import { mintTabToken, secretKey } from "../auth/tokens.ts";
 import { AskBroker } from "../broker/broker.ts";
 import type { AskChannel, AskChannelEvents } from "../broker/ports.ts";
 import { MemoryPresence } from "../broker/presence.ts";
 import { Emitter } from "../events.ts";
 import { SqliteAskStore } from "../store/sqlite.ts";
-import { mintTabToken, secretKey } from "../auth/tokens.ts";
 import { createWidgetPageRoute } from "./widget-page.ts";
 
 // Tokens are minted on the system clock (jose), so the route's clock starts there.
@@ -53,7 +55,10 @@ beforeEach(async () => {
     now: () => clock.now(),
   });
   server = createServer((request, response) => {
-    route(request, response).then((served) => served || response.writeHead(299).end("the app"));
+    route(request, response).then(
+      (served) => served || response.writeHead(299).end("the app"),
+      (error: unknown) => response.writeHead(500).end(String(error)),
+    );
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -61,7 +66,7 @@ beforeEach(async () => {
 
 afterEach(async () => {
   broker.shutdown();
-  store.close();
+  await store.close();
   server.closeAllConnections();
   await new Promise<void>((resolve) => server.close(() => resolve()));
 });
@@ -98,7 +103,7 @@ describe("the idle widget page", () => {
       ...finished("s1", "c1", "a3", "•••• (secret entered)"),
       kind: "secret",
       secret: { name: "API_TOKEN", prompt: "Paste the token", allowedHostsEditable: false },
-    } as Ask);
+    });
     await store.put(finished("elsewhere", "c1", "a2", "Postgres"));
     await page("c1", await embed("c1", "a9", 9));
     const response = await page("c1", await embed("c1", "a3", 3));

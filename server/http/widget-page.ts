@@ -1,8 +1,9 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+
 import type { Ask } from "../../lib/ask.ts";
 import { askQuestionText, endingSummary, summaryPrefix } from "../../lib/wording.ts";
+import { AuthError, type TabIdentity, TokenExpired, verifyTabToken } from "../auth/tokens.ts";
 import type { ReplyClaim, Tab } from "../broker/ports.ts";
-import { AuthError, TokenExpired, verifyTabToken, type TabIdentity } from "../auth/tokens.ts";
 import { newNonce, securityHeaders } from "./headers.ts";
 
 /**

@@ -1,4 +1,5 @@
 import { z } from "zod";
+
 import { errorMessage } from "../../lib/error-message.ts";
 
 /**

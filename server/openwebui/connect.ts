@@ -1,19 +1,20 @@
 import { io } from "socket.io-client";
-import {
-  endpointState,
-  enableEndpoint,
-  openaiBaseUrl,
-  type EndpointState,
-} from "../gateway/openai-endpoint.ts";
+
+import { errorMessage } from "../../lib/error-message.ts";
 import { mintTabToken, secretKey } from "../auth/tokens.ts";
 import {
+  enableEndpoint,
+  type EndpointState,
+  endpointState,
+  openaiBaseUrl,
+} from "../gateway/openai-endpoint.ts";
+import {
+  type InstalledFunction,
+  type OpenaiConfig,
   OpenWebuiAdmin,
   OpenWebuiError,
   OpenWebuiUnreachable,
-  type InstalledFunction,
-  type OpenaiConfig,
 } from "./admin-api.ts";
-import { errorMessage } from "../../lib/error-message.ts";
 
 /**
  * `npm run connect-openwebui`: connects an Open WebUI to this server and its Gateway through Open
@@ -52,7 +53,7 @@ export type ConnectOptions = {
   addConnection: boolean;
   /** The filter to install: its source, and the version its front matter states. */
   filter: { content: string; version: string };
-  print(line: string): void;
+  print: (line: string) => void;
 };
 
 /** A refusal: the step that failed and why; nothing was written, or what was is undone. */

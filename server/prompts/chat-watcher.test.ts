@@ -3,27 +3,28 @@
 // text-prompt asks; runs that move on end them; an unanswered secret prompt tells the agent once.
 import type { ChatEvent } from "@openclaw/gateway-protocol";
 import { describe, expect } from "vitest";
+
 import { SECRET_CANCELLED_MESSAGE, SECRET_NOT_RECEIVED_MESSAGE } from "../../lib/answers.ts";
 import type { Ask } from "../../lib/ask.ts";
-import { DEFAULT_SESSION_KEY_PATTERN, ChatKeyPattern } from "../../lib/session-key.ts";
+import { ChatKeyPattern, DEFAULT_SESSION_KEY_PATTERN } from "../../lib/session-key.ts";
 import { approval, question, textPrompt } from "../../test/support/ask-fixtures.ts";
 import { brokerTest, settled, tab } from "../../test/support/broker-harness.ts";
 import {
-  MODES,
-  PROMPTS,
-  PROMPT_KINDS,
-  TRIGGER,
   chatFrames,
   expectCard,
-  questionsOf,
   type Mode,
+  MODES,
+  PROMPT_KINDS,
   type PromptKind,
+  PROMPTS,
+  questionsOf,
+  TRIGGER,
 } from "../../test/support/text-prompts.ts";
 import type { AskBroker } from "../broker/broker.ts";
 import { Emitter } from "../events.ts";
 import { runUpdate } from "../gateway/intake.ts";
 import { checkChatEvent } from "../gateway/records.ts";
-import { ChatWatcher, type AgentRuns, type RunEvents, type RunUpdate } from "./chat-watcher.ts";
+import { type AgentRuns, ChatWatcher, type RunEvents, type RunUpdate } from "./chat-watcher.ts";
 
 const TIMEOUT_MS = 240_000;
 const keyOf = (chatId: string) => `agent:dev:openwebui:${chatId}`;

@@ -1,15 +1,16 @@
 import { createHash } from "node:crypto";
-import type { Ask } from "../../lib/ask.ts";
+
 import { SECRET_NOT_RECEIVED_MESSAGE } from "../../lib/answers.ts";
+import type { Ask } from "../../lib/ask.ts";
 import type { Clock } from "../../lib/clock.ts";
-import { RUN_STOPPED, endedAsText } from "../../lib/outcomes.ts";
-import type { CloseReason } from "../../lib/protocol.ts";
+import { errorMessage } from "../../lib/error-message.ts";
+import { endedAsText, RUN_STOPPED } from "../../lib/outcomes.ts";
 import { PromptScanner } from "../../lib/prompts/index.ts";
-import { textPromptContinuation, type ChatKeyPattern } from "../../lib/session-key.ts";
+import type { CloseReason } from "../../lib/protocol.ts";
+import { type ChatKeyPattern, textPromptContinuation } from "../../lib/session-key.ts";
 import { askFromTextPrompt } from "../../lib/sources/text-prompt.ts";
 import type { AskBroker } from "../broker/broker.ts";
 import type { Subscribable } from "../events.ts";
-import { errorMessage } from "../../lib/error-message.ts";
 
 /**
  * Watches assistant text of the agent's sessions for `OpenClaw needs input:` prompts (docs/ARCHITECTURE.md#text-prompts):
@@ -37,7 +38,7 @@ export type RunEvents = { "run:update": [update: RunUpdate] };
 /** What the watcher needs from the Gateway: the runs, and a way to tell a session something. */
 export interface AgentRuns extends Subscribable<RunEvents> {
   /** Tells the session of a text prompt something without asking in chat (at most once per ask). */
-  notify(ask: Ask, message: string): Promise<void>;
+  notify: (ask: Ask, message: string) => Promise<void>;
 }
 
 // Runs that never end (a dropped final) must not pile up.
@@ -52,7 +53,7 @@ export type ChatWatcherOptions = {
   agentId: string;
   clock: Clock;
   timeoutMs: number;
-  log(message: string): void;
+  log: (message: string) => void;
 };
 
 /** Stable across replays of the same reply, so a prompt seen twice is one ask. */

@@ -1,5 +1,7 @@
 import { request } from "node:https";
+
 import { describe, expect, it } from "vitest";
+
 import {
   isPublicAddress,
   publicAddressLookup,

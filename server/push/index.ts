@@ -1,11 +1,12 @@
 import type { IncomingMessage } from "node:http";
 import type { Agent } from "node:https";
+
 import type { Clock } from "../../lib/clock.ts";
+import { actionTokenKey, mintActionToken } from "../auth/action-tokens.ts";
+import type { OwnerRequest } from "../auth/owner-request.ts";
 import type { AskBroker } from "../broker/broker.ts";
 import type { Config } from "../config.ts";
-import type { OwnerRequest } from "../auth/owner-request.ts";
 import type { PushBackend } from "../store/backend.ts";
-import { actionTokenKey, mintActionToken } from "../auth/action-tokens.ts";
 import { publicPushAgent } from "./endpoint-host.ts";
 import { PushNotifier } from "./notifier.ts";
 import { createPushRoutes } from "./routes.ts";
@@ -23,11 +24,11 @@ export type PushOptions = {
   broker: AskBroker;
   /** Where the dashboard is, for a notification's tap (the server's own URL unless PUBLIC_URL says otherwise). */
   dashboardUrl: () => string;
-  ownerOf(request: IncomingMessage): Promise<OwnerRequest | null>;
+  ownerOf: (request: IncomingMessage) => Promise<OwnerRequest | null>;
   /** Whether a link's key id is still current: a subscription made with a revoked link is pushed to no more. */
-  isKnownKid(kid: string): Promise<boolean>;
+  isKnownKid: (kid: string) => Promise<boolean>;
   /** Whether a key id is the owner links' current one (not a device's). */
-  isOwnerLinkKid(kid: string): Promise<boolean>;
+  isOwnerLinkKid: (kid: string) => Promise<boolean>;
   /** The HTTPS agent for a push service on loopback (the tests'), taken with PUSH_ALLOW_PRIVATE_ENDPOINTS only. */
   agent?: Agent;
   /** Its store and announcements are closed with the backend, not here. */

@@ -7,18 +7,20 @@ import { Agent } from "node:https";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import webpush from "web-push";
+
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
+import webpush from "web-push";
+
 import type { Ask } from "../../lib/ask.ts";
-import { T0, approval, question } from "../../test/support/ask-fixtures.ts";
+import { approval, question, T0 } from "../../test/support/ask-fixtures.ts";
 import { ManualClock } from "../../test/support/manual-clock.ts";
 import {
+  type BrowserKeys,
   browserKeys,
   decryptPush,
-  startPushService,
-  type BrowserKeys,
   type PushServiceStandIn,
   type ReceivedPush,
+  startPushService,
 } from "../../test/support/push-service.ts";
 import { actionTokenKey, mintActionToken, verifyActionToken } from "../auth/action-tokens.ts";
 import { MemoryPushAnnouncements } from "./announcements.ts";

@@ -1,13 +1,15 @@
 import type { Agent } from "node:https";
+
 import webpush, { WebPushError } from "web-push";
+
 import type { Ask, Decision } from "../../lib/ask.ts";
 import type { Clock } from "../../lib/clock.ts";
-import { PUSH_DECISIONS, askPush, outcomePush, type PushPayload } from "./payload.ts";
+import { errorMessage } from "../../lib/error-message.ts";
 import type { ActionClaims } from "../auth/action-tokens.ts";
 import type { PushAnnouncements } from "./announcements.ts";
+import { askPush, outcomePush, PUSH_DECISIONS, type PushPayload } from "./payload.ts";
 import { originOf, type PushStore, type StoredPushSubscription } from "./push-store.ts";
 import type { VapidKeys } from "./vapid.ts";
-import { errorMessage } from "../../lib/error-message.ts";
 
 /**
  * Sends Web Push notifications to the owners' subscriptions:
@@ -40,7 +42,7 @@ export type PushNotifierOptions = {
   /** Open WebUI's title of a chat, when known: a notification names the chat by it. */
   chatTitle(chatId: string): Promise<string | undefined>;
   /** Whether a link's key id is still current (an unrevoked owner-link key, an active device). */
-  isKnownKid(kid: string): Promise<boolean>;
+  isKnownKid: (kid: string) => Promise<boolean>;
   log: (message: string) => void;
   /** The HTTPS agent for push services (one that trusts a private CA: a self-hosted push service, the tests' stand-in). */
   agent?: Agent;

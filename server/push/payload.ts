@@ -1,13 +1,13 @@
 import type { Ask, Decision } from "../../lib/ask.ts";
 import {
-  DECISION_LABELS,
-  KIND_LABELS,
-  SECRET_REQUESTED,
   approvalScopeSummary,
+  DECISION_LABELS,
   endingSummary,
+  KIND_LABELS,
   kindLabel,
   moreQuestions,
   questionHeading,
+  SECRET_REQUESTED,
 } from "../../lib/wording.ts";
 
 /**

@@ -1,4 +1,5 @@
 import { z } from "zod";
+
 import { isSignedSubscription } from "./subscription-signature.ts";
 
 /**

@@ -1,14 +1,15 @@
 import type { Redis } from "ioredis";
 import { z } from "zod";
+
 import { Count, Flag, parseStored, redisScripts, unavailableAs } from "../store/redis-scripts.ts";
 import {
   MAX_SUBSCRIPTIONS_PER_OWNER,
-  removedUnverifiedLine,
-  verifiedSubscription,
   type PushStore,
   type PushStoreOptions,
   type PushSubscriptionRecord,
+  removedUnverifiedLine,
   type StoredPushSubscription,
+  verifiedSubscription,
 } from "./push-store.ts";
 import { signSubscription } from "./subscription-signature.ts";
 

@@ -1,16 +1,18 @@
 import { createHash } from "node:crypto";
 import type { IncomingMessage } from "node:http";
+
 import { z } from "zod";
+
 import { Decision } from "../../lib/ask.ts";
 import type { PushKey, PushSubscriptionList, PushUnsubscribed } from "../../lib/devices.ts";
+import { errorMessage } from "../../lib/error-message.ts";
+import { type AnswerAck, fail, type TabAnswer } from "../../lib/protocol.ts";
+import { type ActionClaims, ActionTokenError, verifyActionToken } from "../auth/action-tokens.ts";
+import { isOwnerLink, type OwnerRequest } from "../auth/owner-request.ts";
 import type { Tab } from "../broker/ports.ts";
-import { fail, type AnswerAck, type TabAnswer } from "../../lib/protocol.ts";
-import { ActionTokenError, verifyActionToken, type ActionClaims } from "../auth/action-tokens.ts";
+import { jsonApi, route } from "../http/json-api.ts";
 import { refusedPushHost } from "./endpoint-host.ts";
 import { originOf, type PushStore } from "./push-store.ts";
-import { jsonApi, route } from "../http/json-api.ts";
-import { isOwnerLink, type OwnerRequest } from "../auth/owner-request.ts";
-import { errorMessage } from "../../lib/error-message.ts";
 
 /**
  * The push endpoints (docs/PROTOCOL.md, "Push"):
@@ -71,13 +73,13 @@ export type PushRoutesOptions = {
   tokenKey: Uint8Array;
   now: () => number;
   /** The owner a request's bearer token names, or null when it is not a valid owner's dashboard token. */
-  ownerOf(request: IncomingMessage): Promise<OwnerRequest | null>;
+  ownerOf: (request: IncomingMessage) => Promise<OwnerRequest | null>;
   /** Whether a link's key id is still current: an action sent to a revoked link's subscription is refused. */
-  isKnownKid(kid: string): Promise<boolean>;
+  isKnownKid: (kid: string) => Promise<boolean>;
   /** Whether a key id is the owner links' current one: only an owner link removes subscriptions from the list. */
-  isOwnerLinkKid(kid: string): Promise<boolean>;
+  isOwnerLinkKid: (kid: string) => Promise<boolean>;
   owners: ReadonlySet<string>;
-  answer(tab: Tab, askId: string, answer: TabAnswer): Promise<AnswerAck>;
+  answer: (tab: Tab, askId: string, answer: TabAnswer) => Promise<AnswerAck>;
   log: (message: string) => void;
 };
 

@@ -1,12 +1,12 @@
 import { PrivateDatabase } from "../store/private-database.ts";
 import {
   MAX_SUBSCRIPTIONS_PER_OWNER,
-  removedUnverifiedLine,
-  verifiedSubscription,
   type PushStore,
   type PushStoreOptions,
   type PushSubscriptionRecord,
+  removedUnverifiedLine,
   type StoredPushSubscription,
+  verifiedSubscription,
 } from "./push-store.ts";
 import { signSubscription } from "./subscription-signature.ts";
 

@@ -1,10 +1,12 @@
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from "node:crypto";
 import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
+
 import type { Redis } from "ioredis";
-import { z } from "zod";
 import webpush from "web-push";
-import { PRIVATE_FILE_MODE, preparePrivateDir, restrictFiles } from "../store/data-dir.ts";
+import { z } from "zod";
+
+import { preparePrivateDir, PRIVATE_FILE_MODE, restrictFiles } from "../store/data-dir.ts";
 import { Flag, parseStored, redisScripts, unavailableAs } from "../store/redis-scripts.ts";
 
 /**

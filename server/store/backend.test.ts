@@ -1,15 +1,17 @@
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+
 import { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+
 import { systemClock } from "../../lib/clock.ts";
-import { startRedis, type TestRedis } from "../../test/support/redis-server.ts";
 import { question } from "../../test/support/ask-fixtures.ts";
+import { startRedis, type TestRedis } from "../../test/support/redis-server.ts";
 import { MemoryPresence } from "../broker/presence.ts";
 import { RedisPresence } from "../broker/redis-presence.ts";
 import { parseConfig } from "../config.ts";
-import { openBackend, type Backend } from "./backend.ts";
+import { type Backend, openBackend } from "./backend.ts";
 
 /** The composition root: one configuration gives every store of one kind, under one DATA_DIR or one key prefix. */
 

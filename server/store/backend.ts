@@ -1,18 +1,21 @@
 import { randomUUID } from "node:crypto";
 import path from "node:path";
+
 import { createAdapter } from "@socket.io/redis-adapter";
 import type { Redis } from "ioredis";
 import type { ServerOptions } from "socket.io";
+
 import type { Clock } from "../../lib/clock.ts";
+import { errorMessage } from "../../lib/error-message.ts";
+import { type DeviceStore, RedisDeviceStore, SqliteDeviceStore } from "../auth/device-store.ts";
 import type { Presence } from "../broker/ports.ts";
 import { MemoryPresence } from "../broker/presence.ts";
 import { RedisPresence } from "../broker/redis-presence.ts";
 import type { Config } from "../config.ts";
-import { RedisDeviceStore, SqliteDeviceStore, type DeviceStore } from "../auth/device-store.ts";
 import {
   MemoryPushAnnouncements,
-  RedisPushAnnouncements,
   type PushAnnouncements,
+  RedisPushAnnouncements,
 } from "../push/announcements.ts";
 import type { PushStore } from "../push/push-store.ts";
 import { RedisPushStore } from "../push/redis-push-store.ts";
@@ -24,7 +27,6 @@ import { RedisAskStore } from "./redis.ts";
 import { connectRedis } from "./redis-client.ts";
 import { SqliteAskStore } from "./sqlite.ts";
 import type { ServiceStore } from "./store.ts";
-import { errorMessage } from "../../lib/error-message.ts";
 
 /**
  * Where an instance keeps what it knows, chosen here and nowhere else (as Hocuspocus' extension-redis

@@ -1,5 +1,7 @@
 import { createHmac } from "node:crypto";
+
 import type { Redis } from "ioredis";
+
 import { unavailableAs } from "./redis-scripts.ts";
 
 /**

@@ -1,8 +1,9 @@
 import { closeSync, existsSync, openSync } from "node:fs";
 import path from "node:path";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
-import { PRIVATE_FILE_MODE, preparePrivateDir, restrictFiles } from "./data-dir.ts";
+
 import { errorMessage } from "../../lib/error-message.ts";
+import { preparePrivateDir, PRIVATE_FILE_MODE, restrictFiles } from "./data-dir.ts";
 
 /** What a store keeps in its file: its tables, and the statements it runs on them. */
 export type DatabaseLayout<Name extends string> = {

@@ -1,4 +1,5 @@
 import { z } from "zod";
+
 import type { ReplyClaim } from "../broker/ports.ts";
 import { Count, Done, Flag, flatRows } from "./redis-scripts.ts";
 

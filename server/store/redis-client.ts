@@ -1,4 +1,5 @@
 import { Redis } from "ioredis";
+
 import { errorMessage } from "../../lib/error-message.ts";
 
 /**

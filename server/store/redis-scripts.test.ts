@@ -1,8 +1,9 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
+
 import { startRedis, type TestRedis } from "../../test/support/redis-server.ts";
-import { Flag, MalformedReply, flatRows, redisScripts } from "./redis-scripts.ts";
+import { Flag, flatRows, MalformedReply, redisScripts } from "./redis-scripts.ts";
 
 /** A script's reply is read through its schema: the value comes back typed, or a clear error names the script. */
 

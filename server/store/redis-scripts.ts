@@ -1,6 +1,8 @@
 import { createHash } from "node:crypto";
+
 import type { Redis } from "ioredis";
 import { z } from "zod";
+
 import { StoreUnavailable } from "./store.ts";
 
 /**

@@ -1,10 +1,11 @@
 import type { Redis } from "ioredis";
+
 import type { Ask, AskStatus } from "../../lib/ask.ts";
-import { systemClock, type Clock } from "../../lib/clock.ts";
+import { type Clock, systemClock } from "../../lib/clock.ts";
+import type { ReplyClaim } from "../broker/ports.ts";
 import { ASK_SCRIPTS } from "./redis-ask-scripts.ts";
 import { redisScripts, unavailableAs } from "./redis-scripts.ts";
-import type { ReplyClaim } from "../broker/ports.ts";
-import { setAsideAsks, type SetAside } from "./rows.ts";
+import { type SetAside, setAsideAsks } from "./rows.ts";
 import type { AskStore, OwnerLinkKeyStore, RetentionStore } from "./store.ts";
 
 /**

@@ -1,12 +1,14 @@
-import { mkdtempSync, rmSync, statSync, existsSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+
 import { afterEach, describe, expect, it } from "vitest";
+
+import { question } from "../../test/support/ask-fixtures.ts";
 import { ManualClock } from "../../test/support/manual-clock.ts";
 import { storeBackends, type StoreUnderTest } from "../../test/support/store-backends.ts";
 import { Retention } from "./retention.ts";
 import { SqliteAskStore } from "./sqlite.ts";
-import { question } from "../../test/support/ask-fixtures.ts";
 
 const DAY = 86_400_000;
 

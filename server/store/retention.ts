@@ -1,6 +1,6 @@
 import type { Clock, TimerHandle } from "../../lib/clock.ts";
-import type { RetentionStore } from "./store.ts";
 import { errorMessage } from "../../lib/error-message.ts";
+import type { RetentionStore } from "./store.ts";
 
 /**
  * Retention: answered (terminal) history older than HISTORY_DAYS is deleted, and so is the ownership

@@ -1,10 +1,10 @@
 import type { Ask, AskStatus } from "../../lib/ask.ts";
-import { PrivateDatabase } from "./private-database.ts";
-import type { ReplyClaim } from "../broker/ports.ts";
-import { systemClock, type Clock, type TimerHandle } from "../../lib/clock.ts";
-import { setAsideAsks, type SetAside } from "./rows.ts";
-import type { AskStore, OwnerLinkKeyStore, RetentionStore } from "./store.ts";
+import { type Clock, systemClock, type TimerHandle } from "../../lib/clock.ts";
 import { errorMessage } from "../../lib/error-message.ts";
+import type { ReplyClaim } from "../broker/ports.ts";
+import { PrivateDatabase } from "./private-database.ts";
+import { type SetAside, setAsideAsks } from "./rows.ts";
+import type { AskStore, OwnerLinkKeyStore, RetentionStore } from "./store.ts";
 
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS asks (

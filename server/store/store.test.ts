@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
+
+import { question } from "../../test/support/ask-fixtures.ts";
 import { ManualClock } from "../../test/support/manual-clock.ts";
 import { storeBackends } from "../../test/support/store-backends.ts";
-import { question } from "../../test/support/ask-fixtures.ts";
 
 /** The contract every AskStore keeps, run against SQLite and a real Redis alike. */
 

@@ -1,17 +1,18 @@
 import type { Socket } from "socket.io";
 import type { z } from "zod";
+
 import {
+  type AckError,
   AskAnswerPayload,
   AsksListPayload,
   AsksWatchPayload,
   ChatLeavePayload,
   ChatViewPayload,
-  describeIssues,
-  fail,
-  type AckError,
   type ClientEvent,
   type ClientEvents,
   type ClientToServerEvents,
+  describeIssues,
+  fail,
   type ServerToClientEvents,
 } from "../../lib/protocol.ts";
 import type { AskBroker } from "../broker/broker.ts";
@@ -25,11 +26,14 @@ import type { Tab } from "../broker/ports.ts";
  * decided may send the ack earlier through `acknowledge` (the transport then sends nothing more).
  */
 
+/** What the handshake puts on each socket. */
+export type TabSocketData = { tab: Tab };
+
 export type TabSocket = Socket<
   ClientToServerEvents,
   ServerToClientEvents,
   Record<string, never>,
-  { tab: Tab }
+  TabSocketData
 >;
 
 export type TabHandler<E extends ClientEvent> = (

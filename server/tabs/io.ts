@@ -1,28 +1,31 @@
 import type { IncomingMessage, Server as HttpServer } from "node:http";
+
 import { Server, type ServerOptions } from "socket.io";
+
+import { errorMessage } from "../../lib/error-message.ts";
 import {
-  HandshakeProtocol,
-  TAB_PROTOCOL_VERSION,
-  fail,
   type ClientEvent,
   type ClientEvents,
   type ClientToServerEvents,
+  fail,
   type GatewayStatus,
+  HandshakeProtocol,
   type IncompatibleProtocol,
   type ServerToClientEvents,
+  TAB_PROTOCOL_VERSION,
 } from "../../lib/protocol.ts";
+import { AuthError, verifyTabToken } from "../auth/tokens.ts";
 import type { AskBroker } from "../broker/broker.ts";
 import type { Subscribable } from "../events.ts";
 import { clientAddress, trustedProxies } from "./address.ts";
-import { AuthError, verifyTabToken } from "../auth/tokens.ts";
 import {
-  WATCHERS_ROOM,
   createAskHandlers,
   createChatHandlers,
   type TabHandler,
   type TabSocket,
+  type TabSocketData,
+  WATCHERS_ROOM,
 } from "./handlers.ts";
-import { errorMessage } from "../../lib/error-message.ts";
 
 /**
  * The Socket.IO transport: authentication at the handshake, origin checks, connection limits,
@@ -58,7 +61,7 @@ export type TabServerOptions = {
   eventsPerSecond?: number;
   /** The injected clock's time: what tokens are judged at and the rate limits refill by. */
   now: () => number;
-  log(message: string): void;
+  log: (message: string) => void;
 };
 
 export type TabServer = {
@@ -95,7 +98,12 @@ export function createTabServer(http: HttpServer, options: TabServerOptions): Ta
   };
   const openPerAddress = new Map<string, number>();
 
-  const io = new Server<ClientToServerEvents, ServerToClientEvents>(http, {
+  const io = new Server<
+    ClientToServerEvents,
+    ServerToClientEvents,
+    Record<string, never>,
+    TabSocketData
+  >(http, {
     maxHttpBufferSize: MAX_PAYLOAD_BYTES,
     ...(options.adapter ? { adapter: options.adapter } : {}),
     serveClient: false,
@@ -307,10 +315,7 @@ export function createTabServer(http: HttpServer, options: TabServerOptions): Ta
           io.local.in(linkRoom(kid)).disconnectSockets(true);
       }
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        io.close(() => resolve());
-      }),
+    close: () => io.close(),
   };
 }
 

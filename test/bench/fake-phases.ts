@@ -1,11 +1,12 @@
 import type { Socket } from "socket.io-client";
+
 import { mintTabToken, secretKey } from "../../server/auth/tokens.ts";
 import { TEST_REPLY } from "../support/replies.ts";
+import { nowMs } from "./clock.ts";
 import type { Counts, Heap, Target } from "./ipc.ts";
 import type { ServerProcess } from "./server-link.ts";
-import { nowMs } from "./clock.ts";
 import { round, summarize, type Summary } from "./stats.ts";
-import { openIdleTab, openMany, openTab, strays, type BenchTab } from "./tabs.ts";
+import { type BenchTab,openIdleTab, openMany, openTab, strays } from "./tabs.ts";
 
 /**
  * The figures measured against the fake Gateway, product and bare relay side by side in one server

@@ -12,19 +12,21 @@
 // Options: --samples=N (default 50)   --warmup=N (default 3)
 //          --report-only: exit 0 when a figure misses its target (CI prints the figures; a loaded
 //          machine's tail must not fail the run), non-zero only when a step fails
-import { writeFileSync, mkdirSync } from "node:fs";
+import { mkdirSync,writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+
 import type { Frame, Page } from "playwright-core";
-import { startAppServer, type AppServer } from "../support/app-server.ts";
-import { launchBrowser } from "../support/browser.ts";
-import { connectOperator, type OperatorConnection, type Payload } from "../support/gateway-client.ts";
-import { startOpenWebui, type OpenWebui } from "../support/open-webui.ts";
-import { stubScript } from "../support/stub-model.ts";
-import { startHarness } from "../setup/global-gateway.ts";
-import { summarize, type Summary } from "./stats.ts";
+
 import { errorMessage } from "../../lib/error-message.ts";
 import { openaiBaseUrl } from "../../server/gateway/openai-endpoint.ts";
+import { startHarness } from "../setup/global-gateway.ts";
+import { type AppServer,startAppServer } from "../support/app-server.ts";
+import { launchBrowser } from "../support/browser.ts";
+import { connectOperator, type OperatorConnection, type Payload } from "../support/gateway-client.ts";
+import { type OpenWebui,startOpenWebui } from "../support/open-webui.ts";
+import { stubScript } from "../support/stub-model.ts";
+import { summarize, type Summary } from "./stats.ts";
 
 const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const RESULTS_FILE = path.join(PROJECT_ROOT, "bench", "open-webui.json");

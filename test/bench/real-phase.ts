@@ -1,9 +1,9 @@
 import { mintTabToken, secretKey } from "../../server/auth/tokens.ts";
-import { TEST_REPLY } from "../support/replies.ts";
 import { connectOperator } from "../support/gateway-client.ts";
 import { startRealGateway } from "../support/real-gateway.ts";
-import type { ServerProcess } from "./server-link.ts";
+import { TEST_REPLY } from "../support/replies.ts";
 import { nowMs } from "./clock.ts";
+import type { ServerProcess } from "./server-link.ts";
 import { summarize, type Summary } from "./stats.ts";
 import { openTab } from "./tabs.ts";
 

@@ -1,9 +1,11 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+
 import { GatewayClient } from "@openclaw/gateway-client";
-import { Redis } from "ioredis";
 import { PROTOCOL_VERSION } from "@openclaw/gateway-protocol/version";
+import { Redis } from "ioredis";
 import { Server, type Socket } from "socket.io";
+
 import { OPERATOR_CAPS, OPERATOR_SCOPES } from "../../server/gateway/link.ts";
 
 /**
@@ -108,7 +110,7 @@ export async function startRelay(gatewayUrl: string, gatewayToken: string, optio
       hop?.publisher.disconnect();
       hop?.subscriber.disconnect();
       http.closeAllConnections();
-      await new Promise<void>((resolve) => io.close(() => resolve()));
+      await io.close();
     },
   };
 }

@@ -16,9 +16,10 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { runFakePhases, type Comparison, type FakeResults } from "./fake-phases.ts";
+
+import { type Comparison, type FakeResults,runFakePhases } from "./fake-phases.ts";
 import { measurePageWeight, type PageWeightResult } from "./page-weight.ts";
-import { runRealPhase, type RealResults } from "./real-phase.ts";
+import { type RealResults,runRealPhase } from "./real-phase.ts";
 import { benchScanner, type ScannerResult } from "./scanner.ts";
 import { spawnServerProcess } from "./server-link.ts";
 import { round } from "./stats.ts";

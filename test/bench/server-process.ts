@@ -5,14 +5,15 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+
 import type { Application } from "../../server/app.ts";
 import { MemoryPresence } from "../../server/broker/presence.ts";
-import { startApplication, testConfig } from "../support/tabs.ts";
-import { startFakeGateway, type FakeGateway } from "../support/fake-gateway.ts";
+import { type FakeGateway,startFakeGateway } from "../support/fake-gateway.ts";
 import { startRedis, type TestRedis } from "../support/redis-server.ts";
+import { startApplication, testConfig } from "../support/tabs.ts";
 import { nowMs } from "./clock.ts";
 import type { Command, Counts, Heap, Ready, Reply, Request, Target } from "./ipc.ts";
-import { startRelay, type Relay } from "./relay.ts";
+import { type Relay,startRelay } from "./relay.ts";
 
 const authSecret = process.env.BENCH_AUTH_SECRET;
 if (!authSecret || !process.send) {
@@ -162,7 +163,7 @@ function sleep(ms: number): Promise<void> {
 process.on("message", (message: Request) => {
   if (verbose) console.error(`[server] <- ${JSON.stringify(message)}`);
   const { id, ...command } = message;
-  handle(command as Command).then(
+  handle(command).then(
     (result) => process.send!({ id, ok: true, result: result ?? null } satisfies Reply),
     (error: unknown) => {
       const text = error instanceof Error ? error.stack ?? error.message : String(error);

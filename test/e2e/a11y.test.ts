@@ -2,12 +2,13 @@
 // dark, at desktop and phone width: no serious or critical violation.
 import type { Page } from "playwright-core";
 import { beforeAll, describe, expect, inject, it } from "vitest";
+
 import { openPage } from "../support/browser.ts";
 import {
-  UI_TIMEOUT,
   createQuestion,
   requestApproval,
   seriousViolations,
+  UI_TIMEOUT,
   uniqueChat,
   useE2e,
   waitAnswer,

@@ -3,11 +3,12 @@
 // history; a notification's `#ask=` address that does not decode. The inbox's order, triage keys and
 // filters are in inbox.test.ts.
 import { describe, expect, inject, it } from "vitest";
+
 import { openPage } from "../support/browser.ts";
 import {
-  UI_TIMEOUT,
   createQuestion,
   requestApproval,
+  UI_TIMEOUT,
   uniqueChat,
   useE2e,
   waitAnswer,

@@ -5,8 +5,9 @@
 // Issue 22: the list says when and through which link each device was made; the phone's own dashboard
 // (a device link) lists the devices but cannot make or revoke one.
 import { describe, expect, inject, it } from "vitest";
+
 import { openPage } from "../support/browser.ts";
-import { UI_TIMEOUT, seriousViolations, useE2e } from "./fixtures.ts";
+import { seriousViolations, UI_TIMEOUT, useE2e } from "./fixtures.ts";
 
 const gatewayUrl = inject("gatewayUrl");
 const DEVICE_TOKEN_KEY = "openclaw-asks:device-token";

@@ -1,25 +1,27 @@
 // Shared pieces of the end-to-end tests: the app, browser and requester every describe starts, unique
 // chats, asks created at the real Gateway, and a host page that embeds the widget exactly as Open WebUI does.
 import { randomUUID } from "node:crypto";
+import { mkdirSync, readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
+
 import type { Browser, Frame, Page } from "playwright-core";
 import { afterAll, beforeAll, inject } from "vitest";
-import { PROJECT_ROOT, startAppServer, type AppServer } from "../support/app-server.ts";
+
+import { type AppServer, PROJECT_ROOT, startAppServer } from "../support/app-server.ts";
+import { launchBrowser } from "../support/browser.ts";
+import type { OperatorConnection, Payload } from "../support/gateway-client.ts";
 import {
-  TEST_AGENT,
   gatewayOperator,
+  type QuestionSpec,
   requestQuestion,
   sessionKeyOf,
   silence,
-  type QuestionSpec,
+  TEST_AGENT,
 } from "../support/on-gateway.ts";
-import { launchBrowser } from "../support/browser.ts";
-import type { OperatorConnection, Payload } from "../support/gateway-client.ts";
 
-export { waitAnswer, type QuestionSpec } from "../support/on-gateway.ts";
+export { type QuestionSpec, waitAnswer } from "../support/on-gateway.ts";
 
 export const SCREENSHOT_DIR = path.join(PROJECT_ROOT, "test-results", "screenshots");
 export const AXE_PATH = path.join(PROJECT_ROOT, "node_modules", "axe-core", "axe.min.js");

@@ -1,8 +1,9 @@
 // Two browser contexts (two tabs, or a tab and a phone) on the same chat: the card moves to the newer
 // one, and reloading the older one moves it back, once.
 import { describe, expect, inject, it } from "vitest";
+
 import { openPage } from "../support/browser.ts";
-import { UI_TIMEOUT, createQuestion, uniqueChat, useE2e, waitAnswer } from "./fixtures.ts";
+import { createQuestion, UI_TIMEOUT, uniqueChat, useE2e, waitAnswer } from "./fixtures.ts";
 
 const gatewayUrl = inject("gatewayUrl");
 

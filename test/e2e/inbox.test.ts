@@ -8,16 +8,17 @@
 // order seen is the order of this file's asks.
 import type { Locator, Page } from "playwright-core";
 import { describe, expect, inject, it } from "vitest";
+
 import { openPage } from "../support/browser.ts";
+import type { OperatorConnection, Payload } from "../support/gateway-client.ts";
 import {
-  TEST_AGENT,
   requestQuestion,
   sessionKeyOf,
   silence,
+  TEST_AGENT,
   waitAnswer,
 } from "../support/on-gateway.ts";
-import type { OperatorConnection, Payload } from "../support/gateway-client.ts";
-import { UI_TIMEOUT, seriousViolations, uniqueChat, useE2e } from "./fixtures.ts";
+import { seriousViolations, UI_TIMEOUT, uniqueChat, useE2e } from "./fixtures.ts";
 
 const gatewayUrl = inject("gatewayUrl");
 

@@ -2,11 +2,12 @@
 // move, Enter goes on and finally submits, drafts survive stepping back; Esc cancels.
 import type { Page } from "playwright-core";
 import { describe, expect, inject, it } from "vitest";
+
 import { openPage } from "../support/browser.ts";
 import {
+  createQuestion,
   DATABASE_QUESTION,
   UI_TIMEOUT,
-  createQuestion,
   uniqueChat,
   useE2e,
   waitAnswer,

@@ -5,18 +5,19 @@
 // one card, in the last reply's iframe; every other iframe 0 px or a summary; at most one WebSocket.
 import type { Browser, Frame, Page, WebSocket } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { startAppServer, type AppServer } from "../support/app-server.ts";
-import { TEST_AGENT, gatewayOperator, sessionKeyOf } from "../support/on-gateway.ts";
+
+import { type AppServer, startAppServer } from "../support/app-server.ts";
 import { launchBrowser, openPage } from "../support/browser.ts";
 import type { OperatorConnection } from "../support/gateway-client.ts";
+import { gatewayOperator, sessionKeyOf, TEST_AGENT } from "../support/on-gateway.ts";
 import {
   appendReply,
   chatOfReplies,
   openChat,
-  startOpenWebuiHost,
   type OpenWebuiHost,
+  startOpenWebuiHost,
 } from "../support/openwebui-host/index.ts";
-import { UI_TIMEOUT, createQuestion, uniqueChat, waitAnswer } from "./fixtures.ts";
+import { createQuestion, UI_TIMEOUT, uniqueChat, waitAnswer } from "./fixtures.ts";
 
 const gatewayUrl = inject("gatewayUrl");
 /** The bound for things to settle on a loaded machine, once the page has loaded. */

@@ -17,26 +17,28 @@ import { randomUUID } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+
 import { jwtVerify } from "jose";
 import type { Browser, BrowserContext, Frame, Page, WebSocket } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { PROJECT_ROOT, startAppServer, type AppServer } from "../support/app-server.ts";
-import { TEST_AGENT, gatewayOperator } from "../support/on-gateway.ts";
+
+import { openaiBaseUrl } from "../../server/gateway/openai-endpoint.ts";
+import { frontMatterVersion } from "../../server/openwebui/connect.ts";
+import { type AppServer, PROJECT_ROOT, startAppServer } from "../support/app-server.ts";
 import { launchBrowser } from "../support/browser.ts";
 import type { OperatorConnection } from "../support/gateway-client.ts";
+import { gatewayOperator, TEST_AGENT } from "../support/on-gateway.ts";
+import { FILTER_ID, FILTER_PATH, type OpenWebui, startOpenWebui } from "../support/open-webui.ts";
 import { gatewayHttpUrl } from "../support/openai-http.ts";
-import { FILTER_ID, FILTER_PATH, startOpenWebui, type OpenWebui } from "../support/open-webui.ts";
 import { freePort, startRealGateway } from "../support/real-gateway.ts";
 import {
-  STUB_DEFAULT_REPLY,
   fetchStubRequests,
   lastUserMessageIndex,
   messageText,
-  stubScript,
+  STUB_DEFAULT_REPLY,
   type StubScript,
+  stubScript,
 } from "../support/stub-model.ts";
-import { openaiBaseUrl } from "../../server/gateway/openai-endpoint.ts";
-import { frontMatterVersion } from "../../server/openwebui/connect.ts";
 import { createQuestion, waitAnswer } from "./fixtures.ts";
 
 const UI_TIMEOUT = 60_000;

@@ -1,18 +1,20 @@
 // The Open WebUI host page itself behaves as EMBEDS.md says, so tests of the widget inside it mean
 // something: sandboxed iframes that start at 150 px and size only from their own window, embeds above
 // the reply text, the last 8 messages mounted and 8 more on scroll up, and `replace` semantics.
-import { createServer } from "node:http";
 import type { Server } from "node:http";
+import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+
 import type { Browser, Frame, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
 import { launchBrowser, openPage } from "../support/browser.ts";
 import {
   appendReply,
   chatOfReplies,
   openChat,
-  startOpenWebuiHost,
   type OpenWebuiHost,
+  startOpenWebuiHost,
 } from "../support/openwebui-host/index.ts";
 
 // Embed pages on their own origin (the widget is never served by Open WebUI): `?height=N` reports
@@ -63,7 +65,7 @@ const mountedIds = (page: Page) =>
 
 async function embedFrame(page: Page, messageId: string): Promise<Frame> {
   const handle = await frameOf(page, messageId).elementHandle();
-  const frame = await handle!.contentFrame();
+  const frame = await handle.contentFrame();
   await frame!.waitForLoadState("load");
   return frame!;
 }

@@ -7,20 +7,21 @@
 // The app runs on a Redis of its own (issue 22, item 8): pressed while Redis is away, Allow once says to
 // try again and the notification keeps its buttons, and the same button decides once Redis is back.
 // The Devices tab lists the browsers pushed to, each with a Remove button (item 4).
-import { beforeAll, afterAll, describe, expect, inject, it } from "vitest";
 import type { Worker } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+
 import { openPage } from "../support/browser.ts";
-import { TEST_AGENT, sessionKeyOf, silence } from "../support/on-gateway.ts";
 import type { Payload } from "../support/gateway-client.ts";
+import { sessionKeyOf, silence, TEST_AGENT } from "../support/on-gateway.ts";
 import {
+  type BrowserKeys,
   browserKeys,
   decryptPush,
-  startPushService,
-  type BrowserKeys,
   type PushServiceStandIn,
+  startPushService,
 } from "../support/push-service.ts";
 import { startRedis, type TestRedis } from "../support/redis-server.ts";
-import { UI_TIMEOUT, seriousViolations, uniqueChat, useE2e } from "./fixtures.ts";
+import { seriousViolations, UI_TIMEOUT, uniqueChat, useE2e } from "./fixtures.ts";
 
 const gatewayUrl = inject("gatewayUrl");
 

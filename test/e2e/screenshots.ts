@@ -4,30 +4,32 @@
 // (or reuses OPENCLAW_GATEWAY_REUSE_URL / _TOKEN / OPENCLAW_STUB_MODEL_REUSE_URL), the production
 // build (built first when stale), Chromium, and a stand-in Open WebUI host page.
 import { randomUUID } from "node:crypto";
+
 import type { Browser, Page } from "playwright-core";
-import { startAppServer, type AppServer } from "../support/app-server.ts";
-import { openPage, launchBrowser } from "../support/browser.ts";
+
+import { startHarness } from "../setup/global-gateway.ts";
+import { type AppServer, startAppServer } from "../support/app-server.ts";
+import { launchBrowser, openPage } from "../support/browser.ts";
 import { connectOperator, type OperatorConnection } from "../support/gateway-client.ts";
+import { TEST_AGENT } from "../support/on-gateway.ts";
 import {
   chatOfReplies,
   openChat,
-  startOpenWebuiHost,
   type OpenWebuiHost,
+  startOpenWebuiHost,
 } from "../support/openwebui-host/index.ts";
 import { stubScript } from "../support/stub-model.ts";
-import { TEST_AGENT } from "../support/on-gateway.ts";
-import { startHarness } from "../setup/global-gateway.ts";
 import {
-  SCREENSHOT_DIR,
-  UI_TIMEOUT,
   createQuestion,
+  type HostPage,
   requestApproval,
+  SCREENSHOT_DIR,
   screenshotPath,
   sessionKeyFor,
   startHostPage,
+  UI_TIMEOUT,
   uniqueChat,
   waitAnswer,
-  type HostPage,
 } from "./fixtures.ts";
 
 type Shots = {

@@ -2,8 +2,9 @@
 // a question created at the real Gateway shows in the iframe, is answered there, and the requester's
 // question.waitAnswer returns exactly that answer.
 import { describe, expect, inject, it } from "vitest";
+
 import { openPage } from "../support/browser.ts";
-import { UI_TIMEOUT, createQuestion, uniqueChat, useE2e, waitAnswer } from "./fixtures.ts";
+import { createQuestion, UI_TIMEOUT, uniqueChat, useE2e, waitAnswer } from "./fixtures.ts";
 
 const gatewayUrl = inject("gatewayUrl");
 

@@ -3,18 +3,20 @@
 // with a real 2-second `timeoutMs`; channel threads and guests denied at once; sub-agents on the
 // dashboard only; sessions of another agent never touched.
 import { randomUUID } from "node:crypto";
+
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+import type { OperatorConnection, Payload } from "../support/gateway-client.ts";
 import {
-  TEST_AGENT,
   newChat,
+  type PendingApproval,
   requestApproval,
   sessionKeyOf as chatKey,
   startOnGateway,
   stopOnGateway,
+  TEST_AGENT,
   useTabs,
-  type PendingApproval,
 } from "../support/on-gateway.ts";
-import type { OperatorConnection, Payload } from "../support/gateway-client.ts";
 import { stubScript } from "../support/stub-model.ts";
 import type { TestServer } from "../support/tabs.ts";
 

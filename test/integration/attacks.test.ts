@@ -3,26 +3,28 @@
 import { request as httpRequest } from "node:http";
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
+
 import { io } from "socket.io-client";
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
+
 import type { Ask } from "../../lib/ask.ts";
+import type { OperatorConnection } from "../support/gateway-client.ts";
 import {
-  TEST_AGENT,
   newChat,
   requestApproval,
   requestQuestion,
   sessionKeyOf as chatKey,
   startOnGateway,
   stopOnGateway,
+  TEST_AGENT,
   useTabs,
 } from "../support/on-gateway.ts";
-import type { OperatorConnection } from "../support/gateway-client.ts";
 import {
   openTab,
   startTestServer,
-  waitConnected,
   type Tab,
   type TestServer,
+  waitConnected,
 } from "../support/tabs.ts";
 
 const gatewayUrl = inject("gatewayUrl");

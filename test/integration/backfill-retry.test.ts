@@ -3,6 +3,8 @@
 // next reconnect. The fake Gateway fails the list call on demand; the retry timer runs on the
 // server's injected clock and is cleared on disconnect and on stop.
 import { afterEach, describe, expect, it } from "vitest";
+
+import type { FakeGateway } from "../support/fake-gateway.ts";
 import { ManualClock } from "../support/manual-clock.ts";
 import {
   newChat,
@@ -11,8 +13,7 @@ import {
   stopOnFakeGateway,
   useTabs,
 } from "../support/on-gateway.ts";
-import type { FakeGateway } from "../support/fake-gateway.ts";
-import { waitConnected, type TestServer } from "../support/tabs.ts";
+import { type TestServer, waitConnected } from "../support/tabs.ts";
 
 const { openOn } = useTabs();
 const LIST_FAILS = { code: "UNAVAILABLE", message: "question store busy" };

@@ -7,17 +7,19 @@
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
+
 import { decodeJwt, decodeProtectedHeader } from "jose";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { newChat, useTabs } from "../support/on-gateway.ts";
+
 import { PROJECT_ROOT } from "../support/app-server.ts";
 import type { Payload } from "../support/gateway-client.ts";
+import { newChat, useTabs } from "../support/on-gateway.ts";
 import {
-  TEST_AUTH_SECRET,
   startTestServer,
+  TEST_AUTH_SECRET,
+  type TestServer,
   waitConnected,
   watchesAsOwner,
-  type TestServer,
 } from "../support/tabs.ts";
 
 const { tabs } = useTabs();

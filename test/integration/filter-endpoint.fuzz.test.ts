@@ -4,18 +4,20 @@
 // refused one changes nothing.
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
+
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
 import { ErrorCode } from "../../lib/protocol.ts";
+import { secretKey } from "../../server/auth/tokens.ts";
 import {
   FILTER_SIGNATURE_HEADER,
   filterKey,
   signFilterRequest,
 } from "../../server/http/filter-route.ts";
-import { secretKey } from "../../server/auth/tokens.ts";
-import { newChat, startOnGateway, stopOnGateway } from "../support/on-gateway.ts";
 import type { OperatorConnection } from "../support/gateway-client.ts";
-import { TEST_AUTH_SECRET, openTab, type TestServer } from "../support/tabs.ts";
+import { newChat, startOnGateway, stopOnGateway } from "../support/on-gateway.ts";
+import { openTab, TEST_AUTH_SECRET, type TestServer } from "../support/tabs.ts";
 
 let requester: OperatorConnection;
 let server: TestServer;

@@ -4,19 +4,21 @@
 // and server-owned timers (from the Gateway's expiresAtMs, injected clock, none survives an ask's end
 // or server shutdown).
 import { randomUUID } from "node:crypto";
+
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+
 import type { Ask } from "../../lib/ask.ts";
+import type { FakeGateway } from "../support/fake-gateway.ts";
 import { ManualClock } from "../support/manual-clock.ts";
 import {
-  TEST_AGENT,
   newChat,
   sessionKeyOf as chatKey,
   startOnFakeGateway,
   stopOnFakeGateway,
+  TEST_AGENT,
   useTabs,
 } from "../support/on-gateway.ts";
-import type { FakeGateway } from "../support/fake-gateway.ts";
-import { waitConnected, type Tab, type TestServer } from "../support/tabs.ts";
+import { type Tab, type TestServer, waitConnected } from "../support/tabs.ts";
 
 const { openOn } = useTabs();
 

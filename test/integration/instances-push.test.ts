@@ -6,35 +6,37 @@ import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { Agent } from "node:https";
-import { Redis } from "ioredis";
 import { tmpdir } from "node:os";
 import path from "node:path";
+
+import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+
 import type { Ask } from "../../lib/ask.ts";
 import type { AskPush, OutcomePush } from "../../server/push/payload.ts";
 import { PROJECT_ROOT } from "../support/app-server.ts";
+import type { OperatorConnection, Payload } from "../support/gateway-client.ts";
 import {
-  TEST_AGENT,
   gatewayOperator,
   newChat,
   requestApproval,
   sessionKeyOf,
+  TEST_AGENT,
   useTabs,
 } from "../support/on-gateway.ts";
-import type { OperatorConnection, Payload } from "../support/gateway-client.ts";
 import {
   browserKeys,
   decryptPush,
-  startPushService,
   type PushServiceStandIn,
+  startPushService,
 } from "../support/push-service.ts";
 import { startRedis, type TestRedis } from "../support/redis-server.ts";
 import {
-  TEST_AUTH_SECRET,
   startTestServer,
+  TEST_AUTH_SECRET,
+  type TestServer,
   waitConnected,
   watchesAsOwner,
-  type TestServer,
 } from "../support/tabs.ts";
 
 let redis: TestRedis;

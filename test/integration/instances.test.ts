@@ -4,31 +4,33 @@
 // when two tabs on two instances answer at once, and stands in while Redis restarts mid-run.
 // The SIGKILL tests with separate processes are in test/redis/.
 import { randomUUID } from "node:crypto";
+
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
+
 import type { Ask } from "../../lib/ask.ts";
 import type { AnswerAck } from "../../lib/protocol.ts";
 import { REDIS_DOWN } from "../../server/status.ts";
+import { type FakeGateway, startFakeGateway } from "../support/fake-gateway.ts";
+import type { OperatorConnection } from "../support/gateway-client.ts";
 import {
-  TEST_AGENT,
   gatewayOperator,
   newChat,
   requestApproval,
   requestQuestion,
   sessionKeyOf,
+  TEST_AGENT,
   useTabs,
   waitAnswer,
 } from "../support/on-gateway.ts";
-import { startFakeGateway, type FakeGateway } from "../support/fake-gateway.ts";
-import type { OperatorConnection } from "../support/gateway-client.ts";
 import { startRedis, type TestRedis } from "../support/redis-server.ts";
 import {
-  TEST_AUTH_SECRET,
-  TEST_OWNER,
   openTab,
   startTestServer,
-  waitConnected,
   type Tab,
+  TEST_AUTH_SECRET,
+  TEST_OWNER,
   type TestServer,
+  waitConnected,
 } from "../support/tabs.ts";
 
 let redis: TestRedis;

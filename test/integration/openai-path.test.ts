@@ -8,7 +8,9 @@ import { randomUUID } from "node:crypto";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
+
 import { SECRET_MASKED_ENTRY_MESSAGE } from "../../lib/answers.ts";
 import type { ReplyClaim } from "../../server/broker/ports.ts";
 import {
@@ -16,18 +18,18 @@ import {
   filterKey,
   signFilterRequest,
 } from "../../server/http/filter-route.ts";
+import type { OperatorConnection } from "../support/gateway-client.ts";
 import {
-  TEST_AGENT,
   newChat,
   startOnGateway,
   stopOnGateway,
+  TEST_AGENT,
   useTabs,
 } from "../support/on-gateway.ts";
-import type { OperatorConnection } from "../support/gateway-client.ts";
 import {
-  streamChatCompletion,
   type ChatCompletionStream,
   type ChatMessage,
+  streamChatCompletion,
 } from "../support/openai-http.ts";
 import {
   fetchStubRequests,
@@ -36,10 +38,10 @@ import {
   type StubTool,
 } from "../support/stub-model.ts";
 import {
-  TEST_AUTH_SECRET,
-  TEST_OWNER,
   openTab,
   type Tab,
+  TEST_AUTH_SECRET,
+  TEST_OWNER,
   type TestServer,
 } from "../support/tabs.ts";
 

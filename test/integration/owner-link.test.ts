@@ -5,18 +5,20 @@
 // session tokens carry no kid and are unaffected. Issue 22: so are the device links minted through an
 // owner link, whichever owner link it was, while those printed by `--device` stay.
 import { spawn } from "node:child_process";
-import { SignJWT, decodeJwt, decodeProtectedHeader } from "jose";
+
+import { decodeJwt, decodeProtectedHeader, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { TEST_AGENT, newChat, useTabs } from "../support/on-gateway.ts";
+
+import { errorMessage } from "../../lib/error-message.ts";
 import { PROJECT_ROOT } from "../support/app-server.ts";
+import { newChat, TEST_AGENT, useTabs } from "../support/on-gateway.ts";
 import {
-  TEST_AUTH_SECRET,
   openTab,
   startTestServer,
-  waitConnected,
+  TEST_AUTH_SECRET,
   type TestServer,
+  waitConnected,
 } from "../support/tabs.ts";
-import { errorMessage } from "../../lib/error-message.ts";
 
 const { openOn, tabs } = useTabs();
 let server: TestServer;

@@ -9,7 +9,16 @@
 // a loopback, private or bare-address host is refused unless PUSH_ALLOW_PRIVATE_ENDPOINTS (set here:
 // the stand-in runs on 127.0.0.1) allows it.
 import { Agent } from "node:https";
+
+import { decodeJwt } from "jose";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+
+import { revokeOwnerLinks } from "../../server/auth/owner-links.ts";
+import { mintTabToken, secretKey } from "../../server/auth/tokens.ts";
+import { MAX_FAILURES_IN_A_ROW } from "../../server/push/notifier.ts";
+import type { AskPush, OutcomePush } from "../../server/push/payload.ts";
+import { MAX_SUBSCRIPTIONS_PER_OWNER } from "../../server/push/push-store.ts";
+import type { OperatorConnection, Payload } from "../support/gateway-client.ts";
 import {
   newChat,
   requestApproval,
@@ -18,22 +27,15 @@ import {
   stopOnGateway,
   useTabs,
 } from "../support/on-gateway.ts";
-import type { OperatorConnection, Payload } from "../support/gateway-client.ts";
 import {
+  type BrowserKeys,
   browserKeys,
   decryptPush,
-  startPushService,
-  type BrowserKeys,
   type PushServiceStandIn,
   type ReceivedPush,
+  startPushService,
 } from "../support/push-service.ts";
-import { TEST_AUTH_SECRET, startTestServer, type TestServer } from "../support/tabs.ts";
-import type { AskPush, OutcomePush } from "../../server/push/payload.ts";
-import { MAX_FAILURES_IN_A_ROW } from "../../server/push/notifier.ts";
-import { MAX_SUBSCRIPTIONS_PER_OWNER } from "../../server/push/push-store.ts";
-import { mintTabToken, secretKey } from "../../server/auth/tokens.ts";
-import { revokeOwnerLinks } from "../../server/auth/owner-links.ts";
-import { decodeJwt } from "jose";
+import { startTestServer, TEST_AUTH_SECRET, type TestServer } from "../support/tabs.ts";
 
 let requester: OperatorConnection;
 let elsewhere: OperatorConnection;

@@ -2,6 +2,8 @@
 // Now answered history older than HISTORY_DAYS goes, with the chats nobody viewed since; pending
 // asks and their chats stay. Pruning runs on the server's injected clock.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+import type { FakeGateway } from "../support/fake-gateway.ts";
 import { ManualClock } from "../support/manual-clock.ts";
 import {
   newChat,
@@ -10,7 +12,6 @@ import {
   stopOnFakeGateway,
   useTabs,
 } from "../support/on-gateway.ts";
-import type { FakeGateway } from "../support/fake-gateway.ts";
 import type { TestServer } from "../support/tabs.ts";
 
 const DAY = 86_400_000;

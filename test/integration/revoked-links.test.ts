@@ -6,27 +6,29 @@
 // its sockets' links, as have the device links minted through it (issue 22). The instances run on ManualClocks that only the owner-link test moves: a socket
 // closed while no clock moved was closed by the revocation itself, not by a check.
 import { spawn } from "node:child_process";
+
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
 import { LINK_CHECK_EVERY_MS } from "../../server/auth/link-check.ts";
-import {
-  TEST_AGENT,
-  startOnFakeGateway,
-  stopOnFakeGateway,
-  useTabs,
-} from "../support/on-gateway.ts";
 import { PROJECT_ROOT } from "../support/app-server.ts";
-import { startFakeGateway, type FakeGateway } from "../support/fake-gateway.ts";
+import { type FakeGateway, startFakeGateway } from "../support/fake-gateway.ts";
 import type { Payload } from "../support/gateway-client.ts";
 import { ManualClock } from "../support/manual-clock.ts";
+import {
+  startOnFakeGateway,
+  stopOnFakeGateway,
+  TEST_AGENT,
+  useTabs,
+} from "../support/on-gateway.ts";
 import { startRedis, type TestRedis } from "../support/redis-server.ts";
 import {
-  TEST_AUTH_SECRET,
   openTab,
   startTestServer,
+  type Tab,
+  TEST_AUTH_SECRET,
+  type TestServer,
   waitConnected,
   watchesAsOwner,
-  type Tab,
-  type TestServer,
 } from "../support/tabs.ts";
 
 const { tabs } = useTabs();

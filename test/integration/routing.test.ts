@@ -6,12 +6,15 @@
 // contract; the in-repo fake Gateway is used where a test must count what reaches the Gateway or
 // script a replay.
 import { randomUUID } from "node:crypto";
+
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+
 import type { Ask } from "../../lib/ask.ts";
 import type { AskClose } from "../../lib/protocol.ts";
+import { type FakeGateway, FakeGatewayError } from "../support/fake-gateway.ts";
+import type { OperatorConnection, Payload } from "../support/gateway-client.ts";
 import {
   DB_QUESTION,
-  TEST_AGENT,
   newChat,
   requestApproval,
   requestQuestion,
@@ -20,12 +23,11 @@ import {
   startOnGateway,
   stopOnFakeGateway,
   stopOnGateway,
+  TEST_AGENT,
   useTabs,
   waitAnswer,
 } from "../support/on-gateway.ts";
-import type { OperatorConnection, Payload } from "../support/gateway-client.ts";
-import { FakeGatewayError, type FakeGateway } from "../support/fake-gateway.ts";
-import { TEST_OWNER, openTab, waitConnected, type Tab, type TestServer } from "../support/tabs.ts";
+import { openTab, type Tab, TEST_OWNER, type TestServer, waitConnected } from "../support/tabs.ts";
 
 let requester: OperatorConnection;
 let elsewhere: OperatorConnection;

@@ -4,11 +4,14 @@
 // A secret value goes only to `question.resolve`; it must never appear in the SQLite files, the server
 // log, any frame sent to any tab, or any request to the model.
 import { randomUUID } from "node:crypto";
-import { readFileSync, readdirSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
+
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+
 import type { Ask } from "../../lib/ask.ts";
 import { SECRET_CANCELLED_SUMMARY, SECRET_ENTERED_SUMMARY } from "../../lib/outcomes.ts";
+import type { OperatorConnection, Payload } from "../support/gateway-client.ts";
 import {
   newChat,
   sessionKeyOf as chatKey,
@@ -16,12 +19,11 @@ import {
   stopOnGateway,
   useTabs,
 } from "../support/on-gateway.ts";
-import type { OperatorConnection, Payload } from "../support/gateway-client.ts";
 import {
   fetchStubRequests,
   messageText,
-  stubScript,
   type StubScript,
+  stubScript,
 } from "../support/stub-model.ts";
 import type { Tab, TestServer } from "../support/tabs.ts";
 

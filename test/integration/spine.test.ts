@@ -1,17 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { io } from "socket.io-client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+import { TAB_PROTOCOL_VERSION } from "../../lib/protocol-version.ts";
+import type { OperatorConnection } from "../support/gateway-client.ts";
 import {
-  TEST_AGENT,
   newChat as chat,
   requestQuestion,
   sessionKeyOf,
   startOnGateway,
   stopOnGateway,
+  TEST_AGENT,
   useTabs,
 } from "../support/on-gateway.ts";
-import type { OperatorConnection } from "../support/gateway-client.ts";
-import { TAB_PROTOCOL_VERSION } from "../../lib/protocol-version.ts";
-import { TEST_OWNER, waitConnected, type TestServer } from "../support/tabs.ts";
+import { TEST_OWNER, type TestServer, waitConnected } from "../support/tabs.ts";
 
 /** The walking skeleton against a real OpenClaw Gateway: question → newest tab → answer → Gateway. */
 

@@ -5,10 +5,13 @@
 // same for the bodies of the owner endpoints over HTTP (`/push/*`, `/devices`), with every kind of token.
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
+
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { ErrorCode } from "../../lib/protocol.ts";
+
 import type { Ask } from "../../lib/ask.ts";
+import { ErrorCode } from "../../lib/protocol.ts";
+import type { OperatorConnection } from "../support/gateway-client.ts";
 import {
   newChat,
   requestQuestion,
@@ -16,7 +19,6 @@ import {
   startOnGateway,
   stopOnGateway,
 } from "../support/on-gateway.ts";
-import type { OperatorConnection } from "../support/gateway-client.ts";
 import { openTab, type Tab, type TestServer } from "../support/tabs.ts";
 
 const EVENTS = ["chat:view", "chat:leave", "ask:answer", "asks:list", "asks:watch"] as const;
@@ -449,7 +451,7 @@ describe("owner endpoint fuzzing", () => {
               body === undefined
                 ? undefined
                 : typeof body === "object" && body !== null && "raw" in body
-                  ? String((body as { raw: unknown }).raw)
+                  ? String(body.raw)
                   : JSON.stringify(withAskId(body));
             const response = await fetch(`${server.url}${target}`, {
               method,

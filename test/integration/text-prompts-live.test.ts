@@ -1,23 +1,25 @@
 import { randomUUID } from "node:crypto";
+
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
+
 import type { Ask } from "../../lib/ask.ts";
+import type { OperatorConnection } from "../support/gateway-client.ts";
 import {
-  TEST_AGENT,
   newChat,
   sessionKeyOf as keyOf,
   startOnGateway,
   stopOnGateway,
+  TEST_AGENT,
   useTabs,
 } from "../support/on-gateway.ts";
-import type { OperatorConnection } from "../support/gateway-client.ts";
 import {
   fetchStubRequests,
   isInternalContext,
   lastUserMessageIndex,
   messageText,
   parseStubScript,
-  stubScript,
   type RecordedRequest,
+  stubScript,
 } from "../support/stub-model.ts";
 import { openTab, type Tab, type TestServer } from "../support/tabs.ts";
 

@@ -1,27 +1,29 @@
 import { randomUUID } from "node:crypto";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
+
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+
 import type { Ask } from "../../lib/ask.ts";
 import { SECRET_CANCELLED_SUMMARY, SECRET_ENTERED_SUMMARY } from "../../lib/outcomes.ts";
+import type { FakeGateway } from "../support/fake-gateway.ts";
 import { ManualClock } from "../support/manual-clock.ts";
 import {
-  TEST_AGENT,
   newChat,
   sessionKeyOf as keyOf,
   startOnFakeGateway,
   stopOnFakeGateway,
+  TEST_AGENT,
 } from "../support/on-gateway.ts";
-import type { FakeGateway } from "../support/fake-gateway.ts";
 import { openTab, type Tab, type TestServer } from "../support/tabs.ts";
 import {
-  PROMPTS,
-  TRIGGER,
   chatFrames,
   cumulative,
   expectCard,
   type Mode,
   type PromptKind,
+  PROMPTS,
+  TRIGGER,
 } from "../support/text-prompts.ts";
 
 /**

@@ -5,11 +5,13 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
+
 import { afterEach, describe, expect, inject, it } from "vitest";
+
 import { SqliteAskStore } from "../../server/store/sqlite.ts";
 import { question } from "../support/ask-fixtures.ts";
 import { newChat, useTabs } from "../support/on-gateway.ts";
-import { startTestServer, waitConnected, type TestServer } from "../support/tabs.ts";
+import { startTestServer, type TestServer, waitConnected } from "../support/tabs.ts";
 
 const { openOn } = useTabs();
 const servers: TestServer[] = [];
@@ -18,15 +20,15 @@ afterEach(async () => {
 });
 
 /** A DATA_DIR whose store holds `good` asks and then `bad` rows written as a hand edit or another version might leave them. */
-function dataDirWith(
+async function dataDirWith(
   good: Parameters<SqliteAskStore["put"]>[0][],
   bad: { id: string; status: string; chatId: string; body: string }[],
-): string {
+): Promise<string> {
   const dir = mkdtempSync(path.join(tmpdir(), "asks-unreadable-"));
   const file = path.join(dir, "asks.sqlite");
   const store = new SqliteAskStore(file);
-  for (const ask of good) store.put(ask);
-  store.close();
+  for (const ask of good) await store.put(ask);
+  await store.close();
   const db = new DatabaseSync(file);
   for (const row of bad) {
     db.prepare(
@@ -60,7 +62,7 @@ async function healthz(server: TestServer, token?: string): Promise<Record<strin
 describe("an unreadable stored row", () => {
   it("a bad pending row no longer stops the start: it is set aside, logged with its id, and counted in /healthz", async () => {
     const chatId = newChat();
-    const dir = dataDirWith(
+    const dir = await dataDirWith(
       [],
       [
         {
@@ -92,7 +94,7 @@ describe("an unreadable stored row", () => {
       status: "answered",
       resolution: { by: "owner", at: Date.now(), summary: "SQLite", tabId: null },
     });
-    const dir = dataDirWith(
+    const dir = await dataDirWith(
       [answered],
       [{ id: "bad-answered", status: "answered", chatId, body: "{truncated" }],
     );

@@ -1,24 +1,26 @@
 // Several instances as separate processes on one Redis and the real Gateway, one killed with SIGKILL
 // (no goodbye, no cleanup): the tab showing a card reconnects to a survivor and gets the card again,
 // and asks keep arriving on the survivors. Measures the failover time.
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
+
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
+
 import { mintTabToken, secretKey } from "../../server/auth/tokens.ts";
+import type { OperatorConnection } from "../support/gateway-client.ts";
 import {
-  TEST_AGENT,
   gatewayOperator,
   newChat,
   requestQuestion,
   sessionKeyOf,
+  TEST_AGENT,
   waitAnswer,
 } from "../support/on-gateway.ts";
-import type { OperatorConnection } from "../support/gateway-client.ts";
 import { startRedis, type TestRedis } from "../support/redis-server.ts";
-import { TEST_AUTH_SECRET, TEST_OWNER, openTab, type Tab } from "../support/tabs.ts";
+import { openTab, type Tab, TEST_AUTH_SECRET, TEST_OWNER } from "../support/tabs.ts";
 
 type Instance = { url: string; child: ChildProcess; output: string[] };
 
@@ -49,7 +51,7 @@ function startInstance(): Promise<Instance> {
     stdio: ["ignore", "pipe", "pipe"],
   });
   const output: string[] = [];
-  createInterface({ input: child.stderr! }).on("line", (line) => output.push(line));
+  createInterface({ input: child.stderr }).on("line", (line) => output.push(line));
   return new Promise((resolve, reject) => {
     const timer = setTimeout(
       () => reject(new Error(`instance did not start in 60 s: ${output.join("\n")}`)),
@@ -59,7 +61,7 @@ function startInstance(): Promise<Instance> {
       clearTimeout(timer);
       reject(new Error(`instance exited with ${code}: ${output.join("\n")}`));
     });
-    createInterface({ input: child.stdout! }).once("line", (line) => {
+    createInterface({ input: child.stdout }).once("line", (line) => {
       clearTimeout(timer);
       const instance = { url: (JSON.parse(line) as { url: string }).url, child, output };
       instances.push(instance);

@@ -7,19 +7,20 @@
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { dirname } from "node:path";
+
 import {
-  OPEN_WEBUI_VERSION,
-  installOpenWebui,
   installedOpenWebuiVersion,
+  installOpenWebui,
+  OPEN_WEBUI_VERSION,
   openWebuiCacheDir,
 } from "../support/open-webui.ts";
-import { redisServerBinary } from "../support/redis-server.ts";
 import {
-  OPENCLAW_VERSION,
   installedOpenclawVersion,
+  OPENCLAW_VERSION,
   openclawBin,
   openclawCacheDir,
 } from "../support/real-gateway.ts";
+import { redisServerBinary } from "../support/redis-server.ts";
 
 const MIN_NODE = { major: 24, minor: 16 } as const;
 const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";

@@ -8,11 +8,12 @@
 //   `node test/setup/global-gateway.ts` (prints these exports and runs until Ctrl-C).
 // - OPENCLAW_TEST_GATEWAY=off: start nothing (unit-only runs); injected values are "".
 import type { TestProject } from "vitest/node";
+
 import { DEFAULT_AGENT, testFileAgents } from "../support/file-agent.ts";
-import { startRealGateway } from "../support/real-gateway.ts";
 import type { RealGateway } from "../support/real-gateway.ts";
-import { startStubModel } from "../support/stub-model.ts";
+import { startRealGateway } from "../support/real-gateway.ts";
 import type { StubModel } from "../support/stub-model.ts";
+import { startStubModel } from "../support/stub-model.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {

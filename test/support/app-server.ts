@@ -10,8 +10,8 @@ import { randomBytes } from "node:crypto";
 import {
   existsSync,
   mkdirSync,
-  readFileSync,
   readdirSync,
+  readFileSync,
   rmSync,
   statSync,
   writeFileSync,
@@ -20,6 +20,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+
 import { mintTabToken, secretKey } from "../../server/auth/tokens.ts";
 import type { ReplyClaim } from "../../server/broker/ports.ts";
 import { freePort } from "./real-gateway.ts";

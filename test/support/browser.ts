@@ -1,10 +1,10 @@
 // Playwright fixture: Debian's Chromium, headless (never a downloaded browser), plus a page helper
 // that records console output and page errors so tests can assert on them.
 import {
-  chromium,
   type Browser,
   type BrowserContext,
   type BrowserContextOptions,
+  chromium,
   type Page,
 } from "playwright-core";
 

@@ -1,7 +1,8 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { GatewayClient, GatewayClientRequestError } from "@openclaw/gateway-client";
 import {
   ChatEventSchema,
+  type EventFrame,
+  type HelloOk,
   HelloOkSchema,
   QuestionGetResultSchema,
   QuestionListResultSchema,
@@ -11,17 +12,17 @@ import {
   QuestionResolveResultSchema,
   QuestionWaitAnswerResultSchema,
   TickEventSchema,
-  type EventFrame,
-  type HelloOk,
 } from "@openclaw/gateway-protocol";
+import type { TSchema } from "typebox";
 // typebox is what @openclaw/gateway-protocol compiles its own validators with.
 import { Compile } from "typebox/compile";
-import type { TSchema } from "typebox";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+
 import {
-  FakeGatewayError,
-  startFakeGateway,
   type FakeGateway,
+  FakeGatewayError,
   type FakeGatewayOptions,
+  startFakeGateway,
 } from "./fake-gateway.ts";
 
 const TOKEN = "test-token";

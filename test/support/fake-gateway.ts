@@ -13,25 +13,27 @@
  * (the methods and events), `faults.ts` (fault injection), `types.ts` (the public API).
  */
 import { randomUUID } from "node:crypto";
+
 import { WebSocketServer } from "ws";
+
 import { createApprovals } from "./fake-gateway/approvals.ts";
 import { createChat } from "./fake-gateway/chat.ts";
 import { createConnections } from "./fake-gateway/connection.ts";
 import { faultControls } from "./fake-gateway/faults.ts";
 import { createQuestions } from "./fake-gateway/questions.ts";
 import {
-  FakeGatewayError,
   type FakeGateway,
+  FakeGatewayError,
   type FakeGatewayOptions,
 } from "./fake-gateway/types.ts";
 import {
   FaultState,
   MAX_PAYLOAD,
+  type Method,
   RequestError,
+  type Settings,
   Timers,
   Wire,
-  type Method,
-  type Settings,
 } from "./fake-gateway/wire.ts";
 
 export * from "./fake-gateway/types.ts";

@@ -1,8 +1,8 @@
 // Opens an operator connection to a (real) Gateway for tests: the agent-side requester, a
 // watcher, or "another client answering elsewhere". Records every event so a test can await
 // one that may already have arrived (events can precede the response of the request that caused them).
-import { GatewayClient } from "@openclaw/gateway-client";
 import type { GatewayClientRequestOptions } from "@openclaw/gateway-client";
+import { GatewayClient } from "@openclaw/gateway-client";
 import { PROTOCOL_VERSION } from "@openclaw/gateway-protocol/version";
 
 export const DEFAULT_OPERATOR_SCOPES = [
@@ -68,12 +68,12 @@ export async function connectOperator(opts: ConnectOperatorOptions): Promise<Ope
     clientDisplayName: opts.displayName,
     minProtocol: PROTOCOL_VERSION,
     maxProtocol: PROTOCOL_VERSION,
-    onHelloOk: (h) => hello.resolve(h as unknown as Payload),
+    onHelloOk: (h) => hello.resolve(h),
     onConnectError: (error) => hello.reject(error),
     onEvent: (frame) => {
       const received: ReceivedEvent = {
         event: frame.event,
-        payload: (frame.payload ?? {}) as Payload,
+        payload: frame.payload ?? {},
         seq: frame.seq,
         receivedAtMs: Date.now(),
       };

@@ -4,18 +4,20 @@
 // `inject`, `expect` and `afterEach` (test/bench must not import it).
 import { randomUUID } from "node:crypto";
 import type { Agent } from "node:https";
+
 import { afterEach, expect, inject } from "vitest";
+
 import type { Clock } from "../../lib/clock.ts";
+import { type FakeGateway, type FakeGatewayOptions, startFakeGateway } from "./fake-gateway.ts";
 import { agentOfRunningFile } from "./file-agent.ts";
 import { connectOperator, type OperatorConnection, type Payload } from "./gateway-client.ts";
-import { startFakeGateway, type FakeGateway, type FakeGatewayOptions } from "./fake-gateway.ts";
 import {
-  TEST_OWNER,
   openTab,
   startTestServer,
-  waitConnected,
   type Tab,
+  TEST_OWNER,
   type TestServer,
+  waitConnected,
 } from "./tabs.ts";
 
 /** A chat id no other test (or test file sharing the Gateway) uses. */

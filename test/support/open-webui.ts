@@ -2,15 +2,17 @@
 // clone (cached like the Gateway), started on a free loopback port with a throwaway data directory
 // and settings that keep it offline, with an admin, our filter and one OpenAI-compatible connection
 // (the real Gateway's /v1, as OpenClaw's docs connect Open WebUI).
-import { spawn, spawnSync } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import path from "node:path";
+
 import { z } from "zod";
-import { freePort } from "./real-gateway.ts";
+
 import { errorMessage } from "../../lib/error-message.ts";
+import { freePort } from "./real-gateway.ts";
 
 /** The Open WebUI releases the suite runs on: the newest (the default) and the one before it. */
 export const OPEN_WEBUI_RELEASES = ["0.12.4", "0.11.0"] as const;

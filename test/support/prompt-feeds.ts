@@ -3,7 +3,7 @@
  * reference scanner that applies the text-prompt rules (docs/ARCHITECTURE.md#text-prompts) to the whole text at once, written for obviousness
  * rather than speed, to check the streaming scanner against.
  */
-import { TRIGGER_PHRASES, collapseWhitespace, questionBody } from "../../lib/prompts/phrases.ts";
+import { collapseWhitespace, questionBody, TRIGGER_PHRASES } from "../../lib/prompts/phrases.ts";
 import { PromptScanner } from "../../lib/prompts/scanner.ts";
 
 export type ScanResult = { visible: string; prompt: string | null };

@@ -5,12 +5,13 @@
 // shares no code with the sender. Paths under /gone/ answer 410 Gone, as for an expired subscription,
 // and the paths in `failing` 500, as a push service in trouble does.
 import { execFileSync } from "node:child_process";
-import { createDecipheriv, createECDH, hkdfSync, randomBytes, type ECDH } from "node:crypto";
+import { createDecipheriv, createECDH, type ECDH, hkdfSync, randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:https";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
+
 import { decodeProtectedHeader, importJWK, jwtVerify } from "jose";
 
 export type BrowserKeys = { ecdh: ECDH; p256dh: string; auth: string; authBytes: Buffer };

@@ -1,14 +1,16 @@
 // Proves the harness against the real OpenClaw Gateway started by test/setup/global-gateway.ts.
 import { randomUUID } from "node:crypto";
+
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { TEST_AGENT } from "./on-gateway.ts";
-import { connectOperator } from "./gateway-client.ts";
+
 import type { OperatorConnection, Payload } from "./gateway-client.ts";
+import { connectOperator } from "./gateway-client.ts";
+import { TEST_AGENT } from "./on-gateway.ts";
 import {
-  STUB_DEFAULT_REPLY,
   fetchStubRequests,
   lastUserMessageIndex,
   messageText,
+  STUB_DEFAULT_REPLY,
   stubScript,
 } from "./stub-model.ts";
 

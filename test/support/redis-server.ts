@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -77,8 +77,8 @@ function launch(port: number, dir: string, appendfsync: AppendFsync): Promise<Ch
     child.once("error", fail);
     child.once("exit", (code) => fail(new Error(`redis-server exited with ${code}: ${output}`)));
     // With --loglevel warning it prints nothing on success: readiness is a PING that answers.
-    child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
     const ping = async (): Promise<void> => {
       const { Socket } = await import("node:net");
       for (;;) {

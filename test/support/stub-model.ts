@@ -5,8 +5,8 @@
 // `stubScript({...})` as the user message, and the stub reads it from the request the
 // Gateway makes. Every request body is recorded and served at `GET /requests`.
 import { randomUUID } from "node:crypto";
-import { createServer } from "node:http";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { createServer } from "node:http";
 
 /** Fields every script may carry. `tag` is ignored by the stub: it lets a test find its own requests. */
 type StubCommon = { chunkSize?: number; chunkDelayMs?: number; tag?: string };

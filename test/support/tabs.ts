@@ -2,10 +2,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import type { Agent } from "node:https";
 import { tmpdir } from "node:os";
 import path from "node:path";
+
 import { io } from "socket.io-client";
 import { vi } from "vitest";
+
 import type { Ask } from "../../lib/ask.ts";
-import { systemClock, type Clock } from "../../lib/clock.ts";
+import { type Clock, systemClock } from "../../lib/clock.ts";
+import { errorMessage } from "../../lib/error-message.ts";
 import type {
   AskClose,
   ClientEvent,
@@ -13,16 +16,15 @@ import type {
   GatewayStatus,
   WidgetSuperseded,
 } from "../../lib/protocol.ts";
-import { createApplication, type Application } from "../../server/app.ts";
+import { type Application, createApplication } from "../../server/app.ts";
+import { mintOwnerLink } from "../../server/auth/owner-links.ts";
+import { mintTabToken, secretKey } from "../../server/auth/tokens.ts";
 import type { Presence, ReplyClaim } from "../../server/broker/ports.ts";
-import { parseConfig, type Config } from "../../server/config.ts";
+import { type Config, parseConfig } from "../../server/config.ts";
 import { gatewayFromConfig } from "../../server/gateway/gateway.ts";
 import { openBackend } from "../../server/store/backend.ts";
-import { mintTabToken, secretKey } from "../../server/auth/tokens.ts";
-import { mintOwnerLink } from "../../server/auth/owner-links.ts";
 import { TEST_REPLY } from "./replies.ts";
-import { emitWithAck, untyped, type TypedSocket } from "./typed-ack.ts";
-import { errorMessage } from "../../lib/error-message.ts";
+import { emitWithAck, type TypedSocket, untyped } from "./typed-ack.ts";
 
 /**
  * The product server started in-process (no UI) on an ephemeral port, and real socket.io-client tabs

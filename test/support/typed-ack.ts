@@ -1,5 +1,6 @@
 // A test client's emit-with-ack, typed from the protocol's one event map (lib/protocol.ts).
 import type { Socket } from "socket.io-client";
+
 import type {
   ClientEvent,
   ClientEvents,

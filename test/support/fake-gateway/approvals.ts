@@ -2,6 +2,7 @@
 // expiry, or two-phase), `.list`, `.resolve`, `.waitDecision`, `exec.approval.get`, and the
 // `*.approval.requested` / `*.approval.resolved` broadcasts, as the real Gateway sends them.
 import { randomUUID } from "node:crypto";
+
 import {
   validateExecApprovalGetParams,
   validateExecApprovalRequestParams,
@@ -9,6 +10,7 @@ import {
   validatePluginApprovalRequestParams,
   validatePluginApprovalResolveParams,
 } from "@openclaw/gateway-protocol";
+
 import type {
   ApprovalInput,
   ApprovalKind,
@@ -18,12 +20,12 @@ import type {
 import {
   agentFromSessionKey,
   clone,
+  type Conn,
   invalidParams,
   isRecord,
+  type Method,
   normalizeSessionKey,
   RequestError,
-  type Conn,
-  type Method,
   type Responder,
   type Settings,
   type Timers,

@@ -1,15 +1,16 @@
 // The fake Gateway's chat side: `chat.send` (recorded, idempotent per key, answered before the
 // session's first-message ping) and the `chat` events of runs that tests script with `emitChat`.
 import { validateChatSendParams } from "@openclaw/gateway-protocol";
+
 import type { ChatEmitOptions, FakeChatSendEntry } from "./types.ts";
 import {
   agentFromSessionKey,
   clone,
+  type Conn,
   invalidParams,
+  type Method,
   normalizeSessionKey,
   RequestError,
-  type Conn,
-  type Method,
   type Settings,
   type Timers,
   type Wire,

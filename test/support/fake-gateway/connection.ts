@@ -3,37 +3,39 @@
 // schemas, and the dispatch of each request to an injected failure, a test's own handler or a
 // built-in method.
 import { randomUUID } from "node:crypto";
+
 import {
-  GATEWAY_SERVER_CAPS,
   formatValidationErrors,
+  GATEWAY_SERVER_CAPS,
+  type HelloOk,
   validateConnectParams,
   validateRequestFrame,
-  type HelloOk,
 } from "@openclaw/gateway-protocol";
 import { PROTOCOL_VERSION } from "@openclaw/gateway-protocol/version";
 import type { WebSocket } from "ws";
+
+import { errorMessage } from "../../../lib/error-message.ts";
 import {
-  FakeGatewayError,
   type FakeErrorShape,
+  FakeGatewayError,
   type FakeHandler,
   type FakeHandlerContext,
   type FakeRequestLogEntry,
 } from "./types.ts";
 import {
-  MAX_BUFFERED_BYTES,
-  MAX_PAYLOAD,
-  RequestError,
   clone,
-  isRecord,
   type Conn,
   type FaultState,
+  isRecord,
+  MAX_BUFFERED_BYTES,
+  MAX_PAYLOAD,
   type Method,
+  RequestError,
   type Responder,
   type Settings,
   type Timers,
   type Wire,
 } from "./wire.ts";
-import { errorMessage } from "../../../lib/error-message.ts";
 
 const ADVERTISED_EVENTS = [
   "connect.challenge",

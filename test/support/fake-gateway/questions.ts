@@ -2,23 +2,25 @@
 // `.get`, `.resolve` and `.waitAnswer`, their expiry, and the `question.requested` /
 // `question.resolved` broadcasts, with the real Gateway's checks and messages.
 import { randomUUID } from "node:crypto";
+
 import {
+  type QuestionAnswers,
+  type QuestionRecord,
   validateQuestionGetParams,
   validateQuestionListParams,
   validateQuestionRequestParams,
   validateQuestionResolveParams,
   validateQuestionWaitAnswerParams,
-  type QuestionAnswers,
-  type QuestionRecord,
 } from "@openclaw/gateway-protocol";
+
 import type { QuestionInput, QuestionOutcome } from "./types.ts";
 import {
   agentFromSessionKey,
   clone,
   invalidParams,
+  type Method,
   normalizeSessionKey,
   RequestError,
-  type Method,
   type Responder,
   type Settings,
   type Timers,

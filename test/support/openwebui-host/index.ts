@@ -3,13 +3,15 @@
 // keeps the chats (Open WebUI's database) and delivers `events` to every open tab (its socket room
 // `user:{id}`), storing `embeds` the way the backend does.
 import { readFileSync } from "node:fs";
-import { createServer } from "node:http";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
+import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+
 import type { Page } from "playwright-core";
 import { z } from "zod";
+
 import { errorMessage } from "../../../lib/error-message.ts";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));

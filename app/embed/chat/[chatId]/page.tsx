@@ -1,6 +1,7 @@
 import type { Metadata } from "next";
 import { headers } from "next/headers";
 import { connection } from "next/server";
+
 import { EmbedWidget } from "../../../../components/embed/EmbedWidget.tsx";
 
 export const metadata: Metadata = { title: "Agent questions" };
