@@ -49,6 +49,14 @@ export default tseslint.config(
     ...reactHooks.configs.flat["recommended-latest"],
   },
   {
+    files: ["components/**/*.tsx", "components/**/*.ts", "client/**/*.ts", "app/**/*.tsx"],
+    rules: {
+      // The pages render on the server first: what only the browser knows (the token in the address,
+      // Notification support, storage, the asks still pending) is set in an effect after hydration.
+      "react-hooks/set-state-in-effect": "off",
+    },
+  },
+  {
     files: ["**/*.test.ts", "**/*.test.tsx", "test/**/*.ts"],
     rules: {
       // vitest's expect(mock.method) and the fake Gateway's handlers pass methods unbound on purpose.

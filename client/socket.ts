@@ -2,6 +2,8 @@ import { io, type Socket } from "socket.io-client";
 
 import type {
   AnswerAck,
+  ClientEvent,
+  ClientEvents,
   ClientToServerEvents,
   ErrorCode,
   ServerToClientEvents,
@@ -15,8 +17,6 @@ import { TAB_PROTOCOL_VERSION } from "../lib/protocol-version.ts";
  */
 
 export type TabClientSocket = Socket<ServerToClientEvents, ClientToServerEvents>;
-/** The socket with an ack timeout: its `emitWithAck` rejects when no ack comes in time. */
-type TimedSocket = ReturnType<TabClientSocket["timeout"]>;
 
 /** Connects to the page's own origin (the widget's iframe and the dashboard are served by the product). */
 export function createTabSocket(token: string): TabClientSocket {
@@ -43,30 +43,34 @@ const TIMEOUT: ClientFailure = {
 };
 
 /**
- * Sends one event and resolves with its ack: `request(socket, (s) => s.emitWithAck("chat:view", { chatId }))`.
- * Refuses to emit while disconnected rather than letting Socket.IO buffer the packet: an answer (or a
- * secret) must never wait in a send buffer.
+ * Sends one event and resolves with its ack, typed by the protocol's event map:
+ * `request(socket, "chat:view", { chatId })`. Refuses to emit while disconnected rather than letting
+ * Socket.IO buffer the packet: an answer (or a secret) must never wait in a send buffer.
  */
-export async function request<Ack>(
+export async function request<E extends ClientEvent>(
   socket: TabClientSocket,
-  send: (timed: TimedSocket) => Promise<Ack>,
+  event: E,
+  payload: ClientEvents[E]["payload"],
   timeoutMs = 20_000,
-): Promise<Ack | ClientFailure> {
+): Promise<ClientEvents[E]["ack"] | ClientFailure> {
   if (!socket.connected) return OFFLINE;
+  // Socket.IO's timed-socket types lose the ack of an event chosen by a type parameter (it reads as
+  // `any`): the protocol's event map states it.
+  const timed = socket.timeout(timeoutMs) as unknown as {
+    emitWithAck(event: E, payload: ClientEvents[E]["payload"]): Promise<ClientEvents[E]["ack"]>;
+  };
   try {
-    return await send(socket.timeout(timeoutMs));
+    return await timed.emitWithAck(event, payload);
   } catch {
     return TIMEOUT;
   }
 }
 
 /** Sends one answer; with no socket yet it fails like a disconnected one. */
-export function answerAsk(
+export function sendAnswer(
   socket: TabClientSocket | null,
   askId: string,
   answer: TabAnswer,
 ): Promise<AnswerAck | ClientFailure> {
-  return socket
-    ? request(socket, (timed) => timed.emitWithAck("ask:answer", { askId, answer }))
-    : Promise.resolve(OFFLINE);
+  return socket ? request(socket, "ask:answer", { askId, answer }) : Promise.resolve(OFFLINE);
 }

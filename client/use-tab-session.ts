@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useState } from "react";
 
 import type { TabAnswer } from "../lib/protocol.ts";
-import { answerAsk, type TabClientSocket } from "./socket.ts";
+import { sendAnswer, type TabClientSocket } from "./socket.ts";
 import { forgetToken, takeToken } from "./token.ts";
 import { useTabSocket } from "./use-tab-socket.ts";
 
@@ -42,7 +42,7 @@ export function useTabSession({
   }, [connection.phase, token, sessionStorageKey, deviceStorageKey]);
 
   const answer = useCallback(
-    (askId: string, tabAnswer: TabAnswer) => answerAsk(socket, askId, tabAnswer),
+    (askId: string, tabAnswer: TabAnswer) => sendAnswer(socket, askId, tabAnswer),
     [socket],
   );
 

@@ -1,5 +1,6 @@
-import { useEffect, useRef, useState } from "react";
+import { useEffect, useState } from "react";
 
+import { useLatest } from "../components/common/use-latest.ts";
 import type { GatewayStatus } from "../lib/protocol.ts";
 import type { IncompatibleProtocol } from "../lib/protocol-version.ts";
 import { createTabSocket, type TabClientSocket } from "./socket.ts";
@@ -27,8 +28,7 @@ export function useTabSocket(
   const [socket, setSocket] = useState<TabClientSocket | null>(null);
   const [state, setState] = useState<ConnectionState>({ phase: "idle" });
   const [gateway, setGateway] = useState<GatewayStatus | null>(null);
-  const setupRef = useRef(setup);
-  setupRef.current = setup;
+  const setupRef = useLatest(setup);
 
   useEffect(() => {
     if (!token) return;
@@ -58,7 +58,7 @@ export function useTabSocket(
       created.disconnect();
       setSocket(null);
     };
-  }, [token]);
+  }, [token, setupRef]);
 
   return { socket, state, gateway };
 }

@@ -26,7 +26,7 @@ type Props = {
 };
 
 /** A field's Enter runs the dialog's action instead of a (nonexistent) form's submit. */
-const onEnter = (action: () => void) => (event: KeyboardEvent<HTMLInputElement>) => {
+const onEnter = (event: KeyboardEvent<HTMLInputElement>, action: () => void) => {
   if (event.key !== "Enter") return;
   event.preventDefault();
   action();
@@ -203,7 +203,7 @@ export function SecretDialog({ ask, onAnswer, onOutcome, headingLevel = 2 }: Pro
               {...NO_AUTOFILL}
               disabled={busy}
               dir="ltr"
-              onKeyDown={onEnter(submit)}
+              onKeyDown={(event) => onEnter(event, submit)}
               className={textInput}
             />
           </div>
@@ -258,7 +258,7 @@ export function SecretDialog({ ask, onAnswer, onOutcome, headingLevel = 2 }: Pro
                     disabled={busy}
                     dir="ltr"
                     onChange={(event) => setNewHost(event.target.value)}
-                    onKeyDown={onEnter(addHost)}
+                    onKeyDown={(event) => onEnter(event, addHost)}
                     className={cx(textInput, "min-w-0 flex-1")}
                   />
                   <button

@@ -15,5 +15,5 @@ export function useNumberPick(
     pick.taken();
     root.current?.focus();
     latest.current(pick.digit);
-  }, [pick, root]);
+  }, [pick, root, latest]);
 }

@@ -59,7 +59,8 @@ export function InboxPanel({
   const [pick, setPick] = useState<(NumberPick & { id: string }) | null>(null);
   const [message, setMessage] = useState<string | null>(null);
   const [bulkBusy, setBulkBusy] = useState(false);
-  const openAt = useAskAddress();
+  const openAtRef = useAskAddress();
+  const { emptyRef } = kept;
 
   // Selection and open rows only ever hold pending asks.
   useEffect(() => {
@@ -75,13 +76,13 @@ export function InboxPanel({
   useLayoutEffect(() => kept.restore(pending.map((ask) => ask.id)), [kept, pending]);
 
   useEffect(() => {
-    const id = openAt.current;
+    const id = openAtRef.current;
     if (!id || !pending.some((ask) => ask.id === id)) return;
-    openAt.current = null;
+    openAtRef.current = null;
     onReveal();
     setExpanded((current) => new Set(current).add(id));
     kept.focusRow(id);
-  }, [pending, kept, openAt, onReveal]);
+  }, [pending, kept, openAtRef, onReveal]);
 
   const titleOf = (id: string, otherwise: string) => {
     const ask = pending.find((item) => item.id === id);
@@ -185,7 +186,7 @@ export function InboxPanel({
       </p>
       {pending.length === 0 ? (
         <p
-          ref={kept.emptyRef}
+          ref={emptyRef}
           tabIndex={-1}
           className={cx(
             "rounded-xl border border-dashed border-zinc-300 px-4 py-8 text-center text-sm dark:border-zinc-700",
@@ -197,7 +198,7 @@ export function InboxPanel({
       ) : (
         <ul
           aria-label="Pending asks"
-          onFocus={kept.onFocus}
+          onFocus={(event) => kept.onFocus(event)}
           className="flex flex-col gap-2 [overflow-anchor:none]"
         >
           {pending.map((ask) => (

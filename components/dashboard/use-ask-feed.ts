@@ -35,49 +35,50 @@ export function useAskFeed(options: AskFeedOptions) {
   const [chatTitles, setChatTitles] = useState<ReadonlyMap<string, string>>(new Map());
   const latest = useLatest(options);
 
-  const setup = useCallback((socket: TabClientSocket) => {
-    const seenPending = new Set<string>();
-    let listed = false;
-    const dispatch = (action: DashboardAction) => {
-      latest.current.beforeChange();
-      dispatchNow(action);
-    };
-    const addTitles = (titles: Record<string, string> | undefined) => {
-      if (titles && Object.keys(titles).length > 0)
-        setChatTitles((current) => new Map([...current, ...Object.entries(titles)]));
-    };
-    const load = async () => {
-      listed = false;
-      const watch = await request(socket, (timed) => timed.emitWithAck("asks:watch", {}));
-      if (!watch.ok) {
-        setAccessError(
-          watch.error.code === "FORBIDDEN"
-            ? "This link is not an owner's: the dashboard is for owners only."
-            : watch.error.message,
-        );
-        return;
-      }
-      setAccessError(null);
-      const all = await request(socket, (timed) =>
-        timed.emitWithAck("asks:list", { status: "all" }),
-      );
-      if (all.ok) {
-        for (const ask of all.asks) if (ask.status === "pending") seenPending.add(ask.id);
-        addTitles(all.chatTitles);
-        dispatch({ type: "listed", asks: all.asks });
-      }
-      listed = true;
-    };
-    socket.on("connect", () => void load());
-    socket.on("chat:title", ({ chatId, title }) => addTitles({ [chatId]: title }));
-    socket.on("ask:changed", (ask) => {
-      if (ask.status === "pending" && !seenPending.has(ask.id)) {
-        seenPending.add(ask.id);
-        if (listed) latest.current.arrived(ask);
-      }
-      dispatch({ type: "changed", ask });
-    });
-  }, []);
+  const setup = useCallback(
+    (socket: TabClientSocket) => {
+      const seenPending = new Set<string>();
+      let listed = false;
+      const dispatch = (action: DashboardAction) => {
+        latest.current.beforeChange();
+        dispatchNow(action);
+      };
+      const addTitles = (titles: Record<string, string> | undefined) => {
+        if (titles && Object.keys(titles).length > 0)
+          setChatTitles((current) => new Map([...current, ...Object.entries(titles)]));
+      };
+      const load = async () => {
+        listed = false;
+        const watch = await request(socket, "asks:watch", {});
+        if (!watch.ok) {
+          setAccessError(
+            watch.error.code === "FORBIDDEN"
+              ? "This link is not an owner's: the dashboard is for owners only."
+              : watch.error.message,
+          );
+          return;
+        }
+        setAccessError(null);
+        const all = await request(socket, "asks:list", { status: "all" });
+        if (all.ok) {
+          for (const ask of all.asks) if (ask.status === "pending") seenPending.add(ask.id);
+          addTitles(all.chatTitles);
+          dispatch({ type: "listed", asks: all.asks });
+        }
+        listed = true;
+      };
+      socket.on("connect", () => void load());
+      socket.on("chat:title", ({ chatId, title }) => addTitles({ [chatId]: title }));
+      socket.on("ask:changed", (ask) => {
+        if (ask.status === "pending" && !seenPending.has(ask.id)) {
+          seenPending.add(ask.id);
+          if (listed) latest.current.arrived(ask);
+        }
+        dispatch({ type: "changed", ask });
+      });
+    },
+    [latest],
+  );
 
   const session = useTabSession({
     sessionStorageKey: TOKEN_KEY,

@@ -1,7 +1,8 @@
-import { useCallback, useEffect, useRef, useState } from "react";
+import { useCallback, useEffect, useState } from "react";
 
 import type { Ask } from "../../lib/ask.ts";
 import { askTitle, kindLabel } from "../../lib/wording.ts";
+import { useLatest } from "../common/use-latest.ts";
 
 const PREF_KEY = "openclaw-asks:notify";
 
@@ -13,8 +14,7 @@ export function useDesktopNotifications() {
   const [supported, setSupported] = useState(false);
   const [enabled, setEnabled] = useState(false);
   const [error, setError] = useState<string | null>(null);
-  const enabledRef = useRef(false);
-  enabledRef.current = enabled;
+  const enabledRef = useLatest(enabled);
 
   useEffect(() => {
     if (typeof Notification === "undefined") return;
@@ -55,26 +55,29 @@ export function useDesktopNotifications() {
     setError(null);
     setEnabled(true);
     remember(true);
-  }, []);
+  }, [enabledRef]);
 
-  const notify = useCallback((ask: Ask) => {
-    if (
-      !enabledRef.current ||
-      typeof Notification === "undefined" ||
-      Notification.permission !== "granted"
-    )
-      return;
-    if (document.visibilityState !== "hidden") return;
-    const where = ask.chatId ? `Chat ${ask.chatId}` : `Agent ${ask.agentId}`;
-    const notification = new Notification(`${kindLabel(ask)}: ${askTitle(ask)}`, {
-      body: where,
-      tag: ask.id,
-    });
-    notification.onclick = () => {
-      window.focus();
-      notification.close();
-    };
-  }, []);
+  const notify = useCallback(
+    (ask: Ask) => {
+      if (
+        !enabledRef.current ||
+        typeof Notification === "undefined" ||
+        Notification.permission !== "granted"
+      )
+        return;
+      if (document.visibilityState !== "hidden") return;
+      const where = ask.chatId ? `Chat ${ask.chatId}` : `Agent ${ask.agentId}`;
+      const notification = new Notification(`${kindLabel(ask)}: ${askTitle(ask)}`, {
+        body: where,
+        tag: ask.id,
+      });
+      notification.onclick = () => {
+        window.focus();
+        notification.close();
+      };
+    },
+    [enabledRef],
+  );
 
   return { supported, enabled, error, toggle, notify };
 }

@@ -63,5 +63,5 @@ export function useInboxKeys(enabled: boolean, actions: InboxKeyActions): void {
     };
     document.addEventListener("keydown", onKeyDown);
     return () => document.removeEventListener("keydown", onKeyDown);
-  }, []);
+  }, [latest]);
 }

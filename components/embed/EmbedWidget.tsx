@@ -1,6 +1,6 @@
 "use client";
 
-import { useCallback, useEffect, useReducer, useRef, useState } from "react";
+import { useCallback, useEffect, useLayoutEffect, useReducer, useRef, useState } from "react";
 
 import { request, type TabClientSocket } from "../../client/socket.ts";
 import { tokenReplyId } from "../../client/token.ts";
@@ -15,7 +15,7 @@ import { muted, secondaryButton } from "../asks/styles.ts";
 import { describeStatus, StatusPill } from "../common/ConnectionStatus.tsx";
 import { useToast } from "../common/use-toast.ts";
 import { useFrameHeight } from "./use-frame-height.ts";
-import { type Finished, finishedOf, INITIAL_WIDGET, widgetReducer } from "./widget-state.ts";
+import { finishedOf, INITIAL_WIDGET, widgetReducer } from "./widget-state.ts";
 
 /**
  * The widget Open WebUI embeds in a sandboxed iframe for one chat (docs/ARCHITECTURE.md#live-and-idle-widgets, #routing; docs/PROTOCOL.md#tab-protocol-v1): it views the
@@ -51,14 +51,13 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
     // Not in a frame: the page may take the system's colour scheme (styles.css).
     if (window.parent === window) document.documentElement.dataset.standalone = "true";
   }, []);
+  const superseded = useRef(false);
   /** This widget's reply (its token's `msg`): its summaries are the asks last shown in it. */
   const replyId = useRef<string | null>(null);
-  const superseded = useRef(false);
 
   /** Views the chat again: this tab becomes its newest viewer and takes its cards. */
   const viewAgain = useCallback(
-    (target: TabClientSocket) =>
-      void request(target, (timed) => timed.emitWithAck("chat:view", { chatId })),
+    (target: TabClientSocket) => void request(target, "chat:view", { chatId }),
     [chatId],
   );
 
@@ -66,22 +65,20 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
     (socket: TabClientSocket) => {
       let shownSinceConnect: Set<string> | null = null;
       const loadSummaries = () =>
-        request(socket, (timed) => timed.emitWithAck("asks:list", { status: "all" })).then(
-          (ack) => {
-            if (!ack.ok || replyId.current === null) return;
-            const finished = ack.asks
-              .filter((ask: Ask) => ask.status !== "pending" && ask.replyId === replyId.current)
-              .map(finishedOf);
-            finished.sort((a: Finished, b: Finished) => a.at - b.at);
-            dispatch({ type: "summaries", finished });
-          },
-        );
+        request(socket, "asks:list", { status: "all" }).then((ack) => {
+          if (!ack.ok || replyId.current === null) return;
+          const finished = ack.asks
+            .filter((ask) => ask.status !== "pending" && ask.replyId === replyId.current)
+            .map(finishedOf);
+          finished.sort((a, b) => a.at - b.at);
+          dispatch({ type: "summaries", finished });
+        });
       let summariesLoaded = false;
       const view = () => {
         if (superseded.current) return;
         const shown = new Set<string>();
         shownSinceConnect = shown;
-        void request(socket, (timed) => timed.emitWithAck("chat:view", { chatId })).then((ack) => {
+        void request(socket, "chat:view", { chatId }).then((ack) => {
           if (shownSinceConnect === shown) shownSinceConnect = null;
           if (!ack.ok) {
             setViewError(`Cannot show this chat's questions: ${ack.error.message}.`);
@@ -147,7 +144,10 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
     problem: connectionProblem,
     token,
   } = useTabSession({ relink: "Reopen the chat to get a new link.", setup });
-  replyId.current = token ? tokenReplyId(token) : null;
+  // Before the socket's effect runs setup, which lists the summaries of this reply.
+  useLayoutEffect(() => {
+    replyId.current = token ? tokenReplyId(token) : null;
+  }, [token]);
   /**
    * An answered card gives way to its line at once (widget-state.ts), and comes back if the answer is
    * refused. A text prompt of a reply on the Gateway's `/v1` endpoint is answered by the person's next
