@@ -21,7 +21,11 @@ export default tseslint.config(
     linterOptions: { reportUnusedDisableDirectives: "error" },
     plugins: { "simple-import-sort": simpleImportSort },
     rules: {
-      "simple-import-sort/imports": "error",
+      // One block, in the plugin's order (packages, then relative paths), without blank lines.
+      "simple-import-sort/imports": [
+        "error",
+        { groups: [["^\\u0000", "^node:", "^@?\\w", "^", "^\\."]] },
+      ],
       "simple-import-sort/exports": "error",
       // A promise is awaited or caught where it is made; a handler that returns one is only
       // allowed where the caller is known to ignore it (React's event props, a listener).

@@ -1,4 +1,4 @@
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
@@ -10,7 +10,11 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: "unit", include: ["{lib,server,components}/**/*.test.{ts,tsx}"] },
+        // The lint scripts' own tests (test/lint/) need no Gateway.
+        test: {
+          name: "unit",
+          include: ["{lib,server,components}/**/*.test.{ts,tsx}", "test/lint/**/*.test.ts"],
+        },
       },
       {
         extends: true,
@@ -18,6 +22,7 @@ export default defineConfig({
         test: {
           name: "integration",
           include: ["test/**/*.test.ts"],
+          exclude: [...configDefaults.exclude, "test/lint/**"],
           globalSetup: ["test/setup/global-gateway.ts"],
         },
       },

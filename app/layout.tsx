@@ -1,5 +1,4 @@
 import "../components/styles.css";
-
 import type { Metadata, Viewport } from "next";
 import type { ReactNode } from "react";
 

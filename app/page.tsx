@@ -1,7 +1,6 @@
 import type { Metadata } from "next";
 import { headers } from "next/headers";
 import { connection } from "next/server";
-
 import { Dashboard } from "../components/dashboard/Dashboard.tsx";
 import { OPENWEBUI_URL_HEADER } from "../lib/page-headers.ts";
 

@@ -1,5 +1,4 @@
 import { io, type Socket } from "socket.io-client";
-
 import type {
   AnswerAck,
   ClientEvent,

@@ -1,5 +1,4 @@
 import { useCallback, useEffect, useState } from "react";
-
 import type { PushKey } from "../lib/devices.ts";
 import { errorMessage } from "../lib/error-message.ts";
 

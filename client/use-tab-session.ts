@@ -1,5 +1,4 @@
 import { useCallback, useEffect, useState } from "react";
-
 import type { TabAnswer } from "../lib/protocol.ts";
 import { sendAnswer, type TabClientSocket } from "./socket.ts";
 import { forgetToken, takeToken } from "./token.ts";

@@ -1,5 +1,4 @@
 import { useEffect, useState } from "react";
-
 import { useLatest } from "../components/common/use-latest.ts";
 import type { GatewayStatus } from "../lib/protocol.ts";
 import type { IncompatibleProtocol } from "../lib/protocol-version.ts";

@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-
 import { feedSnapshots } from "../test/support/prompt-feeds.ts";
 import { type PromptKind, PROMPTS, questionsOf } from "../test/support/text-prompts.ts";
 import { mapAnswer, SECRET_MASKED_ENTRY_MESSAGE, SECRET_MASKED_ENTRY_SUMMARY } from "./answers.ts";

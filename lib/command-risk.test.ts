@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-
 import { assessCommand, commandHeadline, type CommandRisk } from "./command-risk.ts";
 
 const risks = (command: string) => assessCommand(command).risks;

@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-
 import { DeviceName } from "./devices.ts";
 
 const normalized = (name: string) => {

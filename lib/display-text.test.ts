@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-
 import { displayText } from "./display-text.ts";
 
 describe("displayText", () => {

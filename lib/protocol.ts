@@ -1,5 +1,4 @@
 import { z } from "zod";
-
 import { Ask, AskStatus, Decision } from "./ask.ts";
 export { type IncompatibleProtocol, TAB_PROTOCOL_VERSION } from "./protocol-version.ts";
 

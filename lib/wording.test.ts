@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-
 import { approvalAsk, secretAsk } from "../test/support/ask-fixtures.ts";
 import { approvalScopeSummary, commandConsequence, kindLabel, summaryPrefix } from "./wording.ts";
 

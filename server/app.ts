@@ -1,7 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Agent } from "node:https";
 import type { AddressInfo } from "node:net";
-
 import type { Clock } from "../lib/clock.ts";
 import { errorMessage } from "../lib/error-message.ts";
 import { createDeviceRoutes } from "./auth/device-routes.ts";

@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-
 import { debugShowsFrames, parseConfig } from "./config.ts";
 
 describe("config", () => {

@@ -1,5 +1,4 @@
 import { z } from "zod";
-
 import {
   ChatKeyPattern,
   DEFAULT_SESSION_KEY_PATTERN,

@@ -1,8 +1,6 @@
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-
 import next from "next";
-
 import { systemClock } from "../lib/clock.ts";
 import { errorMessage } from "../lib/error-message.ts";
 import { createApplication } from "./app.ts";

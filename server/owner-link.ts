@@ -1,5 +1,4 @@
 import { renderUnicodeCompact } from "uqr";
-
 import { systemClock } from "../lib/clock.ts";
 import { DeviceName } from "../lib/devices.ts";
 import { errorMessage } from "../lib/error-message.ts";

@@ -1,5 +1,4 @@
 import { type KeyboardEvent, useEffect, useId, useRef, useState } from "react";
-
 import { useNow } from "../../client/use-now.ts";
 import type { ApprovalAsk, Decision, Severity } from "../../lib/ask.ts";
 import { DECISION_LABELS } from "../../lib/wording.ts";

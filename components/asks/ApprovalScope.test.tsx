@@ -1,6 +1,5 @@
 import { renderToStaticMarkup } from "react-dom/server";
 import { describe, expect, it } from "vitest";
-
 import type { ApprovalAsk } from "../../lib/ask.ts";
 import { approvalAsk } from "../../test/support/ask-fixtures.ts";
 import { ApprovalCard } from "./ApprovalCard.tsx";

@@ -1,5 +1,4 @@
 import { type KeyboardEvent, useEffect, useId, useRef, useState } from "react";
-
 import type { AskQuestion, QuestionAsk } from "../../lib/ask.ts";
 import { questionHeading } from "../../lib/wording.ts";
 import { cx, textDirection } from "./format.ts";

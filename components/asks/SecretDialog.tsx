@@ -1,5 +1,4 @@
 import { type KeyboardEvent, useEffect, useId, useRef, useState } from "react";
-
 import type { SecretAsk } from "../../lib/ask.ts";
 import type { SecretOutcome, TabAnswer } from "../../lib/protocol.ts";
 import { SECRET_REQUESTED } from "../../lib/wording.ts";

@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-
 import { formatCountdown, formatSpan, textDirection } from "./format.ts";
 
 describe("format helpers", () => {

@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-
 import type { AskQuestion } from "../../lib/ask.ts";
 import { questionAsk } from "../../test/support/ask-fixtures.ts";
 import {

@@ -1,5 +1,4 @@
 import { type RefObject, useEffect } from "react";
-
 import { useLatest } from "../common/use-latest.ts";
 import type { NumberPick } from "./types.ts";
 

@@ -1,5 +1,4 @@
 import { useRef, useState } from "react";
-
 import type { AnswerAck, TabAnswer } from "../../lib/protocol.ts";
 import type { SubmitAnswer } from "./types.ts";
 

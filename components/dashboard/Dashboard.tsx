@@ -1,7 +1,6 @@
 "use client";
 
 import { type KeyboardEvent, type ReactNode, useCallback, useId, useState } from "react";
-
 import { usePushOptIn } from "../../client/use-push-opt-in.ts";
 import { secretOutcomeToast } from "../../lib/wording.ts";
 import { cx } from "../asks/format.ts";

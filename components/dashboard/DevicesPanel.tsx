@@ -1,5 +1,4 @@
 import { useCallback, useEffect, useId, useState } from "react";
-
 import type {
   DeviceLink as Link,
   DeviceList,

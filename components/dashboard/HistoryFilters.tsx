@@ -1,5 +1,4 @@
 import { useId } from "react";
-
 import type { AskKind } from "../../lib/ask.ts";
 import { KIND_LABELS } from "../../lib/wording.ts";
 import { cx } from "../asks/format.ts";

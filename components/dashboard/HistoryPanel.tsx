@@ -1,5 +1,4 @@
 import { useMemo, useState } from "react";
-
 import type { Ask } from "../../lib/ask.ts";
 import { HistoryFilters } from "./HistoryFilters.tsx";
 import { HistoryTable } from "./HistoryTable.tsx";

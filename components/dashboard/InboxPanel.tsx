@@ -1,5 +1,4 @@
 import { useEffect, useLayoutEffect, useRef, useState } from "react";
-
 import type { Ask } from "../../lib/ask.ts";
 import type { SecretOutcome, TabAnswer } from "../../lib/protocol.ts";
 import { askTitle } from "../../lib/wording.ts";

@@ -1,6 +1,5 @@
 import { useEffect, useId, useRef, useState } from "react";
 import { createPortal } from "react-dom";
-
 import { useNow } from "../../client/use-now.ts";
 import type { Ask, SecretAsk } from "../../lib/ask.ts";
 import type { SecretOutcome } from "../../lib/protocol.ts";

@@ -1,5 +1,4 @@
 import { useEffect, useId, useRef } from "react";
-
 import { cx } from "../asks/format.ts";
 import { card, secondaryButton } from "../asks/styles.ts";
 

@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-
 import type { Ask } from "../../lib/ask.ts";
 import { dashboardReducer, EMPTY_DASHBOARD, finishedAsks, pendingAsks } from "./dashboard-state.ts";
 

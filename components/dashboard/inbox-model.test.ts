@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-
 import type { Ask } from "../../lib/ask.ts";
 import { SECRET_ENTERED_SUMMARY } from "../../lib/outcomes.ts";
 import { secretAsk } from "../../test/support/ask-fixtures.ts";

@@ -1,5 +1,4 @@
 import { useCallback, useMemo, useReducer, useState } from "react";
-
 import { request, type TabClientSocket } from "../../client/socket.ts";
 import { useTabSession } from "../../client/use-tab-session.ts";
 import type { Ask } from "../../lib/ask.ts";

@@ -1,5 +1,4 @@
 import { useCallback, useEffect, useState } from "react";
-
 import type { Ask } from "../../lib/ask.ts";
 import { askTitle, kindLabel } from "../../lib/wording.ts";
 import { useLatest } from "../common/use-latest.ts";

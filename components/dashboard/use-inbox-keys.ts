@@ -1,5 +1,4 @@
 import { useEffect } from "react";
-
 import { useLatest } from "../common/use-latest.ts";
 
 /**

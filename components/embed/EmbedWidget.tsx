@@ -1,7 +1,6 @@
 "use client";
 
 import { useCallback, useEffect, useLayoutEffect, useReducer, useRef, useState } from "react";
-
 import { request, type TabClientSocket } from "../../client/socket.ts";
 import { tokenReplyId } from "../../client/token.ts";
 import { useTabSession } from "../../client/use-tab-session.ts";

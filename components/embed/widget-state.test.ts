@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-
 import type { Ask } from "../../lib/ask.ts";
 import { question } from "../../test/support/ask-fixtures.ts";
 import {

@@ -29,8 +29,9 @@ import re
 import time
 import urllib.error
 import urllib.request
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Awaitable, Callable, Optional
+from typing import Any
 from urllib.parse import quote
 
 from pydantic import BaseModel, Field
@@ -52,6 +53,8 @@ _REPLY_START_TIMEOUT_SECONDS = 3.0
 TITLE_LOOKS_AFTER_SECONDS = (1.0, 2.0, 4.0, 8.0, 16.0, 30.0)
 # Open WebUI's title of a chat that has none yet (models/chats.py).
 _UNTITLED = "New Chat"
+# The server refuses a shorter AUTH_SECRET (server/auth/secret.ts), so no token minted with one works.
+_MIN_AUTH_SECRET_LENGTH = 32
 
 # Open WebUI's built-in tools that share a name with a tool of the Gateway's own, which its `/v1` refuses.
 GATEWAY_OWN_TOOL_NAMES = frozenset({"ask_user"})
@@ -104,7 +107,7 @@ class PromptScanner:
         self._matched = 0
         self._run_char = ""
         self._run_length = 0
-        self._fence: Optional[tuple[str, int]] = None
+        self._fence: tuple[str, int] | None = None
         self._prompt_start = -1
         self._trigger_end = -1
 
@@ -119,7 +122,7 @@ class PromptScanner:
             self._held.append(delta)
         return self._release(self._safe_end())
 
-    def end(self) -> tuple[str, Optional[str], str]:
+    def end(self) -> tuple[str, str | None, str]:
         """The reply ended: the rest of the text before the prompt, the prompt (or None), and the text shown after it."""
         self._ended = True
         if self._prompt_start < 0:
@@ -314,7 +317,7 @@ _FENCED_BLOCK = re.compile(r"(`{3,}|~{3,})[^\n]*\n([\s\S]*?)(?:\n[ \t]*\1[`~]*[ 
 _MAX_FORM_QUESTIONS = 3
 
 
-def _form_option(option: Any) -> Optional[dict]:
+def _form_option(option: Any) -> dict | None:
     if isinstance(option, str):
         return {"label": option.strip()} if option.strip() else None
     if not isinstance(option, dict):
@@ -333,7 +336,7 @@ def _form_option(option: Any) -> Optional[dict]:
     )
 
 
-def _form_question(item: Any) -> Optional[dict]:
+def _form_question(item: Any) -> dict | None:
     if not isinstance(item, dict):
         return None
     header, question = item.get("header", ""), item.get("question")
@@ -364,7 +367,7 @@ def _form_question(item: Any) -> Optional[dict]:
     }
 
 
-def parse_form(body: str) -> Optional[list[dict]]:
+def parse_form(body: str) -> list[dict] | None:
     """The questions of a JSON form prompt body (`{"questions": [...]}`, 1-3 valid ones), bare or fenced; None otherwise."""
     candidates = []
     fenced = _FENCED_BLOCK.search(body)
@@ -436,8 +439,8 @@ def mint_embed_token(
     user_id: str,
     chat_id: str,
     ttl_seconds: int,
-    now: Optional[float] = None,
-    message_id: Optional[str] = None,
+    now: float | None = None,
+    message_id: str | None = None,
 ) -> str:
     """An HS256 JWT the OpenClaw Asks server accepts.
 
@@ -479,7 +482,7 @@ def filter_key(secret: str) -> bytes:
     ).digest()
 
 
-def sign_request(secret: str, body: bytes, now: Optional[float] = None) -> str:
+def sign_request(secret: str, body: bytes, now: float | None = None) -> str:
     """`X-OpenClaw-Asks-Signature`: `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`."""
     t = int(now if now is not None else time.time())
     signature = hmac.new(
@@ -512,7 +515,7 @@ def post_signed(base_url: str, route: str, secret: str, payload: dict, timeout: 
         raise
 
 
-async def open_webui_chat_title(chat_id: str) -> Optional[str]:
+async def open_webui_chat_title(chat_id: str) -> str | None:
     """The chat's title in Open WebUI's database (this runs inside Open WebUI), or None while it has none."""
     try:
         from open_webui.models.chats import Chats  # noqa: PLC0415 - only inside Open WebUI
@@ -526,7 +529,7 @@ def parse_model_ids(text: str) -> set[str]:
     return {part.strip() for part in text.split(",") if part.strip()}
 
 
-def is_openclaw_model(model_id: Optional[str]) -> bool:
+def is_openclaw_model(model_id: str | None) -> bool:
     return bool(model_id) and _OPENCLAW_MODEL.match(model_id) is not None
 
 
@@ -546,9 +549,9 @@ class _Reply:
     event: dict
     chat_id: str
     # The chat's title when the reply started (None: it had none yet).
-    title: Optional[str]
+    title: str | None
     scanner: PromptScanner = field(default_factory=PromptScanner)
-    send_again: Optional[asyncio.Task] = None
+    send_again: asyncio.Task | None = None
 
 
 class Filter:
@@ -585,11 +588,11 @@ class Filter:
         self._replies: dict[str, _Reply] = {}
         self.send_again_after: tuple[float, ...] = SEND_AGAIN_AFTER_SECONDS
         self.title_looks_after: tuple[float, ...] = TITLE_LOOKS_AFTER_SECONDS
-        self.chat_title: Callable[[str], Awaitable[Optional[str]]] = open_webui_chat_title
+        self.chat_title: Callable[[str], Awaitable[str | None]] = open_webui_chat_title
         # The title watches still running (a task only the event loop holds may be collected).
         self._title_watches: set[asyncio.Task] = set()
 
-    def _acts_on(self, model: Optional[dict], body: dict) -> bool:
+    def _acts_on(self, model: dict | None, body: dict) -> bool:
         model = model or {}
         ids = [model.get("id") or body.get("model"), (model.get("info") or {}).get("base_model_id")]
         wanted = parse_model_ids(self.valves.model_ids)
@@ -606,10 +609,10 @@ class Filter:
     async def inlet(
         self,
         body: dict,
-        __user__: Optional[dict] = None,
-        __metadata__: Optional[dict] = None,
-        __event_emitter__: Optional[EventEmitter] = None,
-        __model__: Optional[dict] = None,
+        __user__: dict | None = None,
+        __metadata__: dict | None = None,
+        __event_emitter__: EventEmitter | None = None,
+        __model__: dict | None = None,
     ) -> dict:
         metadata = __metadata__ or {}
         # Background tasks (title, tags, follow-ups, memory review, ...) carry `task`: no reply to put a widget on.
@@ -629,7 +632,7 @@ class Filter:
         # chat and the reply, so the reply's asks are shown in its widget. A filter's `user` reaches a plain
         # OpenAI connection unchanged (routers/openai.py:1206-1261).
         body["user"] = reply_session_user(chat_id, message_id)
-        if len(self.valves.auth_secret) < 32:
+        if len(self.valves.auth_secret) < _MIN_AUTH_SECRET_LENGTH:
             # Without the shared secret no token can be minted; say so on the reply instead of failing the chat.
             await __event_emitter__(
                 {
@@ -677,7 +680,7 @@ class Filter:
         )
         return body
 
-    async def _title_of(self, chat_id: str) -> Optional[str]:
+    async def _title_of(self, chat_id: str) -> str | None:
         try:
             return await self.chat_title(chat_id)
         except Exception as error:  # noqa: BLE001 - a chat without a known title is named by its id
@@ -729,7 +732,7 @@ class Filter:
     # (tools/builtin.py:525-634); the Gateway refuses a caller's tool named like one of its own ("client
     # tool name conflict"), so every reply on OpenClaw would fail, and the agent's questions belong to its
     # own `ask_user`, which OpenClaw Asks shows. Such tools are dropped here.
-    async def request(self, body: dict, __model__: Optional[dict] = None) -> dict:
+    async def request(self, body: dict, __model__: dict | None = None) -> dict:
         tools = body.get("tools")
         if not isinstance(tools, list) or not self._acts_on(__model__, body):
             return body
@@ -744,7 +747,7 @@ class Filter:
     # Each chunk of the reply as it streams (utils/middleware.py:4260-4267): the text of a prompt is held
     # back from its trigger line on, and at the reply's end the question is released without its trigger.
     # A reply that calls Open WebUI's own tools streams on in another request: it ends at the last finish.
-    async def stream(self, event: dict, __metadata__: Optional[dict] = None) -> dict:
+    async def stream(self, event: dict, __metadata__: dict | None = None) -> dict:
         reply = self._replies.get((__metadata__ or {}).get("message_id") or "")
         choices = event.get("choices") if isinstance(event, dict) else None
         if (
@@ -773,8 +776,8 @@ class Filter:
     async def outlet(
         self,
         body: dict,
-        __metadata__: Optional[dict] = None,
-        __event_emitter__: Optional[EventEmitter] = None,
+        __metadata__: dict | None = None,
+        __event_emitter__: EventEmitter | None = None,
     ) -> dict:
         message_id = (__metadata__ or {}).get("message_id") or ""
         reply = self._forget(message_id)
@@ -801,14 +804,14 @@ class Filter:
                     _clean_message(message)
         return body
 
-    def _forget(self, message_id: str) -> Optional[_Reply]:
+    def _forget(self, message_id: str) -> _Reply | None:
         reply = self._replies.pop(message_id, None)
         if reply is not None and reply.send_again is not None:
             reply.send_again.cancel()
         return reply
 
 
-def _tool_name(tool: object) -> Optional[str]:
+def _tool_name(tool: object) -> str | None:
     """The name of an OpenAI tool entry (`{"type": "function", "function": {"name": ...}}`)."""
     function = tool.get("function") if isinstance(tool, dict) else None
     name = function.get("name") if isinstance(function, dict) else None

@@ -22,11 +22,12 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 sys.path.insert(0, str(Path(__file__).parent))
-from openclaw_asks_filter import (  # noqa: E402
+from openclaw_asks_filter import (
     Filter,
     PromptScanner,
     is_openclaw_model,
     mint_embed_token,
+    open_webui_chat_title,
     sign_request,
     visible_reply,
 )
@@ -93,7 +94,7 @@ class ReplyStarts:
         starts = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers["content-length"]))
                 header = self.headers.get("x-openclaw-asks-signature", "")
                 t = header.split(",")[0].removeprefix("t=")
@@ -416,13 +417,11 @@ class TitleTest(FilterTestCase):
 
         self.plugin.chat_title = broken
         with self.assertLogs("openclaw_asks_filter", "WARNING"):
-            body, emitter = await self.inlet()
+            _body, emitter = await self.inlet()
         self.assertEqual([event["type"] for event in emitter.events], ["embeds"])
         self.assertNotIn("title", self.starts.received[0])
 
     async def test_outside_open_webui_there_is_no_title(self):
-        from openclaw_asks_filter import open_webui_chat_title
-
         self.assertIsNone(await open_webui_chat_title("chat/42"))
 
 
@@ -515,7 +514,9 @@ class StreamTest(FilterTestCase):
                 if len(reply) > 1
                 else []
             )
-            chunkings.append([reply[a:b] for a, b in zip([0, *cuts], [*cuts, len(reply)])])
+            chunkings.append(
+                [reply[a:b] for a, b in zip([0, *cuts], [*cuts, len(reply)], strict=True)]
+            )
             for deltas in chunkings:
                 with self.subTest(case=case["name"], sizes=[len(delta) for delta in deltas][:3]):
                     await self.inlet()

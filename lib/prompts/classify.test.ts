@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-
 import { classifyPrompt } from "./classify.ts";
 import type { PromptSpec } from "./types.ts";
 

@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-
 import type { ScanResult } from "../../test/support/prompt-feeds.ts";
 import { cumulative, feedDeltas, feedSnapshots, slices } from "../../test/support/prompt-feeds.ts";
 import { PromptScanner } from "./scanner.ts";

@@ -1,7 +1,5 @@
 import { readFileSync } from "node:fs";
-
 import { describe, expect, it } from "vitest";
-
 import { cumulative, feedDeltas, feedSnapshots, slices } from "../../test/support/prompt-feeds.ts";
 import { promptFallbackText } from "./fallback.ts";
 import { PromptScanner } from "./scanner.ts";

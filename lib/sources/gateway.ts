@@ -1,5 +1,4 @@
 import type { QuestionRecord } from "@openclaw/gateway-protocol";
-
 import type { ApprovalAsk, ApprovalScope, Ask, AskQuestion, Decision, Severity } from "../ask.ts";
 import { assessCommand, commandHeadline } from "../command-risk.ts";
 import { commandConsequence } from "../wording.ts";

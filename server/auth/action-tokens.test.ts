@@ -1,6 +1,5 @@
 import { SignJWT } from "jose";
 import { describe, expect, it } from "vitest";
-
 import { actionTokenKey, mintActionToken, verifyActionToken } from "./action-tokens.ts";
 import { mintTabToken } from "./tokens.ts";
 

@@ -1,7 +1,5 @@
 import { createHmac, randomUUID } from "node:crypto";
-
 import { errors, jwtVerify, SignJWT } from "jose";
-
 import type { Decision } from "../../lib/ask.ts";
 
 /**

@@ -1,5 +1,4 @@
 import { randomBytes } from "node:crypto";
-
 import type { DeviceLink, DeviceMinter } from "../../lib/devices.ts";
 import type { DeviceStore } from "./device-store.ts";
 import { mintTabToken } from "./tokens.ts";

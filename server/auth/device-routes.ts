@@ -1,7 +1,5 @@
 import type { IncomingMessage } from "node:http";
-
 import { z } from "zod";
-
 import { type DeviceLink, type DeviceList, DeviceName } from "../../lib/devices.ts";
 import { type Ack, fail } from "../../lib/protocol.ts";
 import { jsonApi, route } from "../http/json-api.ts";

@@ -2,9 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
-
 import { describe, expect, it } from "vitest";
-
 import type { DeviceMinter } from "../../lib/devices.ts";
 import { sideStoreBackends } from "../../test/support/store-backends.ts";
 import {

@@ -1,6 +1,5 @@
 import type { Redis } from "ioredis";
 import { z } from "zod";
-
 import { DeviceMinter } from "../../lib/devices.ts";
 import { PrivateDatabase } from "../store/private-database.ts";
 import { Flag, flatRows, redisScripts, unavailableAs } from "../store/redis-scripts.ts";

@@ -1,5 +1,4 @@
 import type { IncomingMessage } from "node:http";
-
 import type { Clock } from "../../lib/clock.ts";
 import type { OwnerLinkKeyStore } from "../store/store.ts";
 import type { DeviceStore } from "./device-store.ts";

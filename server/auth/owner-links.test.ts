@@ -1,6 +1,5 @@
 import { decodeJwt } from "jose";
 import { describe, expect, it } from "vitest";
-
 import { storeBackends } from "../../test/support/store-backends.ts";
 import { isCurrentOwnerLinkKid, mintOwnerLink, revokeOwnerLinks } from "./owner-links.ts";
 import { mintTabToken, secretKey, verifyTabToken } from "./tokens.ts";

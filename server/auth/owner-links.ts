@@ -1,5 +1,4 @@
 import { randomBytes } from "node:crypto";
-
 import type { OwnerLinkKeyStore } from "../store/store.ts";
 import { mintTabToken } from "./tokens.ts";
 

@@ -1,7 +1,5 @@
 import type { IncomingMessage } from "node:http";
-
 import { describe, expect, it } from "vitest";
-
 import { ownerRequests } from "./owner-request.ts";
 import { mintTabToken, secretKey } from "./tokens.ts";
 

@@ -1,5 +1,4 @@
 import type { IncomingMessage } from "node:http";
-
 import { verifyTabToken } from "./tokens.ts";
 
 /** The link a token is: its key id (a device's or the owner links', null for a token without one) and its expiry in epoch ms. */

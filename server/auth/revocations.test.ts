@@ -1,9 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-
 import { afterAll, describe, expect, it } from "vitest";
-
 import { ManualClock } from "../../test/support/manual-clock.ts";
 import { SqliteDeviceStore } from "./device-store.ts";
 import { Revocations } from "./revocations.ts";

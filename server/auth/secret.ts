@@ -1,7 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-
 import type { Config } from "../config.ts";
 import { preparePrivateDir, PRIVATE_FILE_MODE, restrictFiles } from "../store/data-dir.ts";
 

@@ -1,9 +1,7 @@
 import { execFileSync } from "node:child_process";
 import path from "node:path";
-
 import { decodeJwt, jwtVerify, SignJWT } from "jose";
 import { describe, expect, it } from "vitest";
-
 import { mintTabToken, secretKey, verifyTabToken } from "./tokens.ts";
 
 const SECRET = "s".repeat(40);

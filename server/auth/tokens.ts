@@ -1,5 +1,4 @@
 import { errors, jwtVerify, SignJWT } from "jose";
-
 import { errorMessage } from "../../lib/error-message.ts";
 import type { ReplyClaim } from "../broker/ports.ts";
 

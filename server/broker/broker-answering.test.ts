@@ -1,7 +1,6 @@
 // The routing rules (docs/ARCHITECTURE.md#routing) row by row on the broker alone (test/support/broker-harness.ts): an answer reaches the
 // source once: Cancel, answered elsewhere, two tabs or instances at once, the early ack.
 import { describe, expect } from "vitest";
-
 import type { Ask } from "../../lib/ask.ts";
 import { answeredElsewhere, CANCELLED_ELSEWHERE, EXPIRED } from "../../lib/outcomes.ts";
 import type { AnswerAck } from "../../lib/protocol.ts";

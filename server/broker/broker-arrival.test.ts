@@ -1,7 +1,6 @@
 // The routing rules (docs/ARCHITECTURE.md#routing) row by row on the broker alone (test/support/broker-harness.ts): who is asked when an ask
 // arrives: the newest tab viewing its chat, none, a guest's chat, a thread, a sub-agent.
 import { describe, expect } from "vitest";
-
 import { approval, question, secret, textPrompt } from "../../test/support/ask-fixtures.ts";
 import { brokerTest as it, settled, tab } from "../../test/support/broker-harness.ts";
 import type { AskBroker } from "./broker.ts";

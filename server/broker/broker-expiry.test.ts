@@ -1,7 +1,6 @@
 // The routing rules (docs/ARCHITECTURE.md#routing) row by row on the broker alone (test/support/broker-harness.ts): an ask ends at its
 // expiry, and no timer outlives it.
 import { describe, expect } from "vitest";
-
 import { CANCELLED_ELSEWHERE } from "../../lib/outcomes.ts";
 import { approval, question, textPrompt } from "../../test/support/ask-fixtures.ts";
 import { brokerTest as it, settled, tab } from "../../test/support/broker-harness.ts";

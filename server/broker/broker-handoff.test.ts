@@ -2,7 +2,6 @@
 // chat's newest viewer: a newer tab, a switch or a close, and any order of these.
 import fc from "fast-check";
 import { describe, expect } from "vitest";
-
 import { CANCELLED_ELSEWHERE } from "../../lib/outcomes.ts";
 import { approval, question, textPrompt } from "../../test/support/ask-fixtures.ts";
 import {

@@ -2,7 +2,6 @@
 // the latest reply's (docs/ARCHITECTURE.md#live-and-idle-widgets), and the replies of the Gateway's /v1 endpoint.
 import fc from "fast-check";
 import { describe, expect } from "vitest";
-
 import { approval, question, secret, T0, textPrompt } from "../../test/support/ask-fixtures.ts";
 import {
   brokerTest as it,

@@ -1,7 +1,6 @@
 // The routing rules (docs/ARCHITECTURE.md#routing) row by row on the broker alone (test/support/broker-harness.ts): who may view a chat, see
 // its asks and answer them (docs/SECURITY.md#chat-ownership).
 import { describe, expect } from "vitest";
-
 import type { Ask } from "../../lib/ask.ts";
 import { question } from "../../test/support/ask-fixtures.ts";
 import { brokerTest as it, tab } from "../../test/support/broker-harness.ts";

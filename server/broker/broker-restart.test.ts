@@ -1,7 +1,6 @@
 // The routing rules (docs/ARCHITECTURE.md#routing) row by row on the broker alone (test/support/broker-harness.ts): what outlives an ask's
 // end and the broker: tombstones, a restart, shutdown.
 import { describe, expect } from "vitest";
-
 import { answeredElsewhere, CANCELLED_ELSEWHERE, type Ending } from "../../lib/outcomes.ts";
 import { approval, question, T0, textPrompt } from "../../test/support/ask-fixtures.ts";
 import {

@@ -1,8 +1,6 @@
 import { randomUUID } from "node:crypto";
-
 import { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-
 import { systemClock } from "../../lib/clock.ts";
 import { newestWhoMaySee } from "../../lib/policy.ts";
 import { questionAsk } from "../../test/support/ask-fixtures.ts";

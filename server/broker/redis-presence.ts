@@ -1,6 +1,5 @@
 import type { Redis } from "ioredis";
 import { z } from "zod";
-
 import { Ask, inReply } from "../../lib/ask.ts";
 import type { Clock, TimerHandle } from "../../lib/clock.ts";
 import { errorMessage } from "../../lib/error-message.ts";

@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-
 import type { ApprovalAsk, Ask, QuestionAsk } from "../../lib/ask.ts";
 import { isOwnRun, noticeCall, refusalCall, replyCall } from "./calls.ts";
 

@@ -1,6 +1,5 @@
 import type { GatewayClientOptions } from "@openclaw/gateway-client";
 import type { QuestionRecord } from "@openclaw/gateway-protocol";
-
 import type { AskReply } from "../../lib/answers.ts";
 import type { Ask } from "../../lib/ask.ts";
 import type { Clock } from "../../lib/clock.ts";

@@ -1,5 +1,4 @@
 import { describe, expect, it, vi } from "vitest";
-
 import type { Ask } from "../../lib/ask.ts";
 import { ChatKeyPattern, DEFAULT_SESSION_KEY_PATTERN } from "../../lib/session-key.ts";
 import type { Outcome, SourceListing } from "../broker/ports.ts";

@@ -1,5 +1,4 @@
 import type { ChatEvent, QuestionRecord, QuestionResolvedEvent } from "@openclaw/gateway-protocol";
-
 import { type Ask, Decision } from "../../lib/ask.ts";
 import {
   ANSWERED_ELSEWHERE,

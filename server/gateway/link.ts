@@ -1,7 +1,6 @@
 import { GatewayClient, type GatewayClientOptions } from "@openclaw/gateway-client";
 import type { ChatEvent, QuestionRecord, QuestionResolvedEvent } from "@openclaw/gateway-protocol";
 import { PROTOCOL_VERSION } from "@openclaw/gateway-protocol/version";
-
 import { type Clock, systemClock, type TimerHandle } from "../../lib/clock.ts";
 import { errorMessage } from "../../lib/error-message.ts";
 import type { GatewayStatus } from "../../lib/protocol.ts";

@@ -1,7 +1,6 @@
 // The boundary check of approval records, on records as the real Gateway sent them: what it reads
 // and what it forgives (the converters in lib/sources turn the checked record into an Ask).
 import { describe, expect, it } from "vitest";
-
 import { askFromExecApproval, askFromPluginApproval } from "../../lib/sources/gateway.ts";
 import { type Check, checkExecApproval, checkPluginApproval } from "./records.ts";
 

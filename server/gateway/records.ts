@@ -11,7 +11,6 @@ import {
 import type { TSchema } from "typebox";
 import { Compile } from "typebox/compile";
 import { z } from "zod";
-
 import { ApprovalScope, Decision, Severity } from "../../lib/ask.ts";
 import type { ExecApprovalRecord, PluginApprovalRecord } from "../../lib/sources/gateway.ts";
 

@@ -1,8 +1,6 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-
 import type { ReplyClaim } from "../broker/ports.ts";
 import { StoreUnavailable } from "../store/store.ts";
 import {

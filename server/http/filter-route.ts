@@ -1,8 +1,6 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage } from "node:http";
-
 import { z } from "zod";
-
 import { displayText } from "../../lib/display-text.ts";
 import type { ReplyClaim } from "../broker/ports.ts";
 import { StoreUnavailable } from "../store/store.ts";

@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-
 import { contentSecurityPolicy, securityHeaders } from "./headers.ts";
 
 const origins = ["https://chat.example.com", "http://localhost:8080"];

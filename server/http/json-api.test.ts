@@ -1,9 +1,7 @@
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-
 import { ErrorCode, fail } from "../../lib/protocol.ts";
 import type { OwnerRequest } from "../auth/owner-request.ts";
 import { StoreUnavailable } from "../store/store.ts";

@@ -1,7 +1,5 @@
 import type { IncomingMessage } from "node:http";
-
 import type { z } from "zod";
-
 import { type Ack, type AckError, fail } from "../../lib/protocol.ts";
 import { isOwnerLink, type OwnerRequest } from "../auth/owner-request.ts";
 import { HTTP_STATUS, parseBody, type Reply, serveJson } from "./json-routes.ts";

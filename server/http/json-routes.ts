@@ -1,7 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-
 import type { z } from "zod";
-
 import { errorMessage } from "../../lib/error-message.ts";
 import type { ErrorCode } from "../../lib/protocol.ts";
 import { StoreUnavailable } from "../store/store.ts";

@@ -1,8 +1,6 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-
 import { afterEach, describe, expect, it } from "vitest";
-
 import { OPENWEBUI_URL_HEADER } from "../../lib/page-headers.ts";
 import { createPagesHandler, type NextRequestHandler } from "./pages.ts";
 

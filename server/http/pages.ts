@@ -1,5 +1,4 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-
 import { OPENWEBUI_URL_HEADER } from "../../lib/page-headers.ts";
 import { applySecurityHeaders } from "./headers.ts";
 

@@ -3,10 +3,8 @@
 // in-memory store; the Next.js app is the `false` answer.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-
 import { SignJWT } from "jose";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-
 import type { QuestionAsk } from "../../lib/ask.ts";
 import { question } from "../../test/support/ask-fixtures.ts";
 import { ManualClock } from "../../test/support/manual-clock.ts";

@@ -1,5 +1,4 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-
 import type { Ask } from "../../lib/ask.ts";
 import { askQuestionText, endingSummary, summaryPrefix } from "../../lib/wording.ts";
 import { AuthError, type TabIdentity, TokenExpired, verifyTabToken } from "../auth/tokens.ts";

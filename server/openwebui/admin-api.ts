@@ -1,5 +1,4 @@
 import { z } from "zod";
-
 import { errorMessage } from "../../lib/error-message.ts";
 
 /**

@@ -1,7 +1,5 @@
 import { readFileSync } from "node:fs";
-
 import { describe, expect, it } from "vitest";
-
 import { parseArgs } from "../connect-openwebui.ts";
 import {
   compareVersions,

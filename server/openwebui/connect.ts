@@ -1,5 +1,4 @@
 import { io } from "socket.io-client";
-
 import { errorMessage } from "../../lib/error-message.ts";
 import { mintTabToken, secretKey } from "../auth/tokens.ts";
 import {

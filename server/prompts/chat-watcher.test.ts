@@ -3,7 +3,6 @@
 // text-prompt asks; runs that move on end them; an unanswered secret prompt tells the agent once.
 import type { ChatEvent } from "@openclaw/gateway-protocol";
 import { describe, expect } from "vitest";
-
 import { SECRET_CANCELLED_MESSAGE, SECRET_NOT_RECEIVED_MESSAGE } from "../../lib/answers.ts";
 import type { Ask } from "../../lib/ask.ts";
 import { ChatKeyPattern, DEFAULT_SESSION_KEY_PATTERN } from "../../lib/session-key.ts";

@@ -1,5 +1,4 @@
 import { createHash } from "node:crypto";
-
 import { SECRET_NOT_RECEIVED_MESSAGE } from "../../lib/answers.ts";
 import type { Ask } from "../../lib/ask.ts";
 import type { Clock } from "../../lib/clock.ts";

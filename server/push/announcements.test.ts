@@ -1,6 +1,5 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-
 import { questionAsk } from "../../test/support/ask-fixtures.ts";
 import { startRedis, type TestRedis } from "../../test/support/redis-server.ts";
 import {

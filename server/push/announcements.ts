@@ -1,5 +1,4 @@
 import type { Redis } from "ioredis";
-
 import type { Ask } from "../../lib/ask.ts";
 import { Flag, redisScripts, unavailableAs } from "../store/redis-scripts.ts";
 

@@ -1,7 +1,5 @@
 import { request } from "node:https";
-
 import { describe, expect, it } from "vitest";
-
 import {
   isPublicAddress,
   publicAddressLookup,

@@ -1,6 +1,5 @@
 import type { IncomingMessage } from "node:http";
 import type { Agent } from "node:https";
-
 import type { Clock } from "../../lib/clock.ts";
 import { actionTokenKey, mintActionToken } from "../auth/action-tokens.ts";
 import type { OwnerRequest } from "../auth/owner-request.ts";

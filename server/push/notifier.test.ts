@@ -7,10 +7,8 @@ import { Agent } from "node:https";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
 import webpush from "web-push";
-
 import type { Ask } from "../../lib/ask.ts";
 import { approval, question, T0 } from "../../test/support/ask-fixtures.ts";
 import { ManualClock } from "../../test/support/manual-clock.ts";

@@ -1,7 +1,5 @@
 import type { Agent } from "node:https";
-
 import webpush, { WebPushError } from "web-push";
-
 import type { Ask, Decision } from "../../lib/ask.ts";
 import type { Clock } from "../../lib/clock.ts";
 import { errorMessage } from "../../lib/error-message.ts";

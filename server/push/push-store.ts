@@ -1,5 +1,4 @@
 import { z } from "zod";
-
 import { isSignedSubscription } from "./subscription-signature.ts";
 
 /**

@@ -1,6 +1,5 @@
 import type { Redis } from "ioredis";
 import { z } from "zod";
-
 import { Count, Flag, parseStored, redisScripts, unavailableAs } from "../store/redis-scripts.ts";
 import {
   MAX_SUBSCRIPTIONS_PER_OWNER,

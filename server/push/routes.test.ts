@@ -3,9 +3,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-
 import type { AnswerAck } from "../../lib/protocol.ts";
 import { actionTokenKey, mintActionToken } from "../auth/action-tokens.ts";
 import { createPushRoutes } from "./routes.ts";

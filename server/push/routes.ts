@@ -1,8 +1,6 @@
 import { createHash } from "node:crypto";
 import type { IncomingMessage } from "node:http";
-
 import { z } from "zod";
-
 import { Decision } from "../../lib/ask.ts";
 import type { PushKey, PushSubscriptionList, PushUnsubscribed } from "../../lib/devices.ts";
 import { errorMessage } from "../../lib/error-message.ts";

@@ -1,5 +1,4 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
-
 import type { PushSubscriptionRecord } from "./push-store.ts";
 
 /**

@@ -1,11 +1,9 @@
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-
 import { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import webpush from "web-push";
-
 import { startRedis, type TestRedis } from "../../test/support/redis-server.ts";
 import { loadSharedVapidKeys, loadVapidKeys } from "./vapid.ts";
 

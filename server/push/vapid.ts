@@ -1,11 +1,9 @@
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from "node:crypto";
 import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
-
 import type { Redis } from "ioredis";
 import webpush from "web-push";
 import { z } from "zod";
-
 import { preparePrivateDir, PRIVATE_FILE_MODE, restrictFiles } from "../store/data-dir.ts";
 import { Flag, parseStored, redisScripts, unavailableAs } from "../store/redis-scripts.ts";
 

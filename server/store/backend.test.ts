@@ -1,10 +1,8 @@
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-
 import { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-
 import { systemClock } from "../../lib/clock.ts";
 import { question } from "../../test/support/ask-fixtures.ts";
 import { startRedis, type TestRedis } from "../../test/support/redis-server.ts";

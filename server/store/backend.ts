@@ -1,10 +1,8 @@
 import { randomUUID } from "node:crypto";
 import path from "node:path";
-
 import { createAdapter } from "@socket.io/redis-adapter";
 import type { Redis } from "ioredis";
 import type { ServerOptions } from "socket.io";
-
 import type { Clock } from "../../lib/clock.ts";
 import { errorMessage } from "../../lib/error-message.ts";
 import { type DeviceStore, RedisDeviceStore, SqliteDeviceStore } from "../auth/device-store.ts";

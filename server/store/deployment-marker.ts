@@ -1,7 +1,5 @@
 import { createHmac } from "node:crypto";
-
 import type { Redis } from "ioredis";
-
 import { unavailableAs } from "./redis-scripts.ts";
 
 /**

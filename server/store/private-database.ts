@@ -1,7 +1,6 @@
 import { closeSync, existsSync, openSync } from "node:fs";
 import path from "node:path";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
-
 import { errorMessage } from "../../lib/error-message.ts";
 import { preparePrivateDir, PRIVATE_FILE_MODE, restrictFiles } from "./data-dir.ts";
 

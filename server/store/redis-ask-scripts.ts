@@ -1,5 +1,4 @@
 import { z } from "zod";
-
 import type { ReplyClaim } from "../broker/ports.ts";
 import { Count, Done, Flag, flatRows } from "./redis-scripts.ts";
 

@@ -1,5 +1,4 @@
 import { Redis } from "ioredis";
-
 import { errorMessage } from "../../lib/error-message.ts";
 
 /**

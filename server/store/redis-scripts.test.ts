@@ -1,7 +1,6 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-
 import { startRedis, type TestRedis } from "../../test/support/redis-server.ts";
 import { Flag, flatRows, MalformedReply, redisScripts } from "./redis-scripts.ts";
 

@@ -1,8 +1,6 @@
 import { createHash } from "node:crypto";
-
 import type { Redis } from "ioredis";
 import { z } from "zod";
-
 import { StoreUnavailable } from "./store.ts";
 
 /**

@@ -1,5 +1,4 @@
 import type { Redis } from "ioredis";
-
 import type { Ask, AskStatus } from "../../lib/ask.ts";
 import { type Clock, systemClock } from "../../lib/clock.ts";
 import type { ReplyClaim } from "../broker/ports.ts";

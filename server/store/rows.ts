@@ -1,5 +1,4 @@
 import type { z } from "zod";
-
 import { Ask } from "../../lib/ask.ts";
 
 /**

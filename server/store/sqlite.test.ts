@@ -2,9 +2,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
-
 import { afterEach, describe, expect, it } from "vitest";
-
 import { question } from "../../test/support/ask-fixtures.ts";
 import { ManualClock } from "../../test/support/manual-clock.ts";
 import { CHECKPOINT_EVERY_MS, SqliteAskStore } from "./sqlite.ts";

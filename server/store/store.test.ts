@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-
 import { question } from "../../test/support/ask-fixtures.ts";
 import { ManualClock } from "../../test/support/manual-clock.ts";
 import { storeBackends } from "../../test/support/store-backends.ts";

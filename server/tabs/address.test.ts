@@ -1,7 +1,5 @@
 import type { IncomingMessage } from "node:http";
-
 import { describe, expect, it } from "vitest";
-
 import { clientAddress, trustedProxies } from "./address.ts";
 
 const request = (peer: string, forwarded?: string) =>

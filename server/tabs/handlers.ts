@@ -1,6 +1,5 @@
-import type { Socket } from "socket.io";
+import type { Server, Socket } from "socket.io";
 import type { z } from "zod";
-
 import {
   type AckError,
   AskAnswerPayload,
@@ -30,6 +29,12 @@ import type { Tab } from "../broker/ports.ts";
 export type TabSocketData = { tab: Tab };
 
 export type TabSocket = Socket<
+  ClientToServerEvents,
+  ServerToClientEvents,
+  Record<string, never>,
+  TabSocketData
+>;
+export type TabIo = Server<
   ClientToServerEvents,
   ServerToClientEvents,
   Record<string, never>,

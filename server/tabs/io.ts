@@ -1,7 +1,5 @@
 import type { IncomingMessage, Server as HttpServer } from "node:http";
-
 import { Server, type ServerOptions } from "socket.io";
-
 import { errorMessage } from "../../lib/error-message.ts";
 import {
   type ClientEvent,
@@ -22,8 +20,8 @@ import {
   createAskHandlers,
   createChatHandlers,
   type TabHandler,
+  type TabIo,
   type TabSocket,
-  type TabSocketData,
   WATCHERS_ROOM,
 } from "./handlers.ts";
 
@@ -98,12 +96,7 @@ export function createTabServer(http: HttpServer, options: TabServerOptions): Ta
   };
   const openPerAddress = new Map<string, number>();
 
-  const io = new Server<
-    ClientToServerEvents,
-    ServerToClientEvents,
-    Record<string, never>,
-    TabSocketData
-  >(http, {
+  const io: TabIo = new Server(http, {
     maxHttpBufferSize: MAX_PAYLOAD_BYTES,
     ...(options.adapter ? { adapter: options.adapter } : {}),
     serveClient: false,

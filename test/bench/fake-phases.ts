@@ -1,5 +1,4 @@
 import type { Socket } from "socket.io-client";
-
 import { mintTabToken, secretKey } from "../../server/auth/tokens.ts";
 import { TEST_REPLY } from "../support/replies.ts";
 import { nowMs } from "./clock.ts";

@@ -15,9 +15,7 @@
 import { mkdirSync,writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-
 import type { Frame, Page } from "playwright-core";
-
 import { errorMessage } from "../../lib/error-message.ts";
 import { openaiBaseUrl } from "../../server/gateway/openai-endpoint.ts";
 import { startHarness } from "../setup/global-gateway.ts";

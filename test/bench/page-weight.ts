@@ -1,7 +1,6 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
-
 import { PROJECT_ROOT, startAppServer } from "../support/app-server.ts";
 import { round } from "./stats.ts";
 

@@ -1,11 +1,9 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-
 import { GatewayClient } from "@openclaw/gateway-client";
 import { PROTOCOL_VERSION } from "@openclaw/gateway-protocol/version";
 import { Redis } from "ioredis";
 import { Server, type Socket } from "socket.io";
-
 import { OPERATOR_CAPS, OPERATOR_SCOPES } from "../../server/gateway/link.ts";
 
 /**

@@ -16,7 +16,6 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-
 import { type Comparison, type FakeResults,runFakePhases } from "./fake-phases.ts";
 import { measurePageWeight, type PageWeightResult } from "./page-weight.ts";
 import { type RealResults,runRealPhase } from "./real-phase.ts";

@@ -1,7 +1,6 @@
 import { type ChildProcess,spawn } from "node:child_process";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-
 import type { Command, Ready, Reply } from "./ipc.ts";
 
 /** The load client's handle on server-process.ts: request/reply over the IPC channel. */

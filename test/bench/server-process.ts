@@ -5,7 +5,6 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-
 import type { Application } from "../../server/app.ts";
 import { MemoryPresence } from "../../server/broker/presence.ts";
 import { type FakeGateway,startFakeGateway } from "../support/fake-gateway.ts";

@@ -1,5 +1,4 @@
 import { io } from "socket.io-client";
-
 import type { ClientEvent, ClientEvents } from "../../lib/protocol.ts";
 import { emitWithAck, type TypedSocket } from "../support/typed-ack.ts";
 import { nowMs } from "./clock.ts";

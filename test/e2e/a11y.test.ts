@@ -2,7 +2,6 @@
 // dark, at desktop and phone width: no serious or critical violation.
 import type { Page } from "playwright-core";
 import { beforeAll, describe, expect, inject, it } from "vitest";
-
 import { openPage } from "../support/browser.ts";
 import {
   createQuestion,

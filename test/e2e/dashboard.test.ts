@@ -3,7 +3,6 @@
 // history; a notification's `#ask=` address that does not decode. The inbox's order, triage keys and
 // filters are in inbox.test.ts.
 import { describe, expect, inject, it } from "vitest";
-
 import { openPage } from "../support/browser.ts";
 import {
   createQuestion,

@@ -5,7 +5,6 @@
 // Issue 22: the list says when and through which link each device was made; the phone's own dashboard
 // (a device link) lists the devices but cannot make or revoke one.
 import { describe, expect, inject, it } from "vitest";
-
 import { openPage } from "../support/browser.ts";
 import { seriousViolations, UI_TIMEOUT, useE2e } from "./fixtures.ts";
 

@@ -5,10 +5,8 @@ import { mkdirSync, readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-
 import type { Browser, Frame, Page } from "playwright-core";
 import { afterAll, beforeAll, inject } from "vitest";
-
 import { type AppServer, PROJECT_ROOT, startAppServer } from "../support/app-server.ts";
 import { launchBrowser } from "../support/browser.ts";
 import type { OperatorConnection, Payload } from "../support/gateway-client.ts";

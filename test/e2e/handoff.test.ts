@@ -1,7 +1,6 @@
 // Two browser contexts (two tabs, or a tab and a phone) on the same chat: the card moves to the newer
 // one, and reloading the older one moves it back, once.
 import { describe, expect, inject, it } from "vitest";
-
 import { openPage } from "../support/browser.ts";
 import { createQuestion, UI_TIMEOUT, uniqueChat, useE2e, waitAnswer } from "./fixtures.ts";
 

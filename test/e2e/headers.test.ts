@@ -2,7 +2,6 @@
 // response's CSP nonce on every script it renders (so the pages run under `script-src 'self' 'nonce-…'`);
 // a path that is not valid percent-encoding is a 400 from the server, not Next.js's silent 500.
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-
 import { type AppServer, startAppServer } from "../support/app-server.ts";
 
 const gatewayUrl = inject("gatewayUrl");

@@ -8,7 +8,6 @@
 // order seen is the order of this file's asks.
 import type { Locator, Page } from "playwright-core";
 import { describe, expect, inject, it } from "vitest";
-
 import { openPage } from "../support/browser.ts";
 import type { OperatorConnection, Payload } from "../support/gateway-client.ts";
 import {

@@ -2,7 +2,6 @@
 // move, Enter goes on and finally submits, drafts survive stepping back; Esc cancels.
 import type { Page } from "playwright-core";
 import { describe, expect, inject, it } from "vitest";
-
 import { openPage } from "../support/browser.ts";
 import {
   createQuestion,

@@ -5,7 +5,6 @@
 // one card, in the last reply's iframe; every other iframe 0 px or a summary; at most one WebSocket.
 import type { Browser, Frame, Page, WebSocket } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-
 import { type AppServer, startAppServer } from "../support/app-server.ts";
 import { launchBrowser, openPage } from "../support/browser.ts";
 import type { OperatorConnection } from "../support/gateway-client.ts";

@@ -17,11 +17,9 @@ import { randomUUID } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-
 import { jwtVerify } from "jose";
 import type { Browser, BrowserContext, Frame, Page, WebSocket } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-
 import { openaiBaseUrl } from "../../server/gateway/openai-endpoint.ts";
 import { frontMatterVersion } from "../../server/openwebui/connect.ts";
 import { type AppServer, PROJECT_ROOT, startAppServer } from "../support/app-server.ts";

@@ -4,10 +4,8 @@
 import type { Server } from "node:http";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-
 import type { Browser, Frame, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-
 import { launchBrowser, openPage } from "../support/browser.ts";
 import {
   appendReply,

@@ -9,7 +9,6 @@
 // The Devices tab lists the browsers pushed to, each with a Remove button (item 4).
 import type { Worker } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-
 import { openPage } from "../support/browser.ts";
 import type { Payload } from "../support/gateway-client.ts";
 import { sessionKeyOf, silence, TEST_AGENT } from "../support/on-gateway.ts";

@@ -3,7 +3,6 @@
 // packet is rewritten to name the next version, as a page of a newer release would.
 import type { Page } from "playwright-core";
 import { describe, expect, inject, it } from "vitest";
-
 import { TAB_PROTOCOL_VERSION } from "../../lib/protocol-version.ts";
 import { openPage } from "../support/browser.ts";
 import { UI_TIMEOUT, uniqueChat, useE2e } from "./fixtures.ts";

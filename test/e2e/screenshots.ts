@@ -4,9 +4,7 @@
 // (or reuses OPENCLAW_GATEWAY_REUSE_URL / _TOKEN / OPENCLAW_STUB_MODEL_REUSE_URL), the production
 // build (built first when stale), Chromium, and a stand-in Open WebUI host page.
 import { randomUUID } from "node:crypto";
-
 import type { Browser, Page } from "playwright-core";
-
 import { startHarness } from "../setup/global-gateway.ts";
 import { type AppServer, startAppServer } from "../support/app-server.ts";
 import { launchBrowser, openPage } from "../support/browser.ts";

@@ -3,9 +3,7 @@
 // Gateway's secret store, and afterwards it is nowhere in the page: not in the DOM, not in storage,
 // not in the console.
 import { randomUUID } from "node:crypto";
-
 import { describe, expect, inject, it } from "vitest";
-
 import { openPage } from "../support/browser.ts";
 import { fetchStubRequests, stubScript } from "../support/stub-model.ts";
 import { sessionKeyFor, UI_TIMEOUT, uniqueChat, useE2e } from "./fixtures.ts";

@@ -2,7 +2,6 @@
 // a question created at the real Gateway shows in the iframe, is answered there, and the requester's
 // question.waitAnswer returns exactly that answer.
 import { describe, expect, inject, it } from "vitest";
-
 import { openPage } from "../support/browser.ts";
 import { createQuestion, UI_TIMEOUT, uniqueChat, useE2e, waitAnswer } from "./fixtures.ts";
 

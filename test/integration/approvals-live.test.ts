@@ -19,9 +19,7 @@ import { randomUUID } from "node:crypto";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
-
 import type { ApprovalAsk, ApprovalScope, Ask } from "../../lib/ask.ts";
 import { commandHeadline } from "../../lib/command-risk.ts";
 import type { OperatorConnection } from "../support/gateway-client.ts";

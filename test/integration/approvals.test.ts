@@ -3,9 +3,7 @@
 // with a real 2-second `timeoutMs`; channel threads and guests denied at once; sub-agents on the
 // dashboard only; sessions of another agent never touched.
 import { randomUUID } from "node:crypto";
-
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-
 import type { OperatorConnection, Payload } from "../support/gateway-client.ts";
 import {
   newChat,

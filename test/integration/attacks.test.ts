@@ -3,10 +3,8 @@
 import { request as httpRequest } from "node:http";
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
-
 import { io } from "socket.io-client";
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
-
 import type { Ask } from "../../lib/ask.ts";
 import type { OperatorConnection } from "../support/gateway-client.ts";
 import {

@@ -3,7 +3,6 @@
 // next reconnect. The fake Gateway fails the list call on demand; the retry timer runs on the
 // server's injected clock and is cleared on disconnect and on stop.
 import { afterEach, describe, expect, it } from "vitest";
-
 import type { FakeGateway } from "../support/fake-gateway.ts";
 import { ManualClock } from "../support/manual-clock.ts";
 import {

@@ -7,10 +7,8 @@
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
-
 import { decodeJwt, decodeProtectedHeader } from "jose";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-
 import { PROJECT_ROOT } from "../support/app-server.ts";
 import type { Payload } from "../support/gateway-client.ts";
 import { newChat, useTabs } from "../support/on-gateway.ts";

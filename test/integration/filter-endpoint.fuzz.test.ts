@@ -4,10 +4,8 @@
 // refused one changes nothing.
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
-
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-
 import { ErrorCode } from "../../lib/protocol.ts";
 import { secretKey } from "../../server/auth/tokens.ts";
 import {

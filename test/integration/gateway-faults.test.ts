@@ -4,9 +4,7 @@
 // and server-owned timers (from the Gateway's expiresAtMs, injected clock, none survives an ask's end
 // or server shutdown).
 import { randomUUID } from "node:crypto";
-
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-
 import type { Ask } from "../../lib/ask.ts";
 import type { FakeGateway } from "../support/fake-gateway.ts";
 import { ManualClock } from "../support/manual-clock.ts";

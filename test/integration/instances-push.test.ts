@@ -8,10 +8,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { Agent } from "node:https";
 import { tmpdir } from "node:os";
 import path from "node:path";
-
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-
 import type { Ask } from "../../lib/ask.ts";
 import type { AskPush, OutcomePush } from "../../server/push/payload.ts";
 import { PROJECT_ROOT } from "../support/app-server.ts";

@@ -4,9 +4,7 @@
 // when two tabs on two instances answer at once, and stands in while Redis restarts mid-run.
 // The SIGKILL tests with separate processes are in test/redis/.
 import { randomUUID } from "node:crypto";
-
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
-
 import type { Ask } from "../../lib/ask.ts";
 import type { AnswerAck } from "../../lib/protocol.ts";
 import { REDIS_DOWN } from "../../server/status.ts";

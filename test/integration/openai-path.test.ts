@@ -8,9 +8,7 @@ import { randomUUID } from "node:crypto";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
-
 import { SECRET_MASKED_ENTRY_MESSAGE } from "../../lib/answers.ts";
 import type { ReplyClaim } from "../../server/broker/ports.ts";
 import {

@@ -5,10 +5,8 @@
 // session tokens carry no kid and are unaffected. Issue 22: so are the device links minted through an
 // owner link, whichever owner link it was, while those printed by `--device` stay.
 import { spawn } from "node:child_process";
-
 import { decodeJwt, decodeProtectedHeader, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-
 import { errorMessage } from "../../lib/error-message.ts";
 import { PROJECT_ROOT } from "../support/app-server.ts";
 import { newChat, TEST_AGENT, useTabs } from "../support/on-gateway.ts";

@@ -9,10 +9,8 @@
 // a loopback, private or bare-address host is refused unless PUSH_ALLOW_PRIVATE_ENDPOINTS (set here:
 // the stand-in runs on 127.0.0.1) allows it.
 import { Agent } from "node:https";
-
 import { decodeJwt } from "jose";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-
 import { revokeOwnerLinks } from "../../server/auth/owner-links.ts";
 import { mintTabToken, secretKey } from "../../server/auth/tokens.ts";
 import { MAX_FAILURES_IN_A_ROW } from "../../server/push/notifier.ts";

@@ -2,7 +2,6 @@
 // Now answered history older than HISTORY_DAYS goes, with the chats nobody viewed since; pending
 // asks and their chats stay. Pruning runs on the server's injected clock.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-
 import type { FakeGateway } from "../support/fake-gateway.ts";
 import { ManualClock } from "../support/manual-clock.ts";
 import {

@@ -6,9 +6,7 @@
 // its sockets' links, as have the device links minted through it (issue 22). The instances run on ManualClocks that only the owner-link test moves: a socket
 // closed while no clock moved was closed by the revocation itself, not by a check.
 import { spawn } from "node:child_process";
-
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-
 import { LINK_CHECK_EVERY_MS } from "../../server/auth/link-check.ts";
 import { PROJECT_ROOT } from "../support/app-server.ts";
 import { type FakeGateway, startFakeGateway } from "../support/fake-gateway.ts";

@@ -6,9 +6,7 @@
 // contract; the in-repo fake Gateway is used where a test must count what reaches the Gateway or
 // script a replay.
 import { randomUUID } from "node:crypto";
-
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-
 import type { Ask } from "../../lib/ask.ts";
 import type { AskClose } from "../../lib/protocol.ts";
 import { type FakeGateway, FakeGatewayError } from "../support/fake-gateway.ts";

@@ -6,9 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-
 import type { Ask } from "../../lib/ask.ts";
 import { SECRET_CANCELLED_SUMMARY, SECRET_ENTERED_SUMMARY } from "../../lib/outcomes.ts";
 import type { OperatorConnection, Payload } from "../support/gateway-client.ts";

@@ -1,6 +1,5 @@
 import { io } from "socket.io-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-
 import { TAB_PROTOCOL_VERSION } from "../../lib/protocol-version.ts";
 import type { OperatorConnection } from "../support/gateway-client.ts";
 import {

@@ -8,10 +8,8 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-
 import { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-
 import { deploymentMarker } from "../../server/store/deployment-marker.ts";
 import { PROJECT_ROOT } from "../support/app-server.ts";
 import { startRedis, type TestRedis } from "../support/redis-server.ts";

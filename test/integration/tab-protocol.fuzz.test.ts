@@ -5,10 +5,8 @@
 // same for the bodies of the owner endpoints over HTTP (`/push/*`, `/devices`), with every kind of token.
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
-
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-
 import type { Ask } from "../../lib/ask.ts";
 import { ErrorCode } from "../../lib/protocol.ts";
 import type { OperatorConnection } from "../support/gateway-client.ts";

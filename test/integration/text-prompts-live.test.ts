@@ -1,7 +1,5 @@
 import { randomUUID } from "node:crypto";
-
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
-
 import type { Ask } from "../../lib/ask.ts";
 import type { OperatorConnection } from "../support/gateway-client.ts";
 import {

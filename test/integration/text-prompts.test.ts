@@ -1,9 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
-
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-
 import type { Ask } from "../../lib/ask.ts";
 import { SECRET_CANCELLED_SUMMARY, SECRET_ENTERED_SUMMARY } from "../../lib/outcomes.ts";
 import type { FakeGateway } from "../support/fake-gateway.ts";

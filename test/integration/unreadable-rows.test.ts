@@ -5,9 +5,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
-
 import { afterEach, describe, expect, inject, it } from "vitest";
-
 import { SqliteAskStore } from "../../server/store/sqlite.ts";
 import { question } from "../support/ask-fixtures.ts";
 import { newChat, useTabs } from "../support/on-gateway.ts";

@@ -6,9 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
-
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
-
 import { mintTabToken, secretKey } from "../../server/auth/tokens.ts";
 import type { OperatorConnection } from "../support/gateway-client.ts";
 import {

@@ -1,13 +1,12 @@
 // Makes sure the test-only dependencies outside the repo are present: the pinned real
-// OpenClaw Gateway (in a cache folder), Chromium for the browser tests and redis-server for the
-// several-instances tests.
+// OpenClaw Gateway and the pinned Ruff (each in a cache folder), Chromium for the browser tests and
+// redis-server for the several-instances tests.
 // Run as `node test/setup/ensure-test-deps.ts` (npm `pretest`, CI). Fast when all is there.
 // With `--open-webui` it also installs the pinned real Open WebUI (npm run test:openwebui).
 // `--gateway-only`: the Gateway and redis-server (npm `bench`: its figures need no browser).
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { dirname } from "node:path";
-
 import {
   installedOpenWebuiVersion,
   installOpenWebui,
@@ -21,6 +20,7 @@ import {
   openclawCacheDir,
 } from "../support/real-gateway.ts";
 import { redisServerBinary } from "../support/redis-server.ts";
+import { installedRuffVersion, installRuff, RUFF_VERSION, ruffCacheDir } from "../support/ruff.ts";
 
 const MIN_NODE = { major: 24, minor: 16 } as const;
 const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
@@ -100,6 +100,22 @@ function ensureDebianPackage(name: string, binary: string, override: string): vo
   );
 }
 
+/** Ruff lints and formats the Open WebUI filter in npm test (from PyPI, a few MB, seconds). */
+function ensureRuff(): void {
+  const cacheDir = ruffCacheDir();
+  const installed = installedRuffVersion(cacheDir);
+  if (installed === RUFF_VERSION) {
+    log(`ruff ${RUFF_VERSION} present in ${cacheDir}`);
+    return;
+  }
+  log(
+    `installing ruff==${RUFF_VERSION} into ${cacheDir} (${installed ? `found ${installed}` : "not installed"})`,
+  );
+  const failure = installRuff(cacheDir);
+  if (failure) fail(`could not install ruff ${RUFF_VERSION}: ${failure}`);
+  log(`ruff ${RUFF_VERSION} installed`);
+}
+
 function ensureOpenWebui(): void {
   const cacheDir = openWebuiCacheDir();
   const installed = installedOpenWebuiVersion(cacheDir);
@@ -117,8 +133,10 @@ function ensureOpenWebui(): void {
 
 ensureNode();
 ensureGateway();
-if (!process.argv.includes("--gateway-only"))
+if (!process.argv.includes("--gateway-only")) {
+  ensureRuff();
   ensureDebianPackage("chromium", CHROMIUM, "CHROMIUM_PATH");
+}
 // The benchmark's cross-instance figure needs Redis too.
 ensureDebianPackage("redis-server", REDIS_SERVER, "REDIS_SERVER_PATH");
 if (process.argv.includes("--open-webui")) ensureOpenWebui();

@@ -8,7 +8,6 @@
 //   `node test/setup/global-gateway.ts` (prints these exports and runs until Ctrl-C).
 // - OPENCLAW_TEST_GATEWAY=off: start nothing (unit-only runs); injected values are "".
 import type { TestProject } from "vitest/node";
-
 import { DEFAULT_AGENT, testFileAgents } from "../support/file-agent.ts";
 import type { RealGateway } from "../support/real-gateway.ts";
 import { startRealGateway } from "../support/real-gateway.ts";

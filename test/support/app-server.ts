@@ -20,7 +20,6 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-
 import { mintTabToken, secretKey } from "../../server/auth/tokens.ts";
 import type { ReplyClaim } from "../../server/broker/ports.ts";
 import { freePort } from "./real-gateway.ts";

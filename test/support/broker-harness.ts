@@ -3,7 +3,6 @@
 // in-memory SQLite store, and a scripted AskChannel in place of the Gateway (what faces the real
 // Gateway is tested in test/integration). Each row is a describe named after it, as in docs/RULES.md.
 import { test } from "vitest";
-
 import type { AskReply } from "../../lib/answers.ts";
 import type { Ask } from "../../lib/ask.ts";
 import type { AskClose } from "../../lib/protocol.ts";

@@ -17,7 +17,6 @@ import type { TSchema } from "typebox";
 // typebox is what @openclaw/gateway-protocol compiles its own validators with.
 import { Compile } from "typebox/compile";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-
 import {
   type FakeGateway,
   FakeGatewayError,

@@ -13,9 +13,7 @@
  * (the methods and events), `faults.ts` (fault injection), `types.ts` (the public API).
  */
 import { randomUUID } from "node:crypto";
-
 import { WebSocketServer } from "ws";
-
 import { createApprovals } from "./fake-gateway/approvals.ts";
 import { createChat } from "./fake-gateway/chat.ts";
 import { createConnections } from "./fake-gateway/connection.ts";

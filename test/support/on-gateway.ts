@@ -4,9 +4,7 @@
 // `inject`, `expect` and `afterEach` (test/bench must not import it).
 import { randomUUID } from "node:crypto";
 import type { Agent } from "node:https";
-
 import { afterEach, expect, inject } from "vitest";
-
 import type { Clock } from "../../lib/clock.ts";
 import { type FakeGateway, type FakeGatewayOptions, startFakeGateway } from "./fake-gateway.ts";
 import { agentOfRunningFile } from "./file-agent.ts";

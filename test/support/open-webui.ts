@@ -8,9 +8,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import path from "node:path";
-
 import { z } from "zod";
-
 import { errorMessage } from "../../lib/error-message.ts";
 import { freePort } from "./real-gateway.ts";
 

@@ -11,7 +11,6 @@ import { createServer, type Server } from "node:https";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-
 import { decodeProtectedHeader, importJWK, jwtVerify } from "jose";
 
 export type BrowserKeys = { ecdh: ECDH; p256dh: string; auth: string; authBytes: Buffer };

@@ -1,8 +1,6 @@
 // Proves the harness against the real OpenClaw Gateway started by test/setup/global-gateway.ts.
 import { randomUUID } from "node:crypto";
-
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-
 import type { OperatorConnection, Payload } from "./gateway-client.ts";
 import { connectOperator } from "./gateway-client.ts";
 import { TEST_AGENT } from "./on-gateway.ts";

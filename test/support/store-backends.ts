@@ -2,10 +2,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
-
 import { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll } from "vitest";
-
 import type { Clock } from "../../lib/clock.ts";
 import { RedisAskStore } from "../../server/store/redis.ts";
 import { SqliteAskStore } from "../../server/store/sqlite.ts";

@@ -2,10 +2,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import type { Agent } from "node:https";
 import { tmpdir } from "node:os";
 import path from "node:path";
-
 import { io } from "socket.io-client";
 import { vi } from "vitest";
-
 import type { Ask } from "../../lib/ask.ts";
 import { type Clock, systemClock } from "../../lib/clock.ts";
 import { errorMessage } from "../../lib/error-message.ts";

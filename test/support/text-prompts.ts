@@ -4,7 +4,6 @@
 // from the fake Gateway to the real server.
 import type { ChatEvent } from "@openclaw/gateway-protocol";
 import { expect } from "vitest";
-
 import type { Ask, AskQuestion } from "../../lib/ask.ts";
 import { agentFromSessionKey } from "./fake-gateway/wire.ts";
 import { slices } from "./prompt-feeds.ts";

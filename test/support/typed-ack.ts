@@ -1,6 +1,5 @@
 // A test client's emit-with-ack, typed from the protocol's one event map (lib/protocol.ts).
 import type { Socket } from "socket.io-client";
-
 import type {
   ClientEvent,
   ClientEvents,

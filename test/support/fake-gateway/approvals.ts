@@ -2,7 +2,6 @@
 // expiry, or two-phase), `.list`, `.resolve`, `.waitDecision`, `exec.approval.get`, and the
 // `*.approval.requested` / `*.approval.resolved` broadcasts, as the real Gateway sends them.
 import { randomUUID } from "node:crypto";
-
 import {
   validateExecApprovalGetParams,
   validateExecApprovalRequestParams,
@@ -10,7 +9,6 @@ import {
   validatePluginApprovalRequestParams,
   validatePluginApprovalResolveParams,
 } from "@openclaw/gateway-protocol";
-
 import type {
   ApprovalInput,
   ApprovalKind,

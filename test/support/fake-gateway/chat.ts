@@ -1,7 +1,6 @@
 // The fake Gateway's chat side: `chat.send` (recorded, idempotent per key, answered before the
 // session's first-message ping) and the `chat` events of runs that tests script with `emitChat`.
 import { validateChatSendParams } from "@openclaw/gateway-protocol";
-
 import type { ChatEmitOptions, FakeChatSendEntry } from "./types.ts";
 import {
   agentFromSessionKey,

@@ -3,7 +3,6 @@
 // schemas, and the dispatch of each request to an injected failure, a test's own handler or a
 // built-in method.
 import { randomUUID } from "node:crypto";
-
 import {
   formatValidationErrors,
   GATEWAY_SERVER_CAPS,
@@ -13,7 +12,6 @@ import {
 } from "@openclaw/gateway-protocol";
 import { PROTOCOL_VERSION } from "@openclaw/gateway-protocol/version";
 import type { WebSocket } from "ws";
-
 import { errorMessage } from "../../../lib/error-message.ts";
 import {
   type FakeErrorShape,

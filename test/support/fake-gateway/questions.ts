@@ -2,7 +2,6 @@
 // `.get`, `.resolve` and `.waitAnswer`, their expiry, and the `question.requested` /
 // `question.resolved` broadcasts, with the real Gateway's checks and messages.
 import { randomUUID } from "node:crypto";
-
 import {
   type QuestionAnswers,
   type QuestionRecord,
@@ -12,7 +11,6 @@ import {
   validateQuestionResolveParams,
   validateQuestionWaitAnswerParams,
 } from "@openclaw/gateway-protocol";
-
 import type { QuestionInput, QuestionOutcome } from "./types.ts";
 import {
   agentFromSessionKey,

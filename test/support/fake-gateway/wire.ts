@@ -3,7 +3,6 @@
 // responses), which the fault injection (faults.ts) can pause, delay or cut.
 import { formatValidationErrors } from "@openclaw/gateway-protocol";
 import type { WebSocket } from "ws";
-
 import type { FakeErrorShape } from "./types.ts";
 
 export const MAX_PAYLOAD = 26_214_400;

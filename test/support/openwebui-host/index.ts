@@ -8,10 +8,8 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-
 import type { Page } from "playwright-core";
 import { z } from "zod";
-
 import { errorMessage } from "../../../lib/error-message.ts";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));

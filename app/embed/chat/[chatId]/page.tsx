@@ -1,7 +1,6 @@
 import type { Metadata } from "next";
 import { headers } from "next/headers";
 import { connection } from "next/server";
-
 import { EmbedWidget } from "../../../../components/embed/EmbedWidget.tsx";
 
 export const metadata: Metadata = { title: "Agent questions" };
