@@ -10,7 +10,7 @@ import type {
 import { SECRET_CANCELLED_SUMMARY, SECRET_ENTERED_SUMMARY } from "./outcomes.ts";
 import { resolveChoiceAnswer } from "./prompts/index.ts";
 import type { ErrorCode, TabAnswer } from "./protocol.ts";
-import { DECISION_LABELS } from "./wording.ts";
+import { DECISION_LABELS, STATUS_LABELS } from "./wording.ts";
 
 /**
  * Maps a tab's answer to the reply the ask's source is given (docs/ARCHITECTURE.md#sources-and-answers), or refuses it with the
@@ -70,7 +70,12 @@ function refuse(message: string): RefusedAnswer {
 
 function mapQuestionAnswer(ask: QuestionAsk, answer: TabAnswer): MappedAnswer | RefusedAnswer {
   if (answer.type === "cancel") {
-    return { ok: true, reply: { type: "cancel" }, status: "cancelled", summary: "Cancelled" };
+    return {
+      ok: true,
+      reply: { type: "cancel" },
+      status: "cancelled",
+      summary: STATUS_LABELS.cancelled,
+    };
   }
   let raw: Record<string, string[]>;
   if (answer.type === "questions") {
@@ -223,7 +228,7 @@ function mapTextPromptAnswer(ask: Ask, answer: TabAnswer): MappedAnswer | Refuse
       ok: true,
       reply: null,
       status: "cancelled",
-      summary: ask.textPrompt?.fallbackText ?? "Cancelled",
+      summary: ask.textPrompt?.fallbackText ?? STATUS_LABELS.cancelled,
     };
   let raw: Record<string, string[]>;
   if (answer.type === "questions") raw = answer.answers;

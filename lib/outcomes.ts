@@ -1,6 +1,6 @@
 import type { Ask, AskStatus, Decision } from "./ask.ts";
 import type { CloseReason } from "./protocol.ts";
-import { CLOSE_OUTCOMES, DECISION_LABELS, STATUS_LABELS } from "./wording.ts";
+import { CLOSE_OUTCOMES, ENDED_ELSEWHERE, STATUS_LABELS } from "./wording.ts";
 
 /**
  * How an ask ends, in one place: the status it ends in, the summary people read (in the words of
@@ -30,13 +30,13 @@ export const ANSWERED_ELSEWHERE: Ending = {
 };
 export const CANCELLED_ELSEWHERE: Ending = {
   status: "cancelled",
-  summary: "Cancelled elsewhere",
+  summary: ENDED_ELSEWHERE.cancelled,
   reason: "answered-elsewhere",
 };
 /** The run stopped (Open WebUI's Stop): its questions are cancelled and its tool calls never run. */
 export const RUN_STOPPED: Ending = {
   status: "cancelled",
-  summary: "Stopped",
+  summary: ENDED_ELSEWHERE.stopped,
   reason: "answered-elsewhere",
 };
 
@@ -50,7 +50,7 @@ export function answeredElsewhere(ask: Pick<Ask, "kind">, values: readonly strin
 export function decidedElsewhere(decision: Decision): Ending {
   return {
     status: "answered",
-    summary: `${DECISION_LABELS[decision]} (elsewhere)`,
+    summary: ENDED_ELSEWHERE.decided(decision),
     reason: "answered-elsewhere",
   };
 }

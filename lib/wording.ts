@@ -1,4 +1,12 @@
-import type { ApprovalScope, Ask, AskKind, AskQuestion, AskStatus, Decision } from "./ask.ts";
+import type {
+  ApprovalScope,
+  Ask,
+  AskKind,
+  AskQuestion,
+  AskStatus,
+  Decision,
+  Severity,
+} from "./ask.ts";
 import type { CommandRisk } from "./command-risk.ts";
 import type { CloseReason, SecretOutcome } from "./protocol.ts";
 
@@ -49,6 +57,26 @@ export const CLOSE_OUTCOMES: Record<
 
 /** What a secret request is called above its name: the card's eyebrow, a notification's title. */
 export const SECRET_REQUESTED = "Secret requested";
+
+/** The approval card's eyebrow. */
+export const APPROVAL_NEEDED = "Approval needed";
+
+/** An approval's severity as its card's badge names it. */
+export const SEVERITY_LABELS: Record<Severity, string> = {
+  info: "Info",
+  warning: "Warning",
+  critical: "Critical",
+};
+
+/** An approval that was allowed (once or always), as the history's outcome filter names it. */
+export const ALLOWED = "Allowed";
+
+/** How an ask ended when it ended at its source or with its run (lib/outcomes.ts). */
+export const ENDED_ELSEWHERE = {
+  cancelled: "Cancelled elsewhere",
+  stopped: "Stopped",
+  decided: (decision: Decision) => `${DECISION_LABELS[decision]} (elsewhere)`,
+};
 
 /** The kind an ask is named by where it is listed (an inbox row, a notification): a critical approval says so. */
 export function kindLabel(ask: Ask): string {
@@ -128,6 +156,25 @@ export function approvalScopeSummary(scope: ApprovalScope): string {
   }
 }
 
+/** An exec approval's title: "Run git push". */
+export function runCommandTitle(headline: string): string {
+  return `Run ${headline}`;
+}
+
+/** An exec approval's description: where it runs, then what it would do ("It deploys."). */
+export function runCommandDescription(
+  place: { host?: string | null; cwd?: string | null },
+  consequence: string | null,
+): string {
+  const where = [place.host && `on ${place.host}`, place.cwd && `in ${place.cwd}`]
+    .filter(Boolean)
+    .join(" ");
+  const wants = where
+    ? `The agent wants to run a command ${where}.`
+    : "The agent wants to run a command.";
+  return consequence ? `${wants} ${consequence}` : wants;
+}
+
 /** How each risk of a command reads in a sentence ("It deletes files and deploys."). */
 const COMMAND_RISK_WORDS: Record<CommandRisk, string> = {
   deletes: "deletes files or data",
@@ -169,3 +216,34 @@ const SECRET_OUTCOME_TOASTS: Record<SecretOutcome, string> = {
 export function secretOutcomeToast(outcome: SecretOutcome): string {
   return SECRET_OUTCOME_TOASTS[outcome];
 }
+
+/**
+ * A push notification's words (server/push/payload.ts shortens the pieces to fit): its title, the
+ * line of where the ask is and how long it has left, and the line that replaces it once it ended.
+ */
+export const PUSH_WORDING = {
+  commandApprovalTitle: (label: string) => `${label}: run a command`,
+  approvalTitle: (label: string, title: string) => `${label}: ${title}`,
+  questionTitle: (count: number) => `${KIND_LABELS.question}${moreQuestions(count)}`,
+  secretTitle: (name: string | undefined) =>
+    name ? `${SECRET_REQUESTED}: ${name}` : SECRET_REQUESTED,
+  chat: (chat: { title?: string; id: string } | null) =>
+    chat === null ? "No chat" : `Chat ${chat.title ?? chat.id}`,
+  timeLeft: (minutes: number) => (minutes >= 1 ? `${minutes} min left` : "less than a minute left"),
+  /** An ask answered: "Decided: Allow once" for an approval, "Answered: SQLite" otherwise. */
+  answered: (kind: AskKind, summary: string) =>
+    `${kind === "approval" ? "Decided" : "Answered"}: ${summary}`,
+};
+
+/**
+ * A JSON form prompt left in its reply as text (lib/prompts/fallback.ts): numbered questions, each
+ * option on its own line. The Open WebUI filter writes the same text; test/fixtures/wording.json pins
+ * the two together.
+ */
+export const FORM_AS_TEXT = {
+  multiSelect: " (select all that apply)",
+  question: (index: number, header: string, question: string) =>
+    `${index}. ${header === "" ? question : `${header}: ${question}`}`,
+  option: (label: string, description?: string) =>
+    description === undefined ? `   - ${label}` : `   - ${label} (${description})`,
+};

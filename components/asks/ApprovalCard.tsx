@@ -1,7 +1,7 @@
 import { type KeyboardEvent, useEffect, useId, useRef, useState } from "react";
 import { useNow } from "../../client/use-now.ts";
 import type { ApprovalAsk, Decision, Severity } from "../../lib/ask.ts";
-import { DECISION_LABELS } from "../../lib/wording.ts";
+import { APPROVAL_NEEDED, DECISION_LABELS, SEVERITY_LABELS } from "../../lib/wording.ts";
 import { ApprovalScope } from "./ApprovalScope.tsx";
 import { cx, formatCountdown, textDirection } from "./format.ts";
 import {
@@ -25,20 +25,11 @@ type Props = {
   pick?: NumberPick;
 };
 
-const SEVERITY: Record<Severity, { label: string; className: string }> = {
-  info: {
-    label: "Info",
-    className: "bg-sky-100 text-sky-900 dark:bg-sky-900/60 dark:text-sky-100",
-  },
-  warning: {
-    label: "Warning",
-    className: "bg-amber-100 text-amber-900 dark:bg-amber-900/60 dark:text-amber-100",
-  },
+const SEVERITY_STYLES: Record<Severity, string> = {
+  info: "bg-sky-100 text-sky-900 dark:bg-sky-900/60 dark:text-sky-100",
+  warning: "bg-amber-100 text-amber-900 dark:bg-amber-900/60 dark:text-amber-100",
   // Solid, where info and warning are pale: a critical approval must not look like a routine one.
-  critical: {
-    label: "Critical",
-    className: "bg-rose-700 text-white dark:bg-rose-400 dark:text-zinc-950",
-  },
+  critical: "bg-rose-700 text-white dark:bg-rose-400 dark:text-zinc-950",
 };
 
 /** The whole card is framed in red when the plugin says a wrong decision could do real damage. */
@@ -66,7 +57,6 @@ export function ApprovalCard({ ask, onAnswer, autoFocus = false, headingLevel = 
   const { busy, error, send } = useSendAnswer(onAnswer);
   const [expanded, setExpanded] = useState(false);
   const Heading = headingLevel === 2 ? "h2" : "h3";
-  const severity = SEVERITY[approval.severity];
   const detail = approval.detail ?? "";
   const long = detail.length > PREVIEW_CHARS || detail.trimEnd().split("\n").length > PREVIEW_LINES;
   const dir = textDirection(approval.title, approval.description);
@@ -113,14 +103,14 @@ export function ApprovalCard({ ask, onAnswer, autoFocus = false, headingLevel = 
         <span
           className={cx(
             "inline-flex items-center rounded-full px-2 py-0.5 text-xs font-semibold",
-            severity.className,
+            SEVERITY_STYLES[approval.severity],
           )}
         >
           <span className="sr-only">Severity: </span>
-          {severity.label}
+          {SEVERITY_LABELS[approval.severity]}
         </span>
         <span className="text-xs font-semibold tracking-wide text-zinc-600 uppercase dark:text-zinc-400">
-          Approval needed
+          {APPROVAL_NEEDED}
         </span>
         {ask.expiresAt !== null && <Countdown expiresAt={ask.expiresAt} />}
       </div>

@@ -1,7 +1,7 @@
 import { type KeyboardEvent, useEffect, useId, useRef, useState } from "react";
 import type { SecretAsk } from "../../lib/ask.ts";
 import type { SecretOutcome, TabAnswer } from "../../lib/protocol.ts";
-import { SECRET_REQUESTED } from "../../lib/wording.ts";
+import { KIND_LABELS, SECRET_REQUESTED } from "../../lib/wording.ts";
 import { cx, textDirection } from "./format.ts";
 import {
   card,
@@ -62,7 +62,7 @@ export function SecretDialog({ ask, onAnswer, onOutcome, headingLevel = 2 }: Pro
   const [newHost, setNewHost] = useState("");
   const { busy, error, setError, send } = useSendAnswer(onAnswer);
   const Heading = headingLevel === 2 ? "h2" : "h3";
-  const name = secret.name?.trim() || "Secret";
+  const name = secret.name?.trim() || KIND_LABELS.secret;
   const dir = textDirection(secret.reason, secret.prompt);
   // Asked for in the text of a reply on the Gateway's `/v1` endpoint: its answer could only be a chat
   // message, which Open WebUI stores and sends to the model, so no value is taken here at all.
@@ -80,10 +80,8 @@ export function SecretDialog({ ask, onAnswer, onOutcome, headingLevel = 2 }: Pro
       inputRef.current?.focus();
       return;
     }
-    onOutcome?.(
-      accepted.outcome ??
-        (answer.type === "cancel" ? "cancelled" : ask.source === "text-prompt" ? "sent" : "stored"),
-    );
+    // The server says how a secret ended (stored, sent or cancelled) in its ack.
+    if (accepted.outcome) onOutcome?.(accepted.outcome);
   };
 
   const submit = () => {

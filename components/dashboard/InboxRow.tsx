@@ -3,7 +3,7 @@ import { createPortal } from "react-dom";
 import { useNow } from "../../client/use-now.ts";
 import type { Ask, SecretAsk } from "../../lib/ask.ts";
 import type { SecretOutcome } from "../../lib/protocol.ts";
-import { kindLabel, SECRET_REQUESTED } from "../../lib/wording.ts";
+import { KIND_LABELS, kindLabel, SECRET_REQUESTED } from "../../lib/wording.ts";
 import { AskView } from "../asks/AskView.tsx";
 import { cx, formatSpan } from "../asks/format.ts";
 import { SecretDialog } from "../asks/SecretDialog.tsx";
@@ -272,7 +272,7 @@ function SecretLauncher({
     >
       <p className={secretEyebrow}>{SECRET_REQUESTED}</p>
       <h3 id={titleId} className="mt-1 text-base font-semibold break-words" dir="auto">
-        {ask.secret.name ?? "Secret"}
+        {ask.secret.name ?? KIND_LABELS.secret}
       </h3>
       {ask.secret.reason && (
         <p className="mt-1 text-sm break-words" dir="auto">

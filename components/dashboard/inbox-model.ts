@@ -1,5 +1,6 @@
 import type { Ask, AskKind } from "../../lib/ask.ts";
 import {
+  ALLOWED,
   DECISION_LABELS,
   moreQuestions,
   questionHeading,
@@ -34,7 +35,7 @@ export type Outcome = "answered" | "allowed" | "denied" | "cancelled" | "expired
 
 export const OUTCOME_LABELS: Record<Outcome, string> = {
   answered: STATUS_LABELS.answered,
-  allowed: "Allowed",
+  allowed: ALLOWED,
   denied: STATUS_LABELS.denied,
   cancelled: STATUS_LABELS.cancelled,
   expired: STATUS_LABELS.expired,

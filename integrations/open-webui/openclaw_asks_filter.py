@@ -390,6 +390,11 @@ def parse_form(body: str) -> list[dict] | None:
     return None
 
 
+# After a multiple-choice question left in the reply as text; the server's words (lib/wording.ts
+# FORM_AS_TEXT), pinned by test/fixtures/wording.json.
+MULTI_SELECT_NOTE = " (select all that apply)"
+
+
 def prompt_fallback_text(prompt: str) -> str:
     """The prompt as reply text: the trigger phrase removed, a JSON form as its numbered questions."""
     body = question_body(prompt)
@@ -403,7 +408,7 @@ def prompt_fallback_text(prompt: str) -> str:
             if question["header"] == ""
             else f"{question['header']}: {question['question']}"
         )
-        multi = " (select all that apply)" if question["multiSelect"] else ""
+        multi = MULTI_SELECT_NOTE if question["multiSelect"] else ""
         lines.append(f"{index}. {title}{multi}")
         for option in question["options"]:
             described = f" ({option['description']})" if "description" in option else ""

@@ -1,3 +1,4 @@
+import { FORM_AS_TEXT } from "../wording.ts";
 import { parseForm } from "./form.ts";
 import { questionBody } from "./phrases.ts";
 import type { FormQuestion } from "./types.ts";
@@ -25,13 +26,12 @@ export function promptFallbackText(prompt: string): string {
 function formatForm(questions: readonly FormQuestion[]): string {
   return questions
     .map((question, index) => {
-      const title =
-        question.header === "" ? question.question : `${question.header}: ${question.question}`;
-      const multi = question.multiSelect ? " (select all that apply)" : "";
+      const title = FORM_AS_TEXT.question(index + 1, question.header, question.question);
+      const multi = question.multiSelect ? FORM_AS_TEXT.multiSelect : "";
       const options = question.options.map(({ label, description }) =>
-        description === undefined ? `   - ${label}` : `   - ${label} (${description})`,
+        FORM_AS_TEXT.option(label, description),
       );
-      return [`${index + 1}. ${title}${multi}`, ...options].join("\n");
+      return [`${title}${multi}`, ...options].join("\n");
     })
     .join("\n");
 }

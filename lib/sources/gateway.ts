@@ -1,7 +1,7 @@
 import type { QuestionRecord } from "@openclaw/gateway-protocol";
 import type { ApprovalAsk, ApprovalScope, Ask, AskQuestion, Decision, Severity } from "../ask.ts";
 import { assessCommand, commandHeadline } from "../command-risk.ts";
-import { commandConsequence } from "../wording.ts";
+import { commandConsequence, runCommandDescription, runCommandTitle } from "../wording.ts";
 
 /**
  * Pure converters from Gateway records to Asks. The Gateway adapter (server/gateway) validates every
@@ -169,9 +169,6 @@ export function askFromPluginApproval(
 
 export function askFromExecApproval(event: ExecApprovalRecord, context: AskContext): ApprovalAsk {
   const { request } = event;
-  const where = [request.host && `on ${request.host}`, request.cwd && `in ${request.cwd}`]
-    .filter(Boolean)
-    .join(" ");
   // Live records carry `warningText: null` and put the Gateway's own findings in `commandAnalysis`.
   const warnings = request.warningText || (request.commandAnalysis?.warningLines ?? []).join("\n");
   // The Gateway sends no severity for a command: read it from the command itself.
@@ -181,8 +178,8 @@ export function askFromExecApproval(event: ExecApprovalRecord, context: AskConte
     event,
     "gateway.exec-approval",
     {
-      title: `Run ${commandHeadline(request.command)}`,
-      description: `${where ? `The agent wants to run a command ${where}.` : "The agent wants to run a command."}${consequence ? ` ${consequence}` : ""}`,
+      title: runCommandTitle(commandHeadline(request.command)),
+      description: runCommandDescription(request, consequence),
       detail: clip(warnings, APPROVAL_DETAIL_LIMIT),
       severity: assessed.severity,
       command: request.command,

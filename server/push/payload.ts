@@ -3,11 +3,9 @@ import {
   approvalScopeSummary,
   DECISION_LABELS,
   endingSummary,
-  KIND_LABELS,
   kindLabel,
-  moreQuestions,
+  PUSH_WORDING,
   questionHeading,
-  SECRET_REQUESTED,
 } from "../../lib/wording.ts";
 
 /**
@@ -61,8 +59,7 @@ const askUrl = (dashboardUrl: string, askId: string) =>
 
 function timeLeft(ask: Ask, now: number): string | null {
   if (ask.expiresAt === null) return null;
-  const minutes = Math.max(0, Math.round((ask.expiresAt - now) / 60_000));
-  return minutes >= 1 ? `${minutes} min left` : "less than a minute left";
+  return PUSH_WORDING.timeLeft(Math.max(0, Math.round((ask.expiresAt - now) / 60_000)));
 }
 
 function describe(ask: Ask): { title: string; lines: string[] } {
@@ -72,25 +69,25 @@ function describe(ask: Ask): { title: string; lines: string[] } {
       const label = kindLabel(ask);
       if (approval.command)
         return {
-          title: `${label}: run a command`,
+          title: PUSH_WORDING.commandApprovalTitle(label),
           lines: [shorten(approval.command, COMMAND_LIMIT)],
         };
       const scope = approval.scope ? [shorten(approvalScopeSummary(approval.scope), 160)] : [];
       return {
-        title: `${label}: ${shorten(approval.title, 80)}`,
+        title: PUSH_WORDING.approvalTitle(label, shorten(approval.title, 80)),
         lines: [...scope, shorten(approval.description, 160)].filter(Boolean),
       };
     }
     case "question":
       return {
-        title: `${KIND_LABELS.question}${moreQuestions(ask.questions.length)}`,
+        title: PUSH_WORDING.questionTitle(ask.questions.length),
         lines: [shorten(questionHeading(ask.questions[0]), 160)],
       };
     case "secret": {
       // The name and reason only: a secret is entered on the dashboard, never in a notification.
       const { name, reason, prompt } = ask.secret;
       return {
-        title: name ? `${SECRET_REQUESTED}: ${shorten(name, 60)}` : SECRET_REQUESTED,
+        title: PUSH_WORDING.secretTitle(name ? shorten(name, 60) : undefined),
         lines: [shorten(reason ?? prompt, 160)],
       };
     }
@@ -108,12 +105,14 @@ export function askPush(
   },
 ): AskPush {
   const { title, lines } = describe(ask);
-  const chat =
+  const chat = PUSH_WORDING.chat(
     ask.chatId === null
-      ? "No chat"
-      : options.chatTitle
-        ? `Chat ${shorten(options.chatTitle, 60)}`
-        : `Chat ${ask.chatId}`;
+      ? null
+      : {
+          id: ask.chatId,
+          ...(options.chatTitle ? { title: shorten(options.chatTitle, 60) } : {}),
+        },
+  );
   const where = [chat, timeLeft(ask, options.now)].filter(Boolean).join(" · ");
   const actions =
     ask.kind === "approval"
@@ -144,7 +143,7 @@ export function outcomePush(ask: Ask, dashboardUrl: string): OutcomePush {
   const summary = endingSummary(ask);
   const body =
     ask.status === "answered"
-      ? `${ask.kind === "approval" ? "Decided" : "Answered"}: ${shorten(summary, 100)}`
+      ? PUSH_WORDING.answered(ask.kind, shorten(summary, 100))
       : shorten(summary, 100);
   return {
     type: "outcome",
