@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useState } from "react";
-import type { PushKey } from "../lib/devices.ts";
 import { errorMessage } from "../lib/error-message.ts";
+import { HTTP_ROUTES } from "../lib/http-routes.ts";
+import { callApi } from "./http-api.ts";
 
 /**
  * The dashboard's service worker and Web Push opt-in. The worker (public/sw.js) is registered on every
@@ -27,26 +28,10 @@ function base64UrlBytes(text: string): Uint8Array<ArrayBuffer> {
   return Uint8Array.from(atob(base64), (char) => char.charCodeAt(0));
 }
 
-/** `T`: the endpoint's reply (lib/devices.ts); read as partial, the body comes over the network. */
-async function call<T extends object = object>(
-  path: string,
-  init: RequestInit,
-): Promise<{ ok: boolean; message: string; body: Partial<T> }> {
-  const response = await fetch(path, init);
-  const body = (await response.json().catch(() => ({}))) as {
-    ok?: boolean;
-    error?: { message?: string };
-  } & Partial<T>;
-  return {
-    ok: response.ok && body.ok === true,
-    message: body.error?.message ?? `HTTP ${response.status}`,
-    body,
-  };
-}
-
-/** The headers of a call made as the owner this dashboard is signed in as. */
-function asOwner(token: string): Record<string, string> {
-  return { "content-type": "application/json", authorization: `Bearer ${token}` };
+/** What the server stores of a subscription (the rest of `toJSON()` it would not read). */
+function stored(subscription: PushSubscription) {
+  const { endpoint = "", keys = {} } = subscription.toJSON();
+  return { endpoint, keys: { p256dh: keys.p256dh ?? "", auth: keys.auth ?? "" } };
 }
 
 export function usePushOptIn(token: string | null): PushOptIn {
@@ -82,11 +67,7 @@ export function usePushOptIn(token: string | null): PushOptIn {
       .getSubscription()
       .then(async (current) => {
         if (!current) return;
-        const renewed = await call("/push/subscriptions", {
-          method: "POST",
-          headers: asOwner(token),
-          body: JSON.stringify(current.toJSON()),
-        });
+        const renewed = await callApi(HTTP_ROUTES.subscribe, { token, body: stored(current) });
         if (!renewed.ok) setError(`Push to this device could not be renewed: ${renewed.message}`);
       })
       .catch((failure: unknown) =>
@@ -98,14 +79,12 @@ export function usePushOptIn(token: string | null): PushOptIn {
     if (!registration || !token || busy) return;
     setBusy(true);
     setError(null);
-    const auth = asOwner(token);
     try {
       const current = await registration.pushManager.getSubscription();
       if (current) {
-        const removed = await call("/push/subscriptions", {
-          method: "DELETE",
-          headers: auth,
-          body: JSON.stringify({ endpoint: current.endpoint }),
+        const removed = await callApi(HTTP_ROUTES.unsubscribe, {
+          token,
+          body: { endpoint: current.endpoint },
         });
         await current.unsubscribe();
         setEnabled(false);
@@ -118,17 +97,13 @@ export function usePushOptIn(token: string | null): PushOptIn {
         );
         return;
       }
-      const key = await call<PushKey>("/push/key", { method: "GET" });
-      if (!key.ok || typeof key.body.publicKey !== "string") throw new Error(key.message);
+      const key = await callApi(HTTP_ROUTES.pushKey, {});
+      if (!key.ok) throw new Error(key.message);
       const subscription = await registration.pushManager.subscribe({
         userVisibleOnly: true,
-        applicationServerKey: base64UrlBytes(key.body.publicKey),
+        applicationServerKey: base64UrlBytes(key.reply.publicKey),
       });
-      const saved = await call("/push/subscriptions", {
-        method: "POST",
-        headers: auth,
-        body: JSON.stringify(subscription.toJSON()),
-      });
+      const saved = await callApi(HTTP_ROUTES.subscribe, { token, body: stored(subscription) });
       if (!saved.ok) {
         await subscription.unsubscribe();
         throw new Error(saved.message);

@@ -3,8 +3,8 @@ import { z } from "zod";
 /**
  * What the dashboard's Devices tab and push opt-in read and send (docs/PROTOCOL.md, "Devices" and
  * "Push"): device links, who minted each, the owner's push subscriptions, and each endpoint's reply
- * (an error is an `AckError`, lib/protocol.ts). The pages import the types only (zod stays out of the
- * browser bundles); the server parses with the schemas.
+ * (an error is an `AckError`, lib/protocol.ts), as the route table (lib/http-routes.ts) names them:
+ * the server reads the bodies with these schemas and the dashboard the replies.
  */
 
 /**

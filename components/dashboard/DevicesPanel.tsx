@@ -1,35 +1,15 @@
 import { useCallback, useEffect, useId, useState } from "react";
+import { callApi } from "../../client/http-api.ts";
 import type {
   DeviceLink as Link,
-  DeviceList,
   DeviceMinter,
   DeviceSummary,
-  PushSubscriptionList,
   PushSubscriptionSummary,
 } from "../../lib/devices.ts";
-import { errorMessage } from "../../lib/error-message.ts";
+import { HTTP_ROUTES } from "../../lib/http-routes.ts";
 import { cx, formatTime } from "../asks/format.ts";
 import { card, muted, primaryButton, secondaryButton, textInput } from "../asks/styles.ts";
 import { QrCode } from "./QrCode.tsx";
-
-async function call<T>(
-  path: string,
-  token: string,
-  init: RequestInit = {},
-): Promise<{ ok: true; body: T } | { ok: false; message: string }> {
-  try {
-    const response = await fetch(path, {
-      ...init,
-      headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
-    });
-    const body = (await response.json()) as T & { ok?: boolean; error?: { message?: string } };
-    return body.ok
-      ? { ok: true, body }
-      : { ok: false, message: body.error?.message ?? `HTTP ${response.status}` };
-  } catch (error) {
-    return { ok: false, message: errorMessage(error) };
-  }
-}
 
 /** Which link made a device, in the words of the list. */
 function madeBy(minter: DeviceMinter): string {
@@ -71,14 +51,14 @@ export function DevicesPanel({ token, active }: { token: string | null; active: 
   const refresh = useCallback(async () => {
     if (!token) return;
     const [listed, pushed] = await Promise.all([
-      call<DeviceList>("/devices", token),
-      call<PushSubscriptionList>("/push/subscriptions", token),
+      callApi(HTTP_ROUTES.devices, { token }),
+      callApi(HTTP_ROUTES.subscriptions, { token }),
     ]);
     if (listed.ok) {
-      setDevices(listed.body.devices);
-      setCanManage(listed.body.canManage);
+      setDevices(listed.reply.devices);
+      setCanManage(listed.reply.canManage);
     } else setMessage(`Devices could not be listed: ${listed.message}`);
-    if (pushed.ok) setSubscriptions(pushed.body.subscriptions);
+    if (pushed.ok) setSubscriptions(pushed.reply.subscriptions);
     else setMessage(`Push subscriptions could not be listed: ${pushed.message}`);
   }, [token]);
 
@@ -90,25 +70,20 @@ export function DevicesPanel({ token, active }: { token: string | null; active: 
     if (!token || busy) return;
     setBusy(true);
     setMessage(null);
-    const created = await call<Link>("/devices", token, {
-      method: "POST",
-      body: JSON.stringify({ name }),
-    });
+    const created = await callApi(HTTP_ROUTES.mintDevice, { token, body: { name } });
     setBusy(false);
     if (!created.ok) {
       setMessage(created.message);
       return;
     }
-    setLink(created.body);
+    setLink(created.reply);
     setName("");
     await refresh();
   };
 
   const revoke = async (device: DeviceSummary) => {
     if (!token) return;
-    const revoked = await call<object>(`/devices/${encodeURIComponent(device.kid)}`, token, {
-      method: "DELETE",
-    });
+    const revoked = await callApi(HTTP_ROUTES.revokeDevice, { token, id: device.kid });
     setMessage(
       revoked.ok ? `${device.name} is revoked: its link no longer signs in.` : revoked.message,
     );
@@ -118,11 +93,10 @@ export function DevicesPanel({ token, active }: { token: string | null; active: 
 
   const remove = async (subscription: PushSubscriptionSummary) => {
     if (!token) return;
-    const removed = await call<object>(
-      `/push/subscriptions/${encodeURIComponent(subscription.id)}`,
+    const removed = await callApi(HTTP_ROUTES.removeSubscription, {
       token,
-      { method: "DELETE" },
-    );
+      id: subscription.id,
+    });
     setMessage(
       removed.ok
         ? `Push to ${subscription.service} is removed: that browser gets no more notifications.`

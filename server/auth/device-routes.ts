@@ -1,7 +1,6 @@
 import type { IncomingMessage } from "node:http";
-import { z } from "zod";
-import { type DeviceLink, type DeviceList, DeviceName } from "../../lib/devices.ts";
-import { type Ack, fail } from "../../lib/protocol.ts";
+import { HTTP_ROUTES } from "../../lib/http-routes.ts";
+import { fail } from "../../lib/protocol.ts";
 import { jsonApi, route } from "../http/json-api.ts";
 import { mintDeviceLink } from "./device-links.ts";
 import type { DeviceStore } from "./device-store.ts";
@@ -20,8 +19,6 @@ import type { Revocations } from "./revocations.ts";
  */
 
 const BODY_LIMIT = 2 * 1024;
-
-export const NewDeviceBody = z.object({ name: DeviceName });
 
 export type DeviceRoutesOptions = {
   store: DeviceStore;
@@ -49,11 +46,9 @@ function refusal(what: string) {
 }
 
 export function createDeviceRoutes(options: DeviceRoutesOptions) {
-  const list = route({
-    method: "GET",
-    path: "/devices",
+  const list = route(HTTP_ROUTES.devices, {
     access: "owner",
-    async handle({ sender: { owner, link } }): Promise<DeviceList> {
+    async handle({ sender: { owner, link } }) {
       const devices = (await options.store.list(owner, options.now())).map(
         ({ kid, name, createdAt, expiresAt, mintedBy }) => ({
           kid,
@@ -67,13 +62,10 @@ export function createDeviceRoutes(options: DeviceRoutesOptions) {
     },
   });
 
-  const mint = route({
-    method: "POST",
-    path: "/devices",
+  const mint = route(HTTP_ROUTES.mintDevice, {
     access: { link: "owner-link", refusal: refusal("mint device links") },
-    body: NewDeviceBody,
     created: true,
-    async handle({ sender: { owner, link: minting }, body }): Promise<Ack<DeviceLink>> {
+    async handle({ sender: { owner, link: minting }, body }) {
       const link = await mintDeviceLink({
         store: options.store,
         key: options.key,
@@ -98,9 +90,7 @@ export function createDeviceRoutes(options: DeviceRoutesOptions) {
     },
   });
 
-  const revoke = route({
-    method: "DELETE",
-    path: /^\/devices\/([A-Za-z0-9_-]{1,80})$/,
+  const revoke = route(HTTP_ROUTES.revokeDevice, {
     access: { link: "owner-link", refusal: refusal("revoke devices") },
     async handle({ sender: { owner }, param: kid }) {
       if (!(await options.revocations.revokeDevice(kid, owner)))

@@ -3,7 +3,7 @@ import type { Ask, AskStatus } from "../../lib/ask.ts";
 import { errorMessage } from "../../lib/error-message.ts";
 import { ANSWERED_ELSEWHERE, type Ending } from "../../lib/outcomes.ts";
 import { type AnswerAck, fail, type SecretOutcome, type TabAnswer } from "../../lib/protocol.ts";
-import { type AskStore, StoreUnavailable } from "../store/store.ts";
+import { type AskStore, unavailable } from "../store/store.ts";
 import { AskAlreadyEnded, type AskChannel, type Outcome, type Tab } from "./ports.ts";
 import type { TrackedAsks } from "./tracked-asks.ts";
 
@@ -72,11 +72,12 @@ export async function answerAsk(
   } catch (error) {
     // The store failed (a full disk, Redis away): the answer fails, and the ask stays answerable.
     await undo();
-    if (error instanceof StoreUnavailable)
-      return fail(
-        "UNAVAILABLE",
-        `The answer was not taken: ${error.message}. The card stays; answer again once the status says the server is back.`,
-      );
+    const away = unavailable(
+      error,
+      (why) =>
+        `The answer was not taken: ${why}. The card stays; answer again once the status says the server is back.`,
+    );
+    if (away) return away;
     throw error;
   }
   if (!claimed) {

@@ -2,9 +2,10 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import { z } from "zod";
 import { displayText } from "../../lib/display-text.ts";
+import { fail } from "../../lib/protocol.ts";
 import type { ReplyClaim } from "../broker/ports.ts";
-import { StoreUnavailable } from "../store/store.ts";
-import { fail, parseJson, readBody, type Reply, serveJson } from "./json-routes.ts";
+import { unavailable } from "../store/store.ts";
+import { parseJson, readBody, refused, type Reply, serveJson } from "./json-routes.ts";
 
 /**
  * The endpoints the Open WebUI filter calls from Open WebUI's server (docs/PROTOCOL.md, "Open WebUI
@@ -79,10 +80,9 @@ const ROUTES: ReadonlySet<string> = new Set(["/openwebui/replies", "/openwebui/t
 export function createFilterRoute(options: FilterRouteOptions) {
   async function route(request: IncomingMessage, pathname: string): Promise<Reply> {
     if (!ROUTES.has(pathname) || request.method !== "POST")
-      return fail(
+      return refused(
+        fail("INVALID", `${request.method ?? "GET"} ${pathname} is not a filter endpoint`),
         405,
-        "INVALID",
-        `${request.method ?? "GET"} ${pathname} is not a filter endpoint`,
       );
     const read = await readBody(request, BODY_LIMIT);
     if (!read.ok) return read.reply;
@@ -95,10 +95,12 @@ export function createFilterRoute(options: FilterRouteOptions) {
         options.now(),
       )
     ) {
-      return fail(
+      return refused(
+        fail(
+          "FORBIDDEN",
+          "the body must be signed by the Open WebUI filter with the shared auth_secret (X-OpenClaw-Asks-Signature), within five minutes",
+        ),
         401,
-        "FORBIDDEN",
-        "the body must be signed by the Open WebUI filter with the shared auth_secret (X-OpenClaw-Asks-Signature), within five minutes",
       );
     }
     try {
@@ -113,12 +115,11 @@ export function createFilterRoute(options: FilterRouteOptions) {
         await options.replyStarted(chatId, userId, { msg: replyId, mts: startedAt }, title);
       }
     } catch (error) {
-      if (error instanceof StoreUnavailable)
-        return fail(
-          503,
-          "UNAVAILABLE",
-          `not recorded: ${error.message}; the filter goes on without it`,
-        );
+      const away = unavailable(
+        error,
+        (why) => `not recorded: ${why}; the filter goes on without it`,
+      );
+      if (away) return refused(away);
       throw error;
     }
     return { status: 200, body: { ok: true } };

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { type HttpMethod, httpRoute } from "../../lib/http-routes.ts";
 import { ErrorCode, fail } from "../../lib/protocol.ts";
 import type { OwnerRequest } from "../auth/owner-request.ts";
 import { StoreUnavailable } from "../store/store.ts";
@@ -19,48 +20,41 @@ const ownerOf = async (request: IncomingMessage) =>
 const logs: string[] = [];
 const handled: string[] = [];
 
+/** A route of the test's own table: any successful reply reads. */
+const spec = <S extends z.ZodType | null = null>(
+  method: HttpMethod,
+  path: string,
+  body: S = null as S,
+  param?: RegExp,
+) => httpRoute({ method, path, param, body, reply: z.looseObject({ ok: z.literal(true) }) });
+
 const routes = [
-  route({
-    method: "GET",
-    path: "/api/open",
+  route(spec("GET", "/api/open"), {
     access: "anyone",
     handle: async ({ sender }) => ({ ok: true, sender }),
   }),
-  route({
-    method: "GET",
-    path: "/api/mine",
+  route(spec("GET", "/api/mine"), {
     access: "owner",
     handle: async ({ sender }) => ({ ok: true, owner: sender.owner }),
   }),
-  route({
-    method: "POST",
-    path: "/api/things",
+  route(spec("POST", "/api/things", z.object({ name: z.string().min(1) })), {
     access: { link: "revocable", refusal: () => "needs a key id" },
-    body: z.object({ name: z.string().min(1) }),
     created: true,
     async handle({ sender, body }) {
       handled.push(body.name);
       return { ok: true, name: body.name, kid: sender.link.kid };
     },
   }),
-  route({
-    method: "DELETE",
-    path: /^\/api\/things\/([a-z]{1,5})$/,
+  route(spec("DELETE", "/api/things/:id", null, /^[a-z]{1,5}$/), {
     access: { link: "owner-link", refusal: ({ link }) => `not with ${link.kid ?? "no kid"}` },
     handle: async ({ param }) => ({ ok: true, param }),
   }),
-  route({
-    method: "POST",
-    path: "/api/fails",
+  route(spec("POST", "/api/fails", z.object({ code: ErrorCode })), {
     access: "anyone",
-    body: z.object({ code: ErrorCode }),
     handle: async ({ body }) => fail(body.code, `answered ${body.code}`),
   }),
-  route({
-    method: "POST",
-    path: "/api/throws",
+  route(spec("POST", "/api/throws", z.object({ unavailable: z.boolean() })), {
     access: "anyone",
-    body: z.object({ unavailable: z.boolean() }),
     handle: async ({ body }) => {
       throw body.unavailable ? new StoreUnavailable("Redis is unreachable") : new Error("a bug");
     },

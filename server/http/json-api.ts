@@ -1,13 +1,15 @@
 import type { IncomingMessage } from "node:http";
 import type { z } from "zod";
-import { type Ack, type AckError, fail } from "../../lib/protocol.ts";
+import type { AnyHttpRoute, BodyOf, ReplyOf } from "../../lib/http-routes.ts";
+import { type AckError, fail } from "../../lib/protocol.ts";
 import { isOwnerLink, type OwnerRequest } from "../auth/owner-request.ts";
-import { HTTP_STATUS, parseBody, type Reply, serveJson } from "./json-routes.ts";
+import { parseBody, refused, type Reply, serveJson } from "./json-routes.ts";
 
 /**
  * The owner's JSON endpoints (`/push/*`, `/devices`: docs/PROTOCOL.md), typed as the tab protocol's
- * events are: each route declares its method and path, who may call it and the zod schema of its
- * body, and its handler returns a typed reply or an `AckError`, as a socket handler returns its ack.
+ * events are: each route of the table (lib/http-routes.ts: method, path, body and reply schemas) is
+ * answered by a handler that says who may call it and returns the typed reply or an `AckError`, as a
+ * socket handler returns its ack.
  * The status is read from the error's code (HTTP_STATUS), or is 200 (201 for a route that creates).
  * A request is judged in this order: its route (405 for none), its sender (403), the link the route
  * needs (403), its body (413, 400), then the handler; a handler that meets the shared store away is
@@ -29,25 +31,46 @@ export type RouteInput<A extends Access, B> = {
   param: string;
 };
 
-export type Route<A extends Access, B, R extends object> = {
-  method: "GET" | "POST" | "DELETE";
-  /** The path, or a pattern matching all of it whose first group is the route's `param`. */
-  path: string | RegExp;
+/** How the server answers a route of the table (lib/http-routes.ts). */
+export type RouteHandler<A extends Access, S extends AnyHttpRoute> = {
   access: A;
-  /** The JSON body, read with this schema; a route without one reads none. */
-  body?: z.ZodType<B>;
+  /** The body's schema where the server checks more than the table says (a push service's host). */
+  body?: z.ZodType<BodyOf<S>>;
   /** 201 for a route that creates what it was sent. */
   created?: true;
-  handle(input: RouteInput<A, B>): Promise<Ack<R>>;
+  handle: (input: RouteInput<A, BodyOf<S>>) => Promise<ReplyOf<S> | AckError>;
 };
 
 /** A route as the API runs it, its types checked where it was declared. */
-type AnyRoute = Route<Access, unknown, object>;
+type AnyRoute = {
+  spec: AnyHttpRoute;
+  access: Access;
+  body: z.ZodType | null;
+  created?: true;
+  handle: (input: RouteInput<Access, unknown>) => Promise<{ ok: true } | AckError>;
+};
 
-export function route<const A extends Access, B = undefined, R extends object = object>(
-  declared: Route<A, B, R>,
+export function route<S extends AnyHttpRoute, const A extends Access>(
+  spec: S,
+  handler: RouteHandler<A, S>,
 ): AnyRoute {
-  return declared;
+  return {
+    spec,
+    access: handler.access,
+    body: handler.body ?? spec.body,
+    ...(handler.created ? { created: true } : {}),
+    // The API hands each handler the sender its access admits and the body its schema read.
+    handle: handler.handle as AnyRoute["handle"],
+  };
+}
+
+/** The id in `pathname` when it is `spec`'s path ("" for a path without one), else null. */
+function matchPath({ path, param }: AnyHttpRoute, pathname: string): string | null {
+  if (!path.endsWith(":id")) return path === pathname ? "" : null;
+  const prefix = path.slice(0, -":id".length);
+  if (!pathname.startsWith(prefix)) return null;
+  const id = pathname.slice(prefix.length);
+  return param?.test(id) ? id : null;
 }
 
 export type JsonApiOptions = {
@@ -67,12 +90,6 @@ export type JsonApiOptions = {
 
 const NO_OWNER = fail("FORBIDDEN", "an owner's dashboard token is needed (Authorization: Bearer)");
 
-/** An error answered with its code's status. */
-const refused = (error: AckError): Reply => ({
-  status: HTTP_STATUS[error.error.code],
-  body: error,
-});
-
 export function jsonApi(options: JsonApiOptions) {
   const hasLink = ({ link }: OwnerRequest, kind: "revocable" | "owner-link") =>
     kind === "revocable" ? link.kid !== null : isOwnerLink(link, options.isOwnerLinkKid);
@@ -80,13 +97,9 @@ export function jsonApi(options: JsonApiOptions) {
   /** The route for the request and the id in its path, or null. */
   function find(method: string, pathname: string): { route: AnyRoute; param: string } | null {
     for (const candidate of options.routes) {
-      if (candidate.method !== method) continue;
-      if (typeof candidate.path === "string") {
-        if (candidate.path === pathname) return { route: candidate, param: "" };
-        continue;
-      }
-      const match = candidate.path.exec(pathname);
-      if (match && match[0] === pathname) return { route: candidate, param: match[1] ?? "" };
+      if (candidate.spec.method !== method) continue;
+      const param = matchPath(candidate.spec, pathname);
+      if (param !== null) return { route: candidate, param };
     }
     return null;
   }
@@ -97,10 +110,7 @@ export function jsonApi(options: JsonApiOptions) {
     if (first === null) return refused(NO_OWNER);
     const found = find(method, pathname);
     if (!found)
-      return {
-        status: 405,
-        body: fail("INVALID", `${method} ${pathname} is not a ${options.name}`),
-      };
+      return refused(fail("INVALID", `${method} ${pathname} is not a ${options.name}`), 405);
     const { route: chosen, param } = found;
     let sender: OwnerRequest | null = null;
     if (chosen.access !== "anyone") {

@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { z } from "zod";
 import { errorMessage } from "../../lib/error-message.ts";
-import type { ErrorCode } from "../../lib/protocol.ts";
-import { StoreUnavailable } from "../store/store.ts";
+import { type AckError, type ErrorCode, fail } from "../../lib/protocol.ts";
+import { unavailable } from "../store/store.ts";
 
 /**
  * What the JSON endpoints share, the owner's (`/push/*`, `/devices`: json-api.ts) and the Open WebUI
@@ -30,9 +30,10 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   UNAVAILABLE: 503,
 };
 
-export const fail = (status: number, code: string, message: string): Reply => ({
+/** A refusal answered with its code's status, or with `status` where the code alone says too little. */
+export const refused = (error: AckError, status = HTTP_STATUS[error.error.code]): Reply => ({
   status,
-  body: { ok: false, error: { code, message } },
+  body: error,
 });
 
 export type ParsedBody<T> = { ok: true; value: T } | { ok: false; reply: Reply };
@@ -46,7 +47,7 @@ export async function readBody(
   let size = 0;
   for await (const chunk of request) {
     size += (chunk as Buffer).length;
-    if (size > limit) return { ok: false, reply: fail(413, "INVALID", "body too large") };
+    if (size > limit) return { ok: false, reply: refused(fail("INVALID", "body too large"), 413) };
     chunks.push(chunk as Buffer);
   }
   return { ok: true, body: Buffer.concat(chunks) };
@@ -68,18 +69,19 @@ export function parseJson<S extends z.ZodType>(body: Buffer, schema: S): ParsedB
   try {
     raw = JSON.parse(body.toString("utf8"));
   } catch {
-    return { ok: false, reply: fail(400, "INVALID", "body is not JSON") };
+    return { ok: false, reply: refused(fail("INVALID", "body is not JSON")) };
   }
   const parsed = schema.safeParse(raw);
   if (!parsed.success)
     return {
       ok: false,
-      reply: fail(
-        400,
-        "INVALID",
-        parsed.error.issues
-          .map((issue) => `${issue.path.join(".") || "body"}: ${issue.message}`)
-          .join("; "),
+      reply: refused(
+        fail(
+          "INVALID",
+          parsed.error.issues
+            .map((issue) => `${issue.path.join(".") || "body"}: ${issue.message}`)
+            .join("; "),
+        ),
       ),
     };
   return { ok: true, value: parsed.data };
@@ -106,17 +108,10 @@ export function serveJson(
     route(request, pathname).then(
       (reply) => send(response, reply),
       (error: unknown) => {
-        if (error instanceof StoreUnavailable)
-          return send(
-            response,
-            fail(
-              HTTP_STATUS.UNAVAILABLE,
-              "UNAVAILABLE",
-              `${error.message}: nothing was done; try again in a moment`,
-            ),
-          );
+        const away = unavailable(error, (why) => `${why}: nothing was done; try again in a moment`);
+        if (away) return send(response, refused(away));
         log(`${what} ${pathname} failed: ${errorMessage(error)}`);
-        send(response, fail(HTTP_STATUS.INTERNAL, "INTERNAL", "internal error"));
+        send(response, refused(fail("INTERNAL", "internal error")));
       },
     );
   };

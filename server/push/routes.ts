@@ -1,9 +1,7 @@
 import { createHash } from "node:crypto";
 import type { IncomingMessage } from "node:http";
-import { z } from "zod";
-import { Decision } from "../../lib/ask.ts";
-import type { PushKey, PushSubscriptionList, PushUnsubscribed } from "../../lib/devices.ts";
 import { errorMessage } from "../../lib/error-message.ts";
+import { HTTP_ROUTES, PushEndpoint, PushSubscriptionBody } from "../../lib/http-routes.ts";
 import { type AnswerAck, fail, type TabAnswer } from "../../lib/protocol.ts";
 import { type ActionClaims, ActionTokenError, verifyActionToken } from "../auth/action-tokens.ts";
 import { isOwnerLink, type OwnerRequest } from "../auth/owner-request.ts";
@@ -29,35 +27,19 @@ import { originOf, type PushStore } from "./push-store.ts";
 
 const BODY_LIMIT = 8 * 1024;
 
-/** Push services are HTTPS (RFC 8030), and web-push speaks nothing else. */
-const PushEndpoint = z
-  .url()
-  .max(2048)
-  .refine((url) => url.startsWith("https://"), "must be an https:// push service URL");
-const Base64Url = z
-  .string()
-  .regex(/^[A-Za-z0-9_-]+=*$/, "must be base64url")
-  .max(200);
-
 /** A subscription to store: its endpoint also on a public host, unless the tests' loopback push service is allowed. */
 export function subscribeBody(allowPrivateEndpoints: boolean) {
-  const endpoint = allowPrivateEndpoints
-    ? PushEndpoint
-    : PushEndpoint.superRefine((url, context) => {
-        // zod goes on after a failed check: a URL that does not parse was already refused above.
-        if (!URL.canParse(url)) return;
-        const refused = refusedPushHost(new URL(url));
-        if (refused)
-          context.addIssue({ code: "custom", message: `is not a public push service: ${refused}` });
-      });
-  return z.object({ endpoint, keys: z.object({ p256dh: Base64Url, auth: Base64Url }) });
+  if (allowPrivateEndpoints) return PushSubscriptionBody;
+  return PushSubscriptionBody.extend({
+    endpoint: PushEndpoint.superRefine((url, context) => {
+      // zod goes on after a failed check: a URL that does not parse was already refused above.
+      if (!URL.canParse(url)) return;
+      const refused = refusedPushHost(new URL(url));
+      if (refused)
+        context.addIssue({ code: "custom", message: `is not a public push service: ${refused}` });
+    }),
+  });
 }
-export const UnsubscribeBody = z.object({ endpoint: PushEndpoint });
-export const ActionBody = z.object({
-  askId: z.string().min(1).max(300),
-  decision: Decision,
-  token: z.string().min(1).max(4096),
-});
 
 /** How the Devices tab names a subscription: a digest of its endpoint, whose path is a capability. */
 export const subscriptionId = (endpoint: string) =>
@@ -82,19 +64,14 @@ export type PushRoutesOptions = {
 };
 
 export function createPushRoutes(options: PushRoutesOptions) {
-  const key = route({
-    method: "GET",
-    path: "/push/key",
+  const key = route(HTTP_ROUTES.pushKey, {
     access: "anyone",
-    handle: async (): Promise<PushKey> => ({ ok: true, publicKey: options.publicKey }),
+    handle: async () => ({ ok: true, publicKey: options.publicKey }),
   });
 
-  const act = route({
-    method: "POST",
-    path: "/push/actions",
+  const act = route(HTTP_ROUTES.pushAction, {
     access: "anyone",
-    body: ActionBody,
-    async handle({ body: { askId, decision, token } }): Promise<AnswerAck> {
+    async handle({ body: { askId, decision, token } }) {
       let claims: ActionClaims;
       try {
         claims = await verifyActionToken(options.tokenKey, token, options.now());
@@ -134,9 +111,7 @@ export function createPushRoutes(options: PushRoutesOptions) {
     },
   });
 
-  const subscribe = route({
-    method: "POST",
-    path: "/push/subscriptions",
+  const subscribe = route(HTTP_ROUTES.subscribe, {
     access: {
       link: "revocable",
       refusal: () =>
@@ -163,22 +138,17 @@ export function createPushRoutes(options: PushRoutesOptions) {
     },
   });
 
-  const unsubscribe = route({
-    method: "DELETE",
-    path: "/push/subscriptions",
+  const unsubscribe = route(HTTP_ROUTES.unsubscribe, {
     access: "owner",
-    body: UnsubscribeBody,
-    handle: async ({ sender, body }): Promise<PushUnsubscribed> => ({
+    handle: async ({ sender, body }) => ({
       ok: true,
       removed: await options.store.unsubscribe(body.endpoint, sender.owner),
     }),
   });
 
-  const list = route({
-    method: "GET",
-    path: "/push/subscriptions",
+  const list = route(HTTP_ROUTES.subscriptions, {
     access: "owner",
-    async handle({ sender: { owner, link } }): Promise<PushSubscriptionList> {
+    async handle({ sender: { owner, link } }) {
       const subscriptions = (await options.store.subscriptions(new Set([owner]))).map(
         ({ endpoint, link: made, createdAt, failures }) => ({
           id: subscriptionId(endpoint),
@@ -196,9 +166,7 @@ export function createPushRoutes(options: PushRoutesOptions) {
     },
   });
 
-  const remove = route({
-    method: "DELETE",
-    path: /^\/push\/subscriptions\/([A-Za-z0-9_-]{22})$/,
+  const remove = route(HTTP_ROUTES.removeSubscription, {
     access: {
       link: "owner-link",
       refusal: () =>

@@ -1,4 +1,5 @@
 import type { Ask, AskStatus } from "../../lib/ask.ts";
+import { type AckError, fail } from "../../lib/protocol.ts";
 import type { ReplyClaim } from "../broker/ports.ts";
 
 /**
@@ -53,6 +54,14 @@ export interface AskStore {
 
 /** The store cannot be reached now (Redis is down): nothing was read or written; it may be back soon. */
 export class StoreUnavailable extends Error {}
+
+/**
+ * The one mapping of a store that is away to a refusal: UNAVAILABLE, worded by `say` from the store's
+ * message (what was not done, and what to do). Any other error is not this refusal: null.
+ */
+export function unavailable(error: unknown, say: (why: string) => string): AckError | null {
+  return error instanceof StoreUnavailable ? fail("UNAVAILABLE", say(error.message)) : null;
+}
 
 /** What retention needs: terminal history and unviewed chats older than a cutoff go, a batch at a time. */
 export interface RetentionStore {

@@ -1,0 +1,47 @@
+import { errorMessage } from "../lib/error-message.ts";
+import {
+  type AnyHttpRoute,
+  type BodyInputOf,
+  type ReplyOf,
+  routePath,
+} from "../lib/http-routes.ts";
+
+/** A call's outcome: the reply as its route's schema read it, or what went wrong, in words. */
+export type CallResult<R> = { ok: true; reply: R } | { ok: false; message: string };
+
+export type CallOptions<S extends AnyHttpRoute> = {
+  /** The owner's token, sent as `Authorization: Bearer`; a route anyone may call needs none. */
+  token?: string;
+  /** The id in the route's path. */
+  id?: string;
+} & (S["body"] extends null ? { body?: undefined } : { body: BodyInputOf<S> });
+
+/**
+ * Calls one route of the HTTP API (lib/http-routes.ts) and reads its reply with the route's schema.
+ * A refusal says the server's message; a failed request, or a reply the schema does not read, says why.
+ */
+export async function callApi<S extends AnyHttpRoute>(
+  route: S,
+  options: CallOptions<S>,
+): Promise<CallResult<ReplyOf<S>>> {
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
+  try {
+    const response = await fetch(routePath(route, options.id), {
+      method: route.method,
+      headers,
+      ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
+    });
+    const body: unknown = await response.json().catch(() => ({}));
+    const read = route.reply.safeParse(body);
+    if (response.ok && read.success) return { ok: true, reply: read.data as ReplyOf<S> };
+    const refusal = (body as { error?: { message?: unknown } } | null)?.error?.message;
+    if (typeof refusal === "string") return { ok: false, message: refusal };
+    return {
+      ok: false,
+      message: response.ok ? "the server's reply did not read" : `HTTP ${response.status}`,
+    };
+  } catch (error) {
+    return { ok: false, message: errorMessage(error) };
+  }
+}
