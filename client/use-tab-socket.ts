@@ -1,6 +1,6 @@
 import { useEffect, useState } from "react";
 import { useLatest } from "../components/common/use-latest.ts";
-import type { GatewayStatus } from "../lib/protocol.ts";
+import type { InstanceStatus } from "../lib/protocol.ts";
 import type { IncompatibleProtocol } from "../lib/protocol-version.ts";
 import { createTabSocket, type TabClientSocket } from "./socket.ts";
 
@@ -23,10 +23,10 @@ export type ConnectionState =
 export function useTabSocket(
   token: string | null,
   setup: (socket: TabClientSocket) => (() => void) | void,
-): { socket: TabClientSocket | null; state: ConnectionState; gateway: GatewayStatus | null } {
+): { socket: TabClientSocket | null; state: ConnectionState; gateway: InstanceStatus | null } {
   const [socket, setSocket] = useState<TabClientSocket | null>(null);
   const [state, setState] = useState<ConnectionState>({ phase: "idle" });
-  const [gateway, setGateway] = useState<GatewayStatus | null>(null);
+  const [gateway, setGateway] = useState<InstanceStatus | null>(null);
   const setupRef = useLatest(setup);
 
   useEffect(() => {

@@ -93,10 +93,16 @@ export const GatewayStatus = z.object({
   /** Epoch ms of the last change of `connected`. */
   since: z.number(),
   error: z.string().optional(),
-  /** Set while this instance cannot reach the store the instances share (Redis): answers are refused until it is back. */
-  degraded: z.string().optional(),
 });
 export type GatewayStatus = z.infer<typeof GatewayStatus>;
+
+/**
+ * What `gateway:status` tells a tab of this instance (server/status.ts): the Gateway's link, and
+ * `degraded` while the instance cannot reach the store the instances share (Redis): answers are
+ * refused until it is back.
+ */
+export const InstanceStatus = GatewayStatus.extend({ degraded: z.string().optional() });
+export type InstanceStatus = z.infer<typeof InstanceStatus>;
 
 /** Every client event: what it carries and what its ack answers. */
 export type ClientEvents = {
@@ -132,7 +138,7 @@ export interface ServerToClientEvents {
   "ask:changed": (ask: Ask) => void;
   /** A chat's title in Open WebUI became known or changed (dashboard feed). */
   "chat:title": (title: ChatTitle) => void;
-  "gateway:status": (status: GatewayStatus) => void;
+  "gateway:status": (status: InstanceStatus) => void;
 }
 
 export function fail(code: ErrorCode, message: string): AckError {

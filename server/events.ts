@@ -23,8 +23,22 @@ export class Emitter<E extends EventMap, R = void> implements Subscribable<E, R>
     };
   }
 
+  /**
+   * Calls every listener, even after one threw: one part's failure must not keep the others from
+   * hearing the event. What threw is then thrown to the emitter (an AggregateError when several did).
+   */
   protected emit<K extends keyof E>(event: K, ...args: E[K]): void {
-    for (const listener of this.current(event)) listener(...args);
+    const failures: unknown[] = [];
+    for (const listener of this.current(event)) {
+      try {
+        listener(...args);
+      } catch (error) {
+        failures.push(error);
+      }
+    }
+    if (failures.length === 1) throw failures[0];
+    if (failures.length > 1)
+      throw new AggregateError(failures, `${failures.length} listeners of ${String(event)} failed`);
   }
 
   /** Emits, then waits for what every listener started: the first failure rejects. */

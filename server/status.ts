@@ -1,7 +1,11 @@
-import type { GatewayStatus } from "../lib/protocol.ts";
-import { Emitter } from "./events.ts";
+import type { GatewayStatus, InstanceStatus } from "../lib/protocol.ts";
+import { Emitter, type Subscribable } from "./events.ts";
 import type { SharedLink } from "./store/backend.ts";
-import type { StatusSource } from "./tabs/io.ts";
+
+/** A status and its changes: the Gateway adapter's link, or this instance's as tabs are told it. */
+export interface StatusSource<S> extends Subscribable<{ "gateway:status": [status: S] }> {
+  readonly status: S;
+}
 
 /**
  * What tabs and /healthz are told about this instance: the Gateway's link, and, with several
@@ -12,14 +16,14 @@ import type { StatusSource } from "./tabs/io.ts";
 export const REDIS_DOWN = "Redis unreachable: answers are refused until it is back";
 
 export class ServiceStatus
-  extends Emitter<{ "gateway:status": [status: GatewayStatus] }>
-  implements StatusSource
+  extends Emitter<{ "gateway:status": [status: InstanceStatus] }>
+  implements StatusSource<InstanceStatus>
 {
-  private readonly gateway: StatusSource;
+  private readonly gateway: StatusSource<GatewayStatus>;
   private readonly link: SharedLink;
   private readonly unsubscribe: (() => void)[] = [];
 
-  constructor(gateway: StatusSource, link: SharedLink) {
+  constructor(gateway: StatusSource<GatewayStatus>, link: SharedLink) {
     super();
     this.gateway = gateway;
     this.link = link;
@@ -27,7 +31,7 @@ export class ServiceStatus
     this.unsubscribe.push(gateway.on("gateway:status", changed), link.watch(changed));
   }
 
-  get status(): GatewayStatus {
+  get status(): InstanceStatus {
     const status = this.gateway.status;
     return this.link.up ? status : { ...status, degraded: REDIS_DOWN };
   }

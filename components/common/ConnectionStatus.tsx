@@ -1,11 +1,11 @@
 import type { ConnectionState } from "../../client/use-tab-socket.ts";
-import type { GatewayStatus } from "../../lib/protocol.ts";
+import type { InstanceStatus } from "../../lib/protocol.ts";
 import { cx } from "../asks/format.ts";
 
 export type StatusView = { tone: "ok" | "busy" | "warn" | "error"; text: string };
 
 /** One line for the page's connection and the Gateway's: what the person needs to know. */
-export function describeStatus(state: ConnectionState, gateway: GatewayStatus | null): StatusView {
+export function describeStatus(state: ConnectionState, gateway: InstanceStatus | null): StatusView {
   switch (state.phase) {
     case "idle":
     case "connecting":

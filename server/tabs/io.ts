@@ -6,15 +6,15 @@ import {
   type ClientEvents,
   type ClientToServerEvents,
   fail,
-  type GatewayStatus,
   HandshakeProtocol,
   type IncompatibleProtocol,
+  type InstanceStatus,
   type ServerToClientEvents,
   TAB_PROTOCOL_VERSION,
 } from "../../lib/protocol.ts";
 import { AuthError, verifyTabToken } from "../auth/tokens.ts";
 import type { AskBroker } from "../broker/broker.ts";
-import type { Subscribable } from "../events.ts";
+import type { StatusSource } from "../status.ts";
 import { clientAddress, trustedProxies } from "./address.ts";
 import {
   createAskHandlers,
@@ -31,14 +31,9 @@ import {
  * purpose: decisions live in the broker.
  */
 
-/** The Gateway's connection status, as the tabs are told it. */
-export interface StatusSource extends Subscribable<{ "gateway:status": [status: GatewayStatus] }> {
-  readonly status: GatewayStatus;
-}
-
 export type TabServerOptions = {
   broker: AskBroker;
-  gateway: StatusSource;
+  gateway: StatusSource<InstanceStatus>;
   key: Uint8Array;
   owners: ReadonlySet<string>;
   /** Origins besides the app's own that may open a socket (Open WebUI). */

@@ -11,7 +11,7 @@ import type {
   AskClose,
   ClientEvent,
   ClientEvents,
-  GatewayStatus,
+  InstanceStatus,
   WidgetSuperseded,
 } from "../../lib/protocol.ts";
 import { type Application, createApplication } from "../../server/app.ts";
@@ -158,7 +158,7 @@ export type Tab = {
   shown: Ask[];
   closed: AskClose[];
   changed: Ask[];
-  statuses: GatewayStatus[];
+  statuses: InstanceStatus[];
   /** `widget:superseded` events: a newer reply's widget is the chat's live one. */
   superseded: WidgetSuperseded[];
   /** Emits and resolves with the ack. */
