@@ -6,8 +6,8 @@ import {
 } from "../lib/session-key.ts";
 
 /**
- * The whole configuration, parsed from the environment once at start. A bad value stops the server
- * with one line naming the variable (create-t3-app style).
+ * The whole configuration, parsed from the environment once at start: a bad value stops the server
+ * with one line naming the variable, before anything listens.
  */
 
 const commaList = z
@@ -123,7 +123,6 @@ const EnvSchema = z
     MAX_TOKEN_DAYS: z.coerce.number().positive().max(3650).default(30),
     /** Open sockets per client address; the default admits the benchmark's 5,000 tabs on loopback. */
     MAX_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().min(1).default(10_000),
-    /** Proxies whose X-Forwarded-For is believed: addresses or CIDR subnets. */
     /** Several instances share this Redis (store, presence, Socket.IO fan-out); without it one process keeps SQLite in DATA_DIR. */
     REDIS_URL: z
       .string()
@@ -131,6 +130,7 @@ const EnvSchema = z
       .optional(),
     /** Every key this service writes in Redis starts with it (several deployments may share one Redis). */
     REDIS_KEY_PREFIX: z.string().min(1).default("openclaw-asks:"),
+    /** Proxies whose X-Forwarded-For is believed: addresses or CIDR subnets. */
     TRUSTED_PROXIES: commaList.pipe(
       z.array(
         z.union(

@@ -134,9 +134,7 @@ export function ApprovalCard({ ask, onAnswer, autoFocus = false, headingLevel = 
           <pre
             id={`${baseId}-detail`}
             dir="auto"
-            className={cx(
-              "overflow-x-auto rounded-lg bg-zinc-100 p-3 font-mono text-xs leading-relaxed break-words whitespace-pre-wrap dark:bg-zinc-800",
-            )}
+            className="overflow-x-auto rounded-lg bg-zinc-100 p-3 font-mono text-xs leading-relaxed break-words whitespace-pre-wrap dark:bg-zinc-800"
           >
             {long && !expanded ? `${previewOf(detail)}…` : detail}
           </pre>

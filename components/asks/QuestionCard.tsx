@@ -269,7 +269,7 @@ export function QuestionCard({ ask, onAnswer, autoFocus = false, headingLevel = 
       )}
 
       <div className="mt-4 flex flex-wrap items-center justify-end gap-2">
-        {/* Both send the Gateway the same `cancel: true` for the whole ask: it has no per-question skip (REAL-GATEWAY.md). */}
+        {/* Both send the Gateway the same `cancel: true` for the whole ask: its question reply has no per-question skip (docs/PROTOCOL.md#client--server). */}
         <button
           type="button"
           className={ghostButton}

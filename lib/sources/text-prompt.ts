@@ -42,7 +42,7 @@ export function askFromTextPrompt(prompt: string, origin: TextPromptOrigin): Ask
     ...replyOf(origin),
     textPrompt: {
       fallbackText: promptFallbackText(prompt),
-      form: spec.kind === "choice" ? ("choice" as const) : spec.kind,
+      form: spec.kind,
       continues: origin.continues,
     },
   };

@@ -2,14 +2,12 @@ import { errors, jwtVerify, SignJWT } from "jose";
 import { errorMessage } from "../../lib/error-message.ts";
 import type { ReplyClaim } from "../broker/ports.ts";
 
-/**
- * Tab authentication: an HS256 JWT signed with AUTH_SECRET. The user id is `sub`, or `id` so that an
- * Open WebUI session token signed with the same secret (WEBUI_SECRET_KEY) works as it is.
- * An optional `chat` claim limits the socket to one chat (embed tokens).
- *
- * Every token must expire, and not too far ahead: a leaked token is then only good for a while.
- * The limit is judged from `exp` and the clock, because older Open WebUI tokens carry no `iat`.
- */
+// Tab authentication: an HS256 JWT signed with AUTH_SECRET. The user id is `sub`, or `id` so that an
+// Open WebUI session token signed with the same secret (WEBUI_SECRET_KEY) works as it is. An optional
+// `chat` claim limits the socket to one chat (embed tokens). Every token must expire, and not too far
+// ahead: a leaked token is then only good for a while. The limit is judged from `exp` and the clock,
+// because older Open WebUI tokens carry no `iat`.
+
 /**
  * `reply`: an embed token's assistant message and mint time; only the newest reply's widget of a chat is live (docs/ARCHITECTURE.md#live-and-idle-widgets; docs/PROTOCOL.md#tab-protocol-v1).
  * `kid`: the key id of an owner or device link (checked current), whose sockets its revocation closes.

@@ -136,7 +136,8 @@ const IDLE_STYLE = [
   "@media (prefers-color-scheme:dark){html,body{color:#f4f4f5}details{background:#18181b;border-color:#3f3f46}details>div{border-color:#3f3f46}.m{color:#a1a1aa}}",
 ].join("");
 
-// Open WebUI's FullHeightIframe sizes the frame from {type: "iframe:height"} (EMBEDS.md): 0 when empty.
+// Open WebUI's FullHeightIframe sizes the frame from {type: "iframe:height"}
+// (src/lib/components/common/FullHeightIframe.svelte:161, 0.12.4): 0 when empty.
 const HEIGHT_SCRIPT =
   'if(parent!==window){var m=document.querySelector("main"),l=-1,r=function(){var h=Math.ceil(m.getBoundingClientRect().height);if(h!==l){l=h;parent.postMessage({type:"iframe:height",height:h},"*")}};new ResizeObserver(r).observe(m);r()}';
 

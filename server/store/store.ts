@@ -3,7 +3,7 @@ import { type AckError, fail } from "../../lib/protocol.ts";
 import type { ReplyClaim } from "../broker/ports.ts";
 
 /**
- * Where asks, chat ownership and history live (cal.com-style repository interface). The embedded
+ * Where asks, chat ownership and history live, behind one interface per store. The embedded
  * default is SQLite (one process); Redis lets several instances share one store. Every operation is
  * asynchronous for Redis's sake; SQLite does its work synchronously inside them, so a write issued
  * before an await has happened by the time the caller goes on. `claim` is the atomic pending →
