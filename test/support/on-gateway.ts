@@ -203,6 +203,8 @@ type OnGatewayOptions = {
   /** Trusts a push service stand-in's certificate (on loopback: needs PUSH_ALLOW_PRIVATE_ENDPOINTS in `env`). */
   pushAgent?: Agent;
   env?: Record<string, string>;
+  /** The server's clock (the system's unless a test moves it). */
+  clock?: Clock;
 };
 export async function startOnGateway(
   options: OnGatewayOptions & { elsewhere: true },
@@ -222,6 +224,7 @@ export async function startOnGateway(
       gatewayToken: inject("gatewayToken"),
       env: { AGENT_ID: TEST_AGENT, ...options.env },
       pushAgent: options.pushAgent,
+      clock: options.clock,
     });
     await waitConnected(started.server);
     return started as OnGateway;
