@@ -143,6 +143,11 @@ export type StartOpenWebuiOptions = {
 };
 
 const sessionSchema = z.object({ id: z.string(), token: z.string() });
+/**
+ * An admin who has seen this release's changelog: otherwise its modal covers the chat on the admin's
+ * first page load (0.12.4 routes/(app)/+layout.svelte:400-401) and takes every click.
+ */
+const SEEN_CHANGELOG = { showChangelog: false };
 
 /** Starts Open WebUI and signs up its first user, who becomes the admin. Stop it with `stop()`. */
 export async function startOpenWebui(options: StartOpenWebuiOptions): Promise<OpenWebui> {
@@ -241,6 +246,9 @@ export async function startOpenWebui(options: StartOpenWebuiOptions): Promise<Op
       await api(url, "", "POST", "/api/v1/auths/signup", { name: "Admin", email, password }),
     );
     const adminToken = session.token;
+    await api(url, adminToken, "POST", "/api/v1/users/user/settings/update", {
+      ui: SEEN_CHANGELOG,
+    });
     return {
       url,
       pid: child.pid!,
@@ -274,7 +282,9 @@ export async function startOpenWebui(options: StartOpenWebuiOptions): Promise<Op
         if (!global.is_global) throw new Error("the filter did not become global");
       },
       async setInterfaceSettings(ui, token = adminToken) {
-        await api(url, token, "POST", "/api/v1/users/user/settings/update", { ui });
+        await api(url, token, "POST", "/api/v1/users/user/settings/update", {
+          ui: { ...SEEN_CHANGELOG, ...ui },
+        });
       },
       async addUser(name) {
         const email = `${name.toLowerCase().replace(/[^a-z0-9]+/g, "-")}@openclaw-asks.test`;

@@ -193,7 +193,8 @@ export async function startRealGateway(opts: StartRealGatewayOptions = {}): Prom
 
 async function startOnce(bin: string, opts: StartRealGatewayOptions): Promise<RealGateway> {
   const keep = opts.keepLogLines ?? 200;
-  const readyTimeoutMs = opts.readyTimeoutMs ?? 60_000;
+  // About 5 s here when quiet, 25 s on a cold machine; far longer while other suites load both cores.
+  const readyTimeoutMs = opts.readyTimeoutMs ?? 180_000;
   const port = await freePort();
   const token = randomBytes(24).toString("hex");
   const home = await mkdtemp(join(tmpdir(), "openclaw-test-home-"));
