@@ -53,8 +53,7 @@ export async function request<E extends ClientEvent>(
   timeoutMs = 20_000,
 ): Promise<ClientEvents[E]["ack"] | ClientFailure> {
   if (!socket.connected) return OFFLINE;
-  // Socket.IO's timed-socket types lose the ack of an event chosen by a type parameter (it reads as
-  // `any`): the protocol's event map states it.
+  // Socket.IO's timed-socket types read the acks of this event map as `any`: the map states them.
   const timed = socket.timeout(timeoutMs) as unknown as {
     emitWithAck(event: E, payload: ClientEvents[E]["payload"]): Promise<ClientEvents[E]["ack"]>;
   };

@@ -1,10 +1,11 @@
-import { z } from "zod";
+import * as z from "zod/mini";
 
 /**
  * What the dashboard's Devices tab and push opt-in read and send (docs/PROTOCOL.md, "Devices" and
  * "Push"): device links, who minted each, the owner's push subscriptions, and each endpoint's reply
  * (an error is an `AckError`, lib/protocol.ts), as the route table (lib/http-routes.ts) names them:
- * the server reads the bodies with these schemas and the dashboard the replies.
+ * the server reads the bodies with these schemas and the dashboard the replies. zod/mini, which the
+ * bundler keeps to what is used: the dashboard's bundle carries these schemas.
  */
 
 /**
@@ -25,26 +26,26 @@ export const DEVICE_NAME_MAX_CHARACTERS = 60;
  * of white space made one space, trimmed; then 1-60 characters (code points). So a device cannot
  * look like another in the list by hidden or reordering characters.
  */
-export const DeviceName = z
-  .string()
-  .max(1000)
-  .transform((name) =>
-    name
-      .normalize("NFC")
-      .replace(NAME_INVISIBLES, "")
-      .replace(NAME_SPACES, " ")
-      .replace(/\s+/g, " ")
-      .trim(),
-  )
-  .pipe(
-    z
-      .string()
-      .min(1, "must name the device")
-      .refine(
-        (name) => [...name].length <= DEVICE_NAME_MAX_CHARACTERS,
-        `must be at most ${DEVICE_NAME_MAX_CHARACTERS} characters`,
-      ),
-  );
+export const DeviceName = z.pipe(
+  z.pipe(
+    z.string().check(z.maxLength(1000)),
+    z.transform((name: string) =>
+      name
+        .normalize("NFC")
+        .replace(NAME_INVISIBLES, "")
+        .replace(NAME_SPACES, " ")
+        .replace(/\s+/g, " ")
+        .trim(),
+    ),
+  ),
+  z.string().check(
+    z.minLength(1, "must name the device"),
+    z.refine(
+      (name) => [...name].length <= DEVICE_NAME_MAX_CHARACTERS,
+      `must be at most ${DEVICE_NAME_MAX_CHARACTERS} characters`,
+    ),
+  ),
+);
 
 /**
  * Which link minted a device link: an owner link (its key id: `npm run owner-link -- --revoke` ends
@@ -52,7 +53,7 @@ export const DeviceName = z
  * unrecorded (a device minted by a version that did not record it, treated as an owner link's).
  */
 export const DeviceMinter = z.discriminatedUnion("kind", [
-  z.object({ kind: z.literal("owner-link"), kid: z.string().min(1) }),
+  z.object({ kind: z.literal("owner-link"), kid: z.string().check(z.minLength(1)) }),
   z.object({ kind: z.literal("command-line") }),
   z.object({ kind: z.literal("unrecorded") }),
 ]);

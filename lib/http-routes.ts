@@ -1,5 +1,5 @@
-import { z } from "zod";
-import { AskStatus, Decision } from "./ask.ts";
+import * as z from "zod/mini";
+import type { AskStatus, Decision } from "./ask.ts";
 import {
   DeviceLink,
   DeviceList,
@@ -13,8 +13,8 @@ import {
  * The owner's HTTP API (`/push/*`, `/devices`: docs/PROTOCOL.md, "Push" and "Devices") as one table:
  * each route's method, path, body schema and the schema of its successful reply. The server declares
  * its handlers on these (server/http/json-api.ts), the dashboard calls them through
- * client/http-api.ts, which parses each reply with its route's schema. Only lib/ and zod: the pages
- * import this file.
+ * client/http-api.ts, which parses each reply with its route's schema. The pages import this file:
+ * zod/mini (what is used, and small) and no module that loads zod's full build (lib/ask.ts does).
  */
 
 export type HttpMethod = "GET" | "POST" | "DELETE";
@@ -26,9 +26,9 @@ export type HttpRoute<B, R extends { ok: true }> = {
   /** What the id in the path may be (a route without one has none). */
   param?: RegExp;
   /** The JSON body's schema; null for a route that reads none. */
-  body: z.ZodType<B> | null;
+  body: z.ZodMiniType<B> | null;
   /** The successful reply (`{ ok: true, ... }`); a refusal is an `AckError` (lib/protocol.ts). */
-  reply: z.ZodType<R>;
+  reply: z.ZodMiniType<R>;
 };
 
 /** Any route of the table, whatever its body and reply. */
@@ -52,15 +52,29 @@ export function routePath(route: Pick<AnyHttpRoute, "path">, id?: string): strin
 
 const Done = z.object({ ok: z.literal(true) });
 
+/** lib/ask.ts's values, here without its zod: a value it adds or drops fails the type check. */
+const DECISIONS = {
+  "allow-once": "allow-once",
+  "allow-always": "allow-always",
+  deny: "deny",
+} as const satisfies { [D in Decision]: D };
+const ASK_STATUSES = {
+  pending: "pending",
+  answered: "answered",
+  cancelled: "cancelled",
+  expired: "expired",
+  denied: "denied",
+  "ended-as-text": "ended-as-text",
+} as const satisfies { [S in AskStatus]: S };
+
 /** Push services are HTTPS (RFC 8030), and web-push speaks nothing else. */
-export const PushEndpoint = z
-  .url()
-  .max(2048)
-  .refine((url) => url.startsWith("https://"), "must be an https:// push service URL");
+export const PushEndpoint = z.url().check(
+  z.maxLength(2048),
+  z.refine((url: string) => url.startsWith("https://"), "must be an https:// push service URL"),
+);
 const Base64Url = z
   .string()
-  .regex(/^[A-Za-z0-9_-]+=*$/, "must be base64url")
-  .max(200);
+  .check(z.regex(/^[A-Za-z0-9_-]+=*$/, "must be base64url"), z.maxLength(200));
 /** A browser's PushSubscription, as `toJSON()` gives it (the server also wants a public host). */
 export const PushSubscriptionBody = z.object({
   endpoint: PushEndpoint,
@@ -75,11 +89,11 @@ export const HTTP_ROUTES = {
     method: "POST",
     path: "/push/actions",
     body: z.object({
-      askId: z.string().min(1).max(300),
-      decision: Decision,
-      token: z.string().min(1).max(4096),
+      askId: z.string().check(z.minLength(1), z.maxLength(300)),
+      decision: z.enum(DECISIONS),
+      token: z.string().check(z.minLength(1), z.maxLength(4096)),
     }),
-    reply: z.object({ ok: z.literal(true), status: AskStatus }),
+    reply: z.object({ ok: z.literal(true), status: z.enum(ASK_STATUSES) }),
   }),
   /** Stores this browser's subscription with the owner (renewed on every visit). */
   subscribe: httpRoute({
@@ -117,7 +131,7 @@ export const HTTP_ROUTES = {
     method: "POST",
     path: "/devices",
     body: z.object({ name: DeviceName }),
-    reply: DeviceLink.extend({ ok: z.literal(true) }),
+    reply: z.extend(DeviceLink, { ok: z.literal(true) }),
   }),
   /** Revokes a device by its key id. */
   revokeDevice: httpRoute({

@@ -35,7 +35,7 @@ export type RouteInput<A extends Access, B> = {
 export type RouteHandler<A extends Access, S extends AnyHttpRoute> = {
   access: A;
   /** The body's schema where the server checks more than the table says (a push service's host). */
-  body?: z.ZodType<BodyOf<S>>;
+  body?: z.core.$ZodType<BodyOf<S>>;
   /** 201 for a route that creates what it was sent. */
   created?: true;
   handle: (input: RouteInput<A, BodyOf<S>>) => Promise<ReplyOf<S> | AckError>;
@@ -45,7 +45,7 @@ export type RouteHandler<A extends Access, S extends AnyHttpRoute> = {
 type AnyRoute = {
   spec: AnyHttpRoute;
   access: Access;
-  body: z.ZodType | null;
+  body: z.core.$ZodType | null;
   created?: true;
   handle: (input: RouteInput<Access, unknown>) => Promise<{ ok: true } | AckError>;
 };

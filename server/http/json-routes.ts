@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { z } from "zod";
+import { z } from "zod";
 import { errorMessage } from "../../lib/error-message.ts";
 import { type AckError, type ErrorCode, fail } from "../../lib/protocol.ts";
 import { unavailable } from "../store/store.ts";
@@ -54,7 +54,7 @@ export async function readBody(
 }
 
 /** The request's JSON body (at most `limit` bytes) as `schema` reads it, or the reply refusing it. */
-export async function parseBody<S extends z.ZodType>(
+export async function parseBody<S extends z.core.$ZodType>(
   request: IncomingMessage,
   schema: S,
   limit: number,
@@ -64,14 +64,17 @@ export async function parseBody<S extends z.ZodType>(
 }
 
 /** A JSON body as `schema` reads it, or the reply refusing it. */
-export function parseJson<S extends z.ZodType>(body: Buffer, schema: S): ParsedBody<z.infer<S>> {
+export function parseJson<S extends z.core.$ZodType>(
+  body: Buffer,
+  schema: S,
+): ParsedBody<z.infer<S>> {
   let raw: unknown;
   try {
     raw = JSON.parse(body.toString("utf8"));
   } catch {
     return { ok: false, reply: refused(fail("INVALID", "body is not JSON")) };
   }
-  const parsed = schema.safeParse(raw);
+  const parsed = z.safeParse(schema, raw);
   if (!parsed.success)
     return {
       ok: false,

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { IncomingMessage } from "node:http";
+import * as z from "zod/mini";
 import { errorMessage } from "../../lib/error-message.ts";
 import { HTTP_ROUTES, PushEndpoint, PushSubscriptionBody } from "../../lib/http-routes.ts";
 import { type AnswerAck, fail, type TabAnswer } from "../../lib/protocol.ts";
@@ -30,14 +31,16 @@ const BODY_LIMIT = 8 * 1024;
 /** A subscription to store: its endpoint also on a public host, unless the tests' loopback push service is allowed. */
 export function subscribeBody(allowPrivateEndpoints: boolean) {
   if (allowPrivateEndpoints) return PushSubscriptionBody;
-  return PushSubscriptionBody.extend({
-    endpoint: PushEndpoint.superRefine((url, context) => {
-      // zod goes on after a failed check: a URL that does not parse was already refused above.
-      if (!URL.canParse(url)) return;
-      const refused = refusedPushHost(new URL(url));
-      if (refused)
-        context.addIssue({ code: "custom", message: `is not a public push service: ${refused}` });
-    }),
+  return z.extend(PushSubscriptionBody, {
+    endpoint: PushEndpoint.check(
+      z.superRefine((url: string, context) => {
+        // zod goes on after a failed check: a URL that does not parse was already refused above.
+        if (!URL.canParse(url)) return;
+        const refused = refusedPushHost(new URL(url));
+        if (refused)
+          context.addIssue({ code: "custom", message: `is not a public push service: ${refused}` });
+      }),
+    ),
   });
 }
 
