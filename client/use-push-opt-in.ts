@@ -1,6 +1,5 @@
 import { useCallback, useEffect, useState } from "react";
 import { errorMessage } from "../lib/error-message.ts";
-import { HTTP_ROUTES } from "../lib/http-routes.ts";
 import { callApi } from "./http-api.ts";
 
 /**
@@ -67,7 +66,7 @@ export function usePushOptIn(token: string | null): PushOptIn {
       .getSubscription()
       .then(async (current) => {
         if (!current) return;
-        const renewed = await callApi(HTTP_ROUTES.subscribe, { token, body: stored(current) });
+        const renewed = await callApi("subscribe", { token, body: stored(current) });
         if (!renewed.ok) setError(`Push to this device could not be renewed: ${renewed.message}`);
       })
       .catch((failure: unknown) =>
@@ -82,7 +81,7 @@ export function usePushOptIn(token: string | null): PushOptIn {
     try {
       const current = await registration.pushManager.getSubscription();
       if (current) {
-        const removed = await callApi(HTTP_ROUTES.unsubscribe, {
+        const removed = await callApi("unsubscribe", {
           token,
           body: { endpoint: current.endpoint },
         });
@@ -97,13 +96,13 @@ export function usePushOptIn(token: string | null): PushOptIn {
         );
         return;
       }
-      const key = await callApi(HTTP_ROUTES.pushKey, {});
+      const key = await callApi("pushKey", {});
       if (!key.ok) throw new Error(key.message);
       const subscription = await registration.pushManager.subscribe({
         userVisibleOnly: true,
         applicationServerKey: base64UrlBytes(key.reply.publicKey),
       });
-      const saved = await callApi(HTTP_ROUTES.subscribe, { token, body: stored(subscription) });
+      const saved = await callApi("subscribe", { token, body: stored(subscription) });
       if (!saved.ok) {
         await subscription.unsubscribe();
         throw new Error(saved.message);

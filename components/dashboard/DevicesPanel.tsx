@@ -6,7 +6,6 @@ import type {
   DeviceSummary,
   PushSubscriptionSummary,
 } from "../../lib/devices.ts";
-import { HTTP_ROUTES } from "../../lib/http-routes.ts";
 import { cx, formatTime } from "../asks/format.ts";
 import { card, muted, primaryButton, secondaryButton, textInput } from "../asks/styles.ts";
 import { QrCode } from "./QrCode.tsx";
@@ -51,8 +50,8 @@ export function DevicesPanel({ token, active }: { token: string | null; active: 
   const refresh = useCallback(async () => {
     if (!token) return;
     const [listed, pushed] = await Promise.all([
-      callApi(HTTP_ROUTES.devices, { token }),
-      callApi(HTTP_ROUTES.subscriptions, { token }),
+      callApi("devices", { token }),
+      callApi("subscriptions", { token }),
     ]);
     if (listed.ok) {
       setDevices(listed.reply.devices);
@@ -70,7 +69,7 @@ export function DevicesPanel({ token, active }: { token: string | null; active: 
     if (!token || busy) return;
     setBusy(true);
     setMessage(null);
-    const created = await callApi(HTTP_ROUTES.mintDevice, { token, body: { name } });
+    const created = await callApi("mintDevice", { token, body: { name } });
     setBusy(false);
     if (!created.ok) {
       setMessage(created.message);
@@ -83,7 +82,7 @@ export function DevicesPanel({ token, active }: { token: string | null; active: 
 
   const revoke = async (device: DeviceSummary) => {
     if (!token) return;
-    const revoked = await callApi(HTTP_ROUTES.revokeDevice, { token, id: device.kid });
+    const revoked = await callApi("revokeDevice", { token, id: device.kid });
     setMessage(
       revoked.ok ? `${device.name} is revoked: its link no longer signs in.` : revoked.message,
     );
@@ -93,7 +92,7 @@ export function DevicesPanel({ token, active }: { token: string | null; active: 
 
   const remove = async (subscription: PushSubscriptionSummary) => {
     if (!token) return;
-    const removed = await callApi(HTTP_ROUTES.removeSubscription, {
+    const removed = await callApi("removeSubscription", {
       token,
       id: subscription.id,
     });
