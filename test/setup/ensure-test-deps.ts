@@ -49,13 +49,22 @@ function ensureNode(): void {
   }
 }
 
+/** Whether `name` is installed at the pinned `version` in `cacheDir` (said so when it is). */
+function present(
+  name: string,
+  version: string,
+  cacheDir: string,
+  installed: string | null,
+): boolean {
+  if (installed !== version) return false;
+  log(`${name} ${version} present in ${cacheDir}`);
+  return true;
+}
+
 function ensureGateway(): void {
   const cacheDir = openclawCacheDir();
   const installed = installedOpenclawVersion(cacheDir);
-  if (installed === OPENCLAW_VERSION) {
-    log(`openclaw ${OPENCLAW_VERSION} present in ${cacheDir}`);
-    return;
-  }
+  if (present("openclaw", OPENCLAW_VERSION, cacheDir, installed)) return;
   log(
     `installing openclaw@${OPENCLAW_VERSION} into ${cacheDir} (${installed ? `found ${installed}` : "not installed"}; about 840 MB, a few minutes the first time)`,
   );
@@ -104,10 +113,7 @@ function ensureDebianPackage(name: string, binary: string, override: string): vo
 function ensureRuff(): void {
   const cacheDir = ruffCacheDir();
   const installed = installedRuffVersion(cacheDir);
-  if (installed === RUFF_VERSION) {
-    log(`ruff ${RUFF_VERSION} present in ${cacheDir}`);
-    return;
-  }
+  if (present("ruff", RUFF_VERSION, cacheDir, installed)) return;
   log(
     `installing ruff==${RUFF_VERSION} into ${cacheDir} (${installed ? `found ${installed}` : "not installed"})`,
   );
@@ -119,10 +125,7 @@ function ensureRuff(): void {
 function ensureOpenWebui(): void {
   const cacheDir = openWebuiCacheDir();
   const installed = installedOpenWebuiVersion(cacheDir);
-  if (installed === OPEN_WEBUI_VERSION) {
-    log(`open-webui ${OPEN_WEBUI_VERSION} present in ${cacheDir}`);
-    return;
-  }
+  if (present("open-webui", OPEN_WEBUI_VERSION, cacheDir, installed)) return;
   log(
     `installing open-webui==${OPEN_WEBUI_VERSION} into ${cacheDir}/venv (${installed ? `found ${installed}` : "not installed"}; about 3.3 GB, about 10 minutes the first time)`,
   );
