@@ -5,12 +5,8 @@ import { DatabaseSync } from "node:sqlite";
 import { describe, expect, it } from "vitest";
 import type { DeviceMinter } from "../../lib/devices.ts";
 import { sideStoreBackends } from "../../test/support/store-backends.ts";
-import {
-  type Device,
-  type DeviceStore,
-  RedisDeviceStore,
-  SqliteDeviceStore,
-} from "./device-store.ts";
+import { type Device, type DeviceStore, SqliteDeviceStore } from "./device-store.ts";
+import { RedisDeviceStore } from "./redis-device-store.ts";
 
 // Times near now: the Redis store lets a device's key lapse at its real expiry.
 const t0 = Date.now();
