@@ -14,6 +14,7 @@ import {
   OpenWebuiError,
   OpenWebuiUnreachable,
 } from "./admin-api.ts";
+import { OWN_VALVES, VALVE_DEFAULTS } from "./filter-valves.ts";
 
 /**
  * `npm run connect-openwebui`: connects an Open WebUI to this server and its Gateway through Open
@@ -26,17 +27,6 @@ import {
 
 export const FILTER_ID = "openclaw_asks";
 const FILTER_NAME = "OpenClaw Asks";
-/** The valves this command sets; every other one is the admin's. */
-const OWN_VALVES = ["asks_url", "auth_secret"] as const;
-/** The filter's own defaults (its Valves class): a valve still at its default was not set on purpose. */
-const VALVE_DEFAULTS: Record<string, unknown> = {
-  asks_url: "http://127.0.0.1:3000",
-  auth_secret: "",
-  server_url: "",
-  model_ids: "",
-  token_ttl_seconds: 86_400,
-  priority: 0,
-};
 /** The header that would pin every reply to one session, overriding the filter's `user` (one session per reply). */
 const SESSION_HEADER = "x-openclaw-session-key";
 
