@@ -1,6 +1,7 @@
-import { createHmac, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { errors, jwtVerify, SignJWT } from "jose";
 import type { Decision } from "../../lib/ask.ts";
+import { derivedKey } from "./keys.ts";
 
 /**
  * Action tokens: what a push notification's Allow once / Deny buttons carry instead of an owner token
@@ -32,7 +33,7 @@ export class ActionTokenError extends Error {
 const TYPE = "openclaw-asks/push-action";
 
 export function actionTokenKey(authSecret: string): Uint8Array {
-  return createHmac("sha256", authSecret).update("openclaw-asks push action tokens v1").digest();
+  return derivedKey(authSecret, "pushActions");
 }
 
 export async function mintActionToken(

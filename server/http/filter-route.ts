@@ -3,6 +3,7 @@ import type { IncomingMessage } from "node:http";
 import { z } from "zod";
 import { displayText } from "../../lib/display-text.ts";
 import { fail } from "../../lib/protocol.ts";
+import { derivedKey } from "../auth/keys.ts";
 import type { ReplyClaim } from "../broker/ports.ts";
 import { unavailable } from "../store/store.ts";
 import { parseJson, readBody, refused, type Reply, serveJson } from "./json-routes.ts";
@@ -48,7 +49,7 @@ export const ReplyStartBody = z.object({
 export const ChatTitleBody = z.object({ chatId: Id, title: Title });
 
 export function filterKey(authSecret: string): Buffer {
-  return createHmac("sha256", authSecret).update("openclaw-asks open-webui filter v1").digest();
+  return derivedKey(authSecret, "openWebuiFilter");
 }
 
 /** The signature header for `body` at `now`, as the filter computes it (tests, and the filter's own tests, use it). */

@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
+import { derivedKey } from "../auth/keys.ts";
 import type { PushSubscriptionRecord } from "./push-store.ts";
 
 /**
@@ -10,7 +11,7 @@ import type { PushSubscriptionRecord } from "./push-store.ts";
  */
 
 export function subscriptionKey(authSecret: string): Uint8Array {
-  return createHmac("sha256", authSecret).update("openclaw-asks push subscriptions v1").digest();
+  return derivedKey(authSecret, "pushSubscriptions");
 }
 
 const signed = ({ endpoint, owner, link, p256dh, auth }: PushSubscriptionRecord) =>

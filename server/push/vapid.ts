@@ -1,9 +1,10 @@
-import { createCipheriv, createDecipheriv, createHmac, randomBytes } from "node:crypto";
+import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { Redis } from "ioredis";
 import webpush from "web-push";
 import { z } from "zod";
+import { derivedKey } from "../auth/keys.ts";
 import { preparePrivateDir, PRIVATE_FILE_MODE, restrictFiles } from "../store/data-dir.ts";
 import { Flag, parseStored, redisScripts, unavailableAs } from "../store/redis-scripts.ts";
 
@@ -36,7 +37,7 @@ const fromEnvironment = (options: VapidSource): VapidKeys | null =>
     : null;
 
 function encryptionKey(authSecret: string): Buffer {
-  return createHmac("sha256", authSecret).update("openclaw-asks vapid private key v1").digest();
+  return derivedKey(authSecret, "vapidPrivateKey");
 }
 
 /** `v1.<iv>.<ciphertext>.<tag>`, base64url. */

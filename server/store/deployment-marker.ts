@@ -1,5 +1,5 @@
-import { createHmac } from "node:crypto";
 import type { Redis } from "ioredis";
+import { derivedKey } from "../auth/keys.ts";
 import { unavailableAs } from "./redis-scripts.ts";
 
 /**
@@ -11,12 +11,10 @@ import { unavailableAs } from "./redis-scripts.ts";
  * equal for equal secrets, and it reveals nothing of the secret (nor is it a key anything else uses).
  */
 
-const LABEL = "openclaw-asks deployment marker v1";
-
 export class DeploymentCollision extends Error {}
 
 export function deploymentMarker(authSecret: string): string {
-  return createHmac("sha256", authSecret).update(LABEL).digest("hex");
+  return derivedKey(authSecret, "deploymentMarker").toString("hex");
 }
 
 /** Claims the prefix for this deployment, or throws DeploymentCollision (naming neither the secret nor the marker). */
