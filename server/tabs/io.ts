@@ -209,8 +209,12 @@ export function createTabServer(http: HttpServer, options: TabServerOptions): Ta
   // notice that it was superseded goes to its tab wherever it is connected (the adapter carries it to
   // another instance); the dashboard feed and the status stay local: every instance hears every ask
   // and has its own link.
-  broker.on("ask:show", (tabId, ask) => io.sockets.sockets.get(tabId)?.emit("ask:show", ask));
-  broker.on("ask:close", (tabId, close) => io.sockets.sockets.get(tabId)?.emit("ask:close", close));
+  broker.cardEvents.on("card:show", (tabId, ask) =>
+    io.sockets.sockets.get(tabId)?.emit("ask:show", ask),
+  );
+  broker.cardEvents.on("card:close", (tabId, close) =>
+    io.sockets.sockets.get(tabId)?.emit("ask:close", close),
+  );
   broker.on("widget:superseded", (tabId, chatId) =>
     io.to(tabId).emit("widget:superseded", { chatId }),
   );
