@@ -59,7 +59,7 @@ export async function answerAsk(
   if (!asks.startAnswer(askId)) return fail("ALREADY_RESOLVED", ANSWERED_FIRST);
   /** The answer failed: the ask is answerable again, and an end that came meanwhile is applied. */
   const undo = async (endedMeanwhile: Outcome | null = null): Promise<void> => {
-    const ending = asks.answered(askId) ?? endedMeanwhile;
+    const ending = asks.answered(askId).endedMeanwhile ?? endedMeanwhile;
     if (ending) await cards.end(askId, ending);
   };
 
@@ -105,8 +105,7 @@ export async function answerAsk(
   } finally {
     // The answer is decided whether or not the ack could be sent, so the ask is finished either way.
     // Nothing is awaited from here until finish has taken the ask out of the table.
-    asks.answered(askId);
-    const current = asks.listed(askId);
+    const current = asks.answered(askId).ask;
     // The summary stays in the reply whose widget answered.
     const answered =
       current && tab.reply !== null && tab.chatClaim === current.chatId

@@ -32,8 +32,9 @@ export class Arrivals {
 
   async receive(ask: Ask, arrival: Arrival): Promise<void> {
     const { asks, cards } = this.options;
-    if (asks.get(ask.id)?.phase === "unconfirmed") return this.confirm([ask.id]);
-    if (!asks.arrive(ask)) return;
+    const known = asks.arrive(ask);
+    if (known === "unconfirmed") return this.confirm([ask.id]);
+    if (known !== "new") return;
     try {
       // A text prompt belongs to the instance whose chat watcher saw it: the store says whose it is.
       await (arrival === "announced" && ask.source !== "text-prompt"
@@ -84,7 +85,7 @@ export class Arrivals {
       return cards.finish(ask, endedAsText(ask));
     }
     asks.track(ask, { unwritten: true });
-    if (ask.chatId) await cards.route(ask.chatId);
+    if (ask.chatId) await cards.route(ask.chatId, chatOwner);
     this.taken(ask);
   }
 
@@ -102,7 +103,7 @@ export class Arrivals {
     if (admit(ask, { chatOwner, owners: access.owners }).action === "refuse")
       return this.takeListed(ask);
     asks.track(ask, { unwritten: true });
-    if (ask.chatId) await cards.route(ask.chatId);
+    if (ask.chatId) await cards.route(ask.chatId, chatOwner);
     // A failed write is logged where it was made; the store is asked instead.
     if (await asks.firstWrite(ask.id)?.catch(() => false)) return this.taken(ask);
     const stored = await store.get(ask.id);

@@ -46,8 +46,11 @@ export class Cards {
     return inTurn([[this.chatSteps, chatId]], step);
   }
 
-  /** Puts every pending ask of the chat on its newest viewer that may see it, handing off from an older tab. */
-  route(chatId: string): Promise<void> {
+  /**
+   * Puts every pending ask of the chat on its newest viewer that may see it, handing off from an older
+   * tab. `knownOwner`: the chat's owner as the caller just read it (a recorded owner never changes).
+   */
+  route(chatId: string, knownOwner: string | null = null): Promise<void> {
     return this.inChat(chatId, async () => {
       const { asks, access, presence } = this.options;
       const pending = asks
@@ -55,7 +58,7 @@ export class Cards {
         .filter((entry) => entry.phase === "pending")
         .map((entry) => entry.ask);
       if (pending.length === 0) return;
-      const chatOwner = await access.owner(chatId);
+      const chatOwner = knownOwner ?? (await access.owner(chatId));
       await Promise.all(
         pending.map(async (ask) => {
           const placed = await presence.place({ ...ask, chatId }, chatOwner);

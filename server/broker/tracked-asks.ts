@@ -99,11 +99,12 @@ export class TrackedAsks {
       .map((entry) => entry.ask.id);
   }
 
-  /** Starts taking in an ask not known here; false when it is (tracked, or still being received). */
-  arrive(ask: Ask): boolean {
-    if (this.entries.has(ask.id)) return false;
+  /** Starts taking in an ask not known here (`new`); otherwise returns the phase it is in, unchanged. */
+  arrive(ask: Ask): "new" | TrackedAsk["phase"] {
+    const known = this.entries.get(ask.id);
+    if (known) return known.phase;
     this.entries.set(ask.id, { phase: "arriving", ask, endedMeanwhile: null });
-    return true;
+    return "new";
   }
 
   /** The ask is pending from now on, its expiry timed; `unwritten` when the store does not have it yet. */
@@ -201,12 +202,15 @@ export class TrackedAsks {
     return true;
   }
 
-  /** The answer is over (taken or failed): returns how the source said the ask ended meanwhile, if it did. */
-  answered(id: string): Ending | null {
+  /**
+   * The answer is over (taken or failed): the ask as it is now, if still listed, and how the source
+   * said it ended meanwhile, if it did.
+   */
+  answered(id: string): { ask: Ask | undefined; endedMeanwhile: Ending | null } {
     const entry = this.entries.get(id);
-    if (!isListed(entry) || entry.answering === null) return null;
+    if (!isListed(entry)) return { ask: undefined, endedMeanwhile: null };
     this.entries.set(id, { ...entry, answering: null });
-    return entry.answering.endedMeanwhile;
+    return { ask: entry.ask, endedMeanwhile: entry.answering?.endedMeanwhile ?? null };
   }
 
   /** The ask is over here: untracked, its timer cleared; the entry stays only while it is still being received. */
