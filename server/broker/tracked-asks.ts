@@ -9,10 +9,11 @@ import type { Outcome } from "./ports.ts";
  * entry (callers get readonly snapshots). The table owns each tracked ask's expiry timer and clears
  * it whenever the ask leaves (ended, or shut down).
  *
- *   arrive ─▶ arriving ──track──▶ pending ──end──▶ (gone)
- *                │                  ▲  └──end, still received──▶ ended ──received──▶ (gone)
- *                │                  │ confirm
- *   restore ─────┼──────────▶ unconfirmed ──end──▶ (gone)
+ *   arrive ──▶ arriving ──track──▶ pending ──end──▶ (gone)
+ *                │ │                  ▲  │
+ *                │ │          confirm │  └──end while received───────┐
+ *                │ │   restore ──▶ unconfirmed ──end──▶ (gone)      ▼
+ *                │ └──end (refused, ended as text)─────────────────▶ ended ──received──▶ (gone)
  *                └──received (not tracked)──▶ (gone)
  *
  * An answer of this instance being delivered (`answering`) is data of both listed phases, not a
