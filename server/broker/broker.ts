@@ -68,7 +68,7 @@ export class AskBroker implements Subscribable<BrokerEvents> {
     const { feed } = this;
     const settle = settleWith(options.log);
     this.cardEvents = presence;
-    this.asks = new TrackedAsks(clock, (ask) => this.cards.expire(ask));
+    this.asks = new TrackedAsks(clock);
     const asks = this.asks;
     this.access = new ChatAccess({ store, clock, owners, settle });
     this.widgets = new LiveWidgets({ presence, store, clock });

@@ -39,6 +39,7 @@ export class Cards {
 
   constructor(options: CardsOptions) {
     this.options = options;
+    options.asks.on("expired", (ask) => this.expire(ask));
   }
 
   /** Runs `step` after every earlier step of the chat; a failed step does not stop the ones after it. */
@@ -90,12 +91,6 @@ export class Cards {
     const { asks, store } = this.options;
     const written = asks.write(askId, (ask) => store.put(ask));
     if (written) this.options.settle(written, `storing ask ${askId}`);
-  }
-
-  /** The ask's time is up (the table's timer): a text prompt ends as text, any other expires. */
-  expire(ask: Ask): void {
-    const outcome = ask.source === "text-prompt" ? endedAsText(ask) : EXPIRED;
-    this.options.settle(this.end(ask.id, outcome), `expiring ask ${ask.id}`);
   }
 
   /** The ask ended at its source (answered elsewhere, expired, run moved on): finished unless the end waits. */
@@ -168,6 +163,12 @@ export class Cards {
       if (!asks.unwritten(ask.id)) this.options.settle(store.put(card), `storing ask ${ask.id}`);
     }
     this.write(ask.id);
+  }
+
+  /** The ask's time is up (the table's timer): a text prompt ends as text, any other expires. */
+  private expire(ask: Ask): void {
+    const outcome = ask.source === "text-prompt" ? endedAsText(ask) : EXPIRED;
+    this.options.settle(this.end(ask.id, outcome), `expiring ask ${ask.id}`);
   }
 
   /** Tells the source an ask was refused by policy; the ask is already over here either way. */

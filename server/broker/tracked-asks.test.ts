@@ -9,7 +9,9 @@ import { TrackedAsks } from "./tracked-asks.ts";
 const table = () => {
   const clock = new ManualClock(T0);
   const expired: string[] = [];
-  return { clock, expired, asks: new TrackedAsks(clock, (ask) => expired.push(ask.id)) };
+  const asks = new TrackedAsks(clock);
+  asks.on("expired", (ask) => expired.push(ask.id));
+  return { clock, expired, asks };
 };
 
 describe("TrackedAsks", () => {

@@ -1,13 +1,14 @@
 import type { Ask } from "../../lib/ask.ts";
 import type { Clock, TimerHandle } from "../../lib/clock.ts";
 import type { Ending } from "../../lib/outcomes.ts";
+import { Emitter } from "../events.ts";
 import type { Outcome } from "./ports.ts";
 
 /**
  * The asks this instance tracks, one entry per ask: a union on `phase` whose variants carry only
  * their own data (as tldraw's sync-core RoomSession does), changed only here, each change a new
  * entry (callers get readonly snapshots). The table owns each tracked ask's expiry timer and clears
- * it whenever the ask leaves (ended, or shut down).
+ * it whenever the ask leaves (ended, or shut down); when one fires, it says so (`expired`).
  *
  *   arrive ──▶ arriving ──track──▶ pending ──end──▶ (gone)
  *                │ │                  ▲  │
@@ -61,16 +62,15 @@ function unreachable(entry: never): never {
   throw new Error(`no such phase: ${JSON.stringify(entry)}`);
 }
 
-export class TrackedAsks {
+export class TrackedAsks extends Emitter<{ expired: [ask: Ask] }> {
   private readonly entries = new Map<string, TrackedAsk>();
   private readonly timers = new Map<string, TimerHandle>();
   private readonly byChat = new Map<string, Set<string>>();
   private readonly clock: Clock;
-  private readonly onExpiry: (ask: Ask) => void;
 
-  constructor(clock: Clock, onExpiry: (ask: Ask) => void) {
+  constructor(clock: Clock) {
+    super();
     this.clock = clock;
-    this.onExpiry = onExpiry;
   }
 
   get(id: string): TrackedAsk | undefined {
@@ -292,7 +292,7 @@ export class TrackedAsks {
   private expire(id: string): void {
     const entry = this.entries.get(id);
     this.timers.delete(id);
-    if (entry) this.onExpiry(entry.ask);
+    if (entry) this.emit("expired", entry.ask);
   }
 
   private clear(ask: Ask): void {
