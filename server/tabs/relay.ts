@@ -6,7 +6,7 @@ import { replyRoom } from "./handshake.ts";
 
 /**
  * The broker's and the status's events, passed on to the tabs. Cards come from presence on the
- * instance that holds the tab (it carried them there); a widget's notice that it was superseded goes
+ * instance that holds the tab (it carried them there), as presence tells them; a widget's notice that it was superseded goes
  * to its tab wherever it is connected (the adapter carries it to another instance); the dashboard
  * feed and the status stay local: every instance hears every ask and has its own link.
  */
@@ -15,8 +15,12 @@ export function relayToTabs(
   broker: AskBroker,
   status: StatusSource<InstanceStatus>,
 ): void {
-  broker.on("ask:show", (tabId, ask) => io.sockets.sockets.get(tabId)?.emit("ask:show", ask));
-  broker.on("ask:close", (tabId, close) => io.sockets.sockets.get(tabId)?.emit("ask:close", close));
+  broker.cardEvents.on("card:show", (tabId, ask) =>
+    io.sockets.sockets.get(tabId)?.emit("ask:show", ask),
+  );
+  broker.cardEvents.on("card:close", (tabId, close) =>
+    io.sockets.sockets.get(tabId)?.emit("ask:close", close),
+  );
   broker.on("widget:superseded", (tabId, chatId) =>
     io.to(tabId).emit("widget:superseded", { chatId }),
   );
