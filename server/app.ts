@@ -10,7 +10,9 @@ import { AskBroker } from "./broker/broker.ts";
 import type { Presence } from "./broker/ports.ts";
 import type { Config } from "./config.ts";
 import type { Gateway } from "./gateway/gateway.ts";
+import { capConnections, timeoutOptions } from "./http/connection-limits.ts";
 import { createFilterRoute, filterKey } from "./http/filter-route.ts";
+import { requestPath, requestTarget } from "./http/request-target.ts";
 import { createWidgetPageRoute } from "./http/widget-page.ts";
 import { ChatWatcher } from "./prompts/chat-watcher.ts";
 import { createPush } from "./push/index.ts";
@@ -18,6 +20,7 @@ import { ServiceStatus } from "./status.ts";
 import type { Backend } from "./store/backend.ts";
 import { Retention } from "./store/retention.ts";
 import type { ServiceStore } from "./store/store.ts";
+import { trustedProxies } from "./tabs/address.ts";
 import { createTabServer } from "./tabs/io.ts";
 
 /**
@@ -148,36 +151,54 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     response.writeHead(404).end();
   };
 
-  const http = createServer((request, response) => {
-    if (request.url === "/healthz") {
-      health(request).then(
-        (body) =>
-          response
-            .writeHead(200, { "content-type": "application/json", "cache-control": "no-store" })
-            .end(JSON.stringify(body)),
+  const http = createServer(
+    timeoutOptions({
+      headersTimeoutMs: config.HEADERS_TIMEOUT_SECONDS * 1000,
+      requestTimeoutMs: config.REQUEST_TIMEOUT_SECONDS * 1000,
+    }),
+    (request, response) => {
+      // Before any route parses it (server/http/request-target.ts).
+      if (!requestTarget(request.url)) {
+        response
+          .writeHead(400, { "content-type": "text/plain; charset=utf-8", connection: "close" })
+          .end("Bad Request: the request target is not a path");
+        return;
+      }
+      if (request.url === "/healthz") {
+        health(request).then(
+          (body) =>
+            response
+              .writeHead(200, { "content-type": "application/json", "cache-control": "no-store" })
+              .end(JSON.stringify(body)),
+          (error: unknown) => {
+            log(`healthz failed: ${errorMessage(error)}`);
+            response.writeHead(500).end();
+          },
+        );
+        return;
+      }
+      if (push.routes.handles(request)) return push.routes.handle(request, response);
+      if (deviceRoutes.handles(request)) return deviceRoutes.handle(request, response);
+      if (filterRoute.handles(request)) return filterRoute.handle(request, response);
+      // An idle widget (not its chat's latest reply) is served here, without the app; the live one by the app.
+      widgetPage(request, response).then(
+        (served) => served || serveApp(request, response),
         (error: unknown) => {
-          log(`healthz failed: ${errorMessage(error)}`);
-          response.writeHead(500).end();
+          // The path only: the query holds the token.
+          log(`widget page ${requestPath(request.url)} failed: ${errorMessage(error)}`);
+          if (!response.headersSent)
+            response
+              .writeHead(500, { "content-type": "text/plain; charset=utf-8" })
+              .end("Internal Server Error");
+          else response.destroy();
         },
       );
-      return;
-    }
-    if (push.routes.handles(request)) return push.routes.handle(request, response);
-    if (deviceRoutes.handles(request)) return deviceRoutes.handle(request, response);
-    if (filterRoute.handles(request)) return filterRoute.handle(request, response);
-    // An idle widget (not its chat's latest reply) is served here, without the app; the live one by the app.
-    widgetPage(request, response).then(
-      (served) => served || serveApp(request, response),
-      (error: unknown) => {
-        // The path only: the query holds the token.
-        log(`widget page ${request.url?.split("?")[0] ?? ""} failed: ${errorMessage(error)}`);
-        if (!response.headersSent)
-          response
-            .writeHead(500, { "content-type": "text/plain; charset=utf-8" })
-            .end("Internal Server Error");
-        else response.destroy();
-      },
-    );
+    },
+  );
+  capConnections(http, {
+    maxPerAddress: config.MAX_CONNECTIONS_PER_ADDRESS,
+    trusted: trustedProxies(config.TRUSTED_PROXIES),
+    log,
   });
   const tabs = createTabServer(http, {
     broker,
