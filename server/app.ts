@@ -9,6 +9,7 @@ import { AskBroker } from "./broker/broker.ts";
 import type { Presence } from "./broker/ports.ts";
 import type { Config } from "./config.ts";
 import type { Gateway } from "./gateway/gateway.ts";
+import { capConnections, timeoutOptions } from "./http/connection-limits.ts";
 import { createFilterRoute, filterKey } from "./http/filter-route.ts";
 import { createHealthRoute } from "./http/health-route.ts";
 import { routeRequests } from "./http/router.ts";
@@ -19,6 +20,7 @@ import { ServiceStatus } from "./status.ts";
 import type { Backend } from "./store/backend.ts";
 import { Retention } from "./store/retention.ts";
 import type { ServiceStore } from "./store/store.ts";
+import { trustedProxies } from "./tabs/address.ts";
 import { createTabServer } from "./tabs/io.ts";
 
 /**
@@ -139,6 +141,10 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     response.writeHead(404).end();
   };
   const http = createServer(
+    timeoutOptions({
+      headersTimeoutMs: config.HEADERS_TIMEOUT_SECONDS * 1000,
+      requestTimeoutMs: config.REQUEST_TIMEOUT_SECONDS * 1000,
+    }),
     routeRequests(
       [
         createHealthRoute({ gateway, store, link: backend.link, ownerOf }),
@@ -157,6 +163,11 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
       log,
     ),
   );
+  capConnections(http, {
+    maxPerAddress: config.MAX_CONNECTIONS_PER_ADDRESS,
+    trusted: trustedProxies(config.TRUSTED_PROXIES),
+    log,
+  });
   const tabs = createTabServer(http, {
     broker,
     gateway: status,

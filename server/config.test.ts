@@ -15,7 +15,9 @@ describe("config", () => {
     expect([...config.owners]).toEqual(["owner"]);
     expect(config).toMatchObject({
       MAX_TOKEN_DAYS: 30,
-      MAX_CONNECTIONS_PER_ADDRESS: 10_000,
+      MAX_CONNECTIONS_PER_ADDRESS: 256,
+      HEADERS_TIMEOUT_SECONDS: 5,
+      REQUEST_TIMEOUT_SECONDS: 30,
       TRUSTED_PROXIES: [],
     });
   });
@@ -37,6 +39,10 @@ describe("config", () => {
     expect(() => parseConfig({ MAX_CONNECTIONS_PER_ADDRESS: "many" })).toThrow(
       /MAX_CONNECTIONS_PER_ADDRESS/,
     );
+    expect(() => parseConfig({ HEADERS_TIMEOUT_SECONDS: "0" })).toThrow(/HEADERS_TIMEOUT_SECONDS/);
+    expect(() =>
+      parseConfig({ HEADERS_TIMEOUT_SECONDS: "40", REQUEST_TIMEOUT_SECONDS: "30" }),
+    ).toThrow(/HEADERS_TIMEOUT_SECONDS \(40\) is longer than REQUEST_TIMEOUT_SECONDS \(30\)/);
     expect(() => parseConfig({ TRUSTED_PROXIES: "proxy.local" })).toThrow(
       /TRUSTED_PROXIES must be a comma-separated list of IP addresses or CIDR subnets/,
     );

@@ -121,8 +121,15 @@ const EnvSchema = z
     ALLOW_UNSAFE_DEBUG: z.literal("1", "must be 1 when set").optional(),
     /** Tab tokens whose `exp` lies further ahead are refused (a leaked token is good only for so long). */
     MAX_TOKEN_DAYS: z.coerce.number().positive().max(3650).default(30),
-    /** Open sockets per client address; the default admits the benchmark's 5,000 tabs on loopback. */
-    MAX_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().min(1).default(10_000),
+    /**
+     * Open connections per client address, plain HTTP and Socket.IO alike: well below a common
+     * descriptor limit of 1,024, so one address cannot exhaust the server (the bench raises it).
+     */
+    MAX_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().min(1).default(256),
+    /** A request whose headers have not all arrived by then is dropped (Node's default is 60 s). */
+    HEADERS_TIMEOUT_SECONDS: z.coerce.number().positive().max(600).default(5),
+    /** A request not wholly received by then (headers and body) is dropped. */
+    REQUEST_TIMEOUT_SECONDS: z.coerce.number().positive().max(3600).default(30),
     /** Several instances share this Redis (store, presence, Socket.IO fan-out); without it one process keeps SQLite in DATA_DIR. */
     REDIS_URL: z
       .string()
@@ -146,6 +153,13 @@ const EnvSchema = z
         code: "custom",
         path: ["OWNER_LINK_HOURS"],
         message: `(${env.OWNER_LINK_HOURS}) is longer than MAX_TOKEN_DAYS (${env.MAX_TOKEN_DAYS}) allows: the printed link would be refused`,
+      });
+    }
+    if (env.HEADERS_TIMEOUT_SECONDS > env.REQUEST_TIMEOUT_SECONDS) {
+      context.addIssue({
+        code: "custom",
+        path: ["HEADERS_TIMEOUT_SECONDS"],
+        message: `(${env.HEADERS_TIMEOUT_SECONDS}) is longer than REQUEST_TIMEOUT_SECONDS (${env.REQUEST_TIMEOUT_SECONDS}): the headers are part of the request`,
       });
     }
     if ((env.VAPID_PUBLIC_KEY === undefined) !== (env.VAPID_PRIVATE_KEY === undefined)) {

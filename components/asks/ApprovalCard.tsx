@@ -1,4 +1,4 @@
-import { type KeyboardEvent, useEffect, useId, useRef, useState } from "react";
+import { type KeyboardEvent, useId, useLayoutEffect, useRef, useState } from "react";
 import { useNow } from "../../client/use-now.ts";
 import type { ApprovalAsk, Decision, Severity } from "../../lib/ask.ts";
 import { APPROVAL_NEEDED, DECISION_LABELS, SEVERITY_LABELS } from "../../lib/wording.ts";
@@ -61,7 +61,8 @@ export function ApprovalCard({ ask, onAnswer, autoFocus = false, headingLevel = 
   const long = detail.length > PREVIEW_CHARS || detail.trimEnd().split("\n").length > PREVIEW_LINES;
   const dir = textDirection(approval.title, approval.description);
 
-  useEffect(() => {
+  // Before it is painted, so no key pressed as it appears goes to the page (QuestionCard.tsx).
+  useLayoutEffect(() => {
     if (autoFocus) rootRef.current?.focus();
   }, [autoFocus]);
 

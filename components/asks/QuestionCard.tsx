@@ -1,4 +1,4 @@
-import { type KeyboardEvent, useEffect, useId, useRef, useState } from "react";
+import { type KeyboardEvent, useEffect, useId, useLayoutEffect, useRef, useState } from "react";
 import type { AskQuestion, QuestionAsk } from "../../lib/ask.ts";
 import { questionHeading } from "../../lib/wording.ts";
 import { cx, textDirection } from "./format.ts";
@@ -67,7 +67,9 @@ export function QuestionCard({ ask, onAnswer, autoFocus = false, headingLevel = 
   const headingId = `${baseId}-heading`;
   const last = index === total - 1;
 
-  useEffect(() => {
+  // Before the card is painted: a card shown by the server (not by a key) would otherwise be on screen
+  // for a moment without the focus, and a key pressed then (Esc, a number) went to the page and was lost.
+  useLayoutEffect(() => {
     if (autoFocus) rootRef.current?.focus();
   }, [autoFocus]);
 

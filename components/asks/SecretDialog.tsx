@@ -1,4 +1,4 @@
-import { type KeyboardEvent, useEffect, useId, useRef, useState } from "react";
+import { type KeyboardEvent, useId, useLayoutEffect, useRef, useState } from "react";
 import type { SecretAsk } from "../../lib/ask.ts";
 import type { SecretOutcome, TabAnswer } from "../../lib/protocol.ts";
 import { KIND_LABELS, SECRET_REQUESTED } from "../../lib/wording.ts";
@@ -68,8 +68,8 @@ export function SecretDialog({ ask, onAnswer, onOutcome, headingLevel = 2 }: Pro
   // message, which Open WebUI stores and sends to the model, so no value is taken here at all.
   const maskedEntryOnly = ask.textPrompt?.continues === "chat";
 
-  useEffect(() => {
-    // Not when the page does not have focus (the widget while the person types in Open WebUI's composer).
+  useLayoutEffect(() => {
+    // Before it is painted (QuestionCard.tsx). Not when the page does not have focus (the widget while the person types in Open WebUI's composer).
     if (document.hasFocus())
       (inputRef.current ?? dialogRef.current?.querySelector<HTMLElement>("button"))?.focus();
   }, []);

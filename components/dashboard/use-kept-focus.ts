@@ -40,6 +40,10 @@ export function useKeptFocus(): KeptFocus {
           event.target.closest<HTMLElement>("[data-inbox-row]")?.dataset.inboxRow ?? null;
       },
       measure() {
+        // The document says which row holds the focus now: a focus event can go unheard (React
+        // restores the focus of a row it moved with its events off; focusing the focused is silent).
+        const holder = document.activeElement?.closest<HTMLElement>("[data-inbox-row]");
+        if (holder?.dataset.inboxRow) focused.current = holder.dataset.inboxRow;
         const id = focused.current;
         const row = id ? rowOf(id) : null;
         if (id && row && row.contains(document.activeElement))

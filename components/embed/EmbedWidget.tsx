@@ -172,8 +172,9 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
   );
 
   // Focus goes back where it was once the card that had it closes or is answered (or to the widget's
-  // status line); a card whose answer was refused takes it back.
-  useEffect(() => {
+  // status line); a card whose answer was refused takes it back. Before the change is painted: an
+  // ask:close comes from the server, and a key pressed between its paint and a later effect was lost.
+  useLayoutEffect(() => {
     const back = refocus.current === null ? null : cardOf(rootRef.current, refocus.current);
     refocus.current = null;
     if (back instanceof HTMLElement && !back.closest("[hidden]")) return back.focus();

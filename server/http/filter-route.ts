@@ -7,6 +7,7 @@ import { derivedKey } from "../auth/keys.ts";
 import type { ReplyClaim } from "../broker/ports.ts";
 import { unavailable } from "../store/store.ts";
 import { parseJson, readBody, refused, type Reply, serveJson } from "./json-routes.ts";
+import { requestPath } from "./request-target.ts";
 
 /**
  * The endpoints the Open WebUI filter calls from Open WebUI's server (docs/PROTOCOL.md, "Open WebUI
@@ -127,8 +128,7 @@ export function createFilterRoute(options: FilterRouteOptions) {
   }
 
   return {
-    handles: (request: IncomingMessage) =>
-      /^\/openwebui(\/|$)/.test(new URL(request.url ?? "/", "http://x").pathname),
+    handles: (request: IncomingMessage) => /^\/openwebui(\/|$)/.test(requestPath(request.url)),
     handle: serveJson("filter endpoint", route, options.log),
   };
 }

@@ -4,6 +4,7 @@ import type { AnyHttpRoute, BodyOf, ReplyOf } from "../../lib/http-routes.ts";
 import { type AckError, fail } from "../../lib/protocol.ts";
 import { isOwnerLink, type OwnerRequest } from "../auth/owner-request.ts";
 import { parseBody, refused, type Reply, serveJson } from "./json-routes.ts";
+import { requestPath } from "./request-target.ts";
 
 /**
  * The owner's JSON endpoints (`/push/*`, `/devices`: docs/PROTOCOL.md), typed as the tab protocol's
@@ -130,8 +131,7 @@ export function jsonApi(options: JsonApiOptions) {
   }
 
   return {
-    handles: (request: IncomingMessage) =>
-      options.paths.test(new URL(request.url ?? "/", "http://x").pathname),
+    handles: (request: IncomingMessage) => options.paths.test(requestPath(request.url)),
     handle: serveJson(options.name, answer, options.log),
   };
 }

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { errorMessage } from "../../lib/error-message.ts";
 import { type AckError, type ErrorCode, fail } from "../../lib/protocol.ts";
 import { unavailable } from "../store/store.ts";
+import { requestPath } from "./request-target.ts";
 
 /**
  * What the JSON endpoints share, the owner's (`/push/*`, `/devices`: json-api.ts) and the Open WebUI
@@ -107,7 +108,7 @@ export function serveJson(
         .end(JSON.stringify(body));
   };
   return (request: IncomingMessage, response: ServerResponse): void => {
-    const { pathname } = new URL(request.url ?? "/", "http://x");
+    const pathname = requestPath(request.url);
     route(request, pathname).then(
       (reply) => send(response, reply),
       (error: unknown) => {

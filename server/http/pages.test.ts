@@ -66,12 +66,14 @@ describe("pages handler", () => {
       },
       (message) => logged.push(message),
     );
-    const response = await fetch(`${url}/embed/chat/c1`);
+    // 28.7: the path only; the query holds the page's token.
+    const response = await fetch(`${url}/embed/chat/c1?token=secret-embed-token`);
     expect(response.status).toBe(500);
     expect(await response.text()).toBe("Internal Server Error");
     expect(logged).toHaveLength(1);
     expect(logged[0]).toContain("GET /embed/chat/c1 failed");
     expect(logged[0]).toContain("render exploded");
+    expect(logged[0]).not.toContain("secret-embed-token");
   });
 
   it("22.9 a path that is not valid percent-encoding is answered 400 here, before Next.js, with the security headers", async () => {

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { OPENWEBUI_URL_HEADER } from "../../lib/page-headers.ts";
 import { applySecurityHeaders } from "./headers.ts";
+import { requestPath } from "./request-target.ts";
 
 /**
  * The HTTP handler for everything that is not Socket.IO or /healthz: Next.js serves the pages and
@@ -45,7 +46,7 @@ export function createPagesHandler({
     }
     handle(request, response).catch((error: unknown) => {
       log(
-        `page ${request.method ?? "GET"} ${request.url ?? "/"} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+        `page ${request.method ?? "GET"} ${requestPath(request.url)} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
       );
       if (!response.headersSent)
         response

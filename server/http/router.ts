@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { errorMessage } from "../../lib/error-message.ts";
+import { requestPath, requestTarget } from "./request-target.ts";
 
 /**
  * One HTTP route of the server: which requests it takes and how it answers them. The routes are tried
@@ -13,19 +14,26 @@ export type Route = {
 };
 
 /**
- * The server's request listener over its table of routes: a request no route takes is a 404, and a
- * route that throws is logged (its path only: a query may hold a token) and answered 500, or cut
- * off when its answer had begun.
+ * The server's request listener over its table of routes: a target that is not a path is a 400
+ * before any route reads it (request-target.ts), a request no route takes is a 404, and a route that
+ * throws is logged (its path only: a query may hold a token) and answered 500, or cut off when its
+ * answer had begun.
  */
 export function routeRequests(routes: readonly Route[], log: (message: string) => void) {
   return (request: IncomingMessage, response: ServerResponse): void => {
+    if (!requestTarget(request.url)) {
+      response
+        .writeHead(400, { "content-type": "text/plain; charset=utf-8", connection: "close" })
+        .end("Bad Request: the request target is not a path");
+      return;
+    }
     const route = routes.find((candidate) => candidate.handles(request));
     if (!route) {
       response.writeHead(404).end();
       return;
     }
     const failed = (error: unknown) => {
-      log(`${route.name} ${request.url?.split("?")[0] ?? ""} failed: ${errorMessage(error)}`);
+      log(`${route.name} ${requestPath(request.url)} failed: ${errorMessage(error)}`);
       if (!response.headersSent)
         response
           .writeHead(500, { "content-type": "text/plain; charset=utf-8" })

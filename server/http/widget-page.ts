@@ -4,6 +4,7 @@ import { askQuestionText, endingSummary, summaryPrefix } from "../../lib/wording
 import { AuthError, type TabIdentity, TokenExpired, verifyTabToken } from "../auth/tokens.ts";
 import type { ReplyClaim, Tab } from "../broker/ports.ts";
 import { newNonce, securityHeaders } from "./headers.ts";
+import { requestTarget } from "./request-target.ts";
 
 /**
  * The widget page of a reply that is not its chat's live one (docs/ARCHITECTURE.md#live-and-idle-widgets): Open WebUI mounts a widget
@@ -43,8 +44,8 @@ export function createWidgetPageRoute(
   const now = options.now ?? Date.now;
   return async (request, response) => {
     if (request.method !== "GET" && request.method !== "HEAD") return false;
-    const url = new URL(request.url ?? "/", "http://widget.invalid");
-    const match = WIDGET_PATH.exec(url.pathname);
+    const url = requestTarget(request.url);
+    const match = url && WIDGET_PATH.exec(url.pathname);
     if (!match) return false;
     let chatId: string;
     try {

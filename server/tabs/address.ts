@@ -19,7 +19,7 @@ export function trustedProxies(entries: readonly string[]): TrustedProxies {
   }
   return {
     has(address) {
-      const plain = unmapped(address);
+      const plain = unmappedAddress(address);
       if (isIPv4(plain)) return list.check(plain, "ipv4");
       return isIPv6(plain) && list.check(plain, "ipv6");
     },
@@ -27,12 +27,12 @@ export function trustedProxies(entries: readonly string[]): TrustedProxies {
 }
 
 export function clientAddress(request: IncomingMessage, trusted: TrustedProxies): string {
-  const peer = unmapped(request.socket.remoteAddress ?? "unknown");
+  const peer = unmappedAddress(request.socket.remoteAddress ?? "unknown");
   const forwarded = request.headers["x-forwarded-for"];
   if (!forwarded || !trusted.has(peer)) return peer;
   const hops = (Array.isArray(forwarded) ? forwarded.join(",") : forwarded)
     .split(",")
-    .map((hop) => unmapped(hop.trim()))
+    .map((hop) => unmappedAddress(hop.trim()))
     .filter(Boolean);
   for (let i = hops.length - 1; i >= 0; i--) {
     if (!trusted.has(hops[i]!)) return hops[i]!;
@@ -41,6 +41,6 @@ export function clientAddress(request: IncomingMessage, trusted: TrustedProxies)
 }
 
 /** `::ffff:127.0.0.1` and `127.0.0.1` are one client. */
-function unmapped(address: string): string {
+export function unmappedAddress(address: string): string {
   return address.startsWith("::ffff:") && isIPv4(address.slice(7)) ? address.slice(7) : address;
 }

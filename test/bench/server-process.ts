@@ -21,6 +21,7 @@ if (!authSecret || !process.send) {
 }
 const gc = (globalThis as { gc?: (options?: { type: "major" }) => void }).gc;
 const verbose = process.env.BENCH_VERBOSE === "1";
+const BENCH_ENV = { MAX_CONNECTIONS_PER_ADDRESS: "20000" };
 
 const dataDir = mkdtempSync(path.join(tmpdir(), "asks-bench-"));
 const logs: string[] = [];
@@ -37,7 +38,8 @@ let cross: { redis: TestRedis; idleGateway: FakeGateway; instances: Application[
 const fakes = new Map<Target, FakeGateway>();
 
 async function startProduct(gatewayUrl: string, gatewayToken: string): Promise<{ app: Application; presence: MemoryPresence }> {
-  const config = testConfig(gatewayUrl, gatewayToken, dataDir);
+  // The bench's 5,000 tabs all come from loopback: above the default cap per address.
+  const config = testConfig(gatewayUrl, gatewayToken, dataDir, BENCH_ENV);
   const presence = new MemoryPresence();
   const server = await startApplication(config, authSecret!, log, { presence });
   await connected(server, gatewayUrl);
@@ -65,7 +67,7 @@ async function startCross(): Promise<{ viewerUrl: string; relayUrl: string }> {
   fakes.set("cross", source);
   fakes.set("cross-relay", relaySource);
   cross = { redis, idleGateway, instances: [], relay: null };
-  const env = { REDIS_URL: redis.url, AUTH_SECRET: authSecret!, REDIS_KEY_PREFIX: "bench:" };
+  const env = { ...BENCH_ENV, REDIS_URL: redis.url, AUTH_SECRET: authSecret!, REDIS_KEY_PREFIX: "bench:" };
   for (const gateway of [source, idleGateway]) {
     const instance = await startApplication(testConfig(gateway.url, gateway.token, dataDir, env), authSecret!, log);
     cross.instances.push(instance);

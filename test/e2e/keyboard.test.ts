@@ -140,6 +140,41 @@ describe.skipIf(!gatewayUrl)("keyboard", () => {
     expect(await secondAnswer).toMatchObject({ status: "cancelled" });
   });
 
+  // Issue 29.5: a card the server shows was painted before its focus moved (a passive effect runs after
+  // the paint), so a key pressed as it appeared went to the page: Esc left the question pending. The
+  // key is pressed here the moment the card is in the document, before anything React runs later.
+  it("Esc pressed the moment a fresh 3-question card appears cancels it", async () => {
+    const chat = uniqueChat("keys-first-esc");
+    const { page, errors } = await openPage(e2e.browser);
+    await page.goto(await e2e.embedUrl(chat));
+    await page
+      .locator('main[data-widget="live"][data-pending="0"]')
+      .waitFor({ state: "attached", timeout: UI_TIMEOUT });
+    await page.evaluate(() => {
+      const root = document.querySelector("main");
+      if (!root) throw new Error("no widget");
+      const observer = new MutationObserver(() => {
+        const card = root.querySelector("[data-ask-id]");
+        if (!card) return;
+        observer.disconnect();
+        root.dataset.focusedAtShow = String(card.contains(document.activeElement));
+        const target = document.activeElement ?? document.body;
+        target.dispatchEvent(
+          new KeyboardEvent("keydown", { key: "Escape", bubbles: true, cancelable: true }),
+        );
+      });
+      observer.observe(root, { childList: true, subtree: true });
+    });
+
+    const id = await createQuestion(e2e.requester, chat, THREE_QUESTIONS);
+    const answered = waitAnswer(e2e.requester, id);
+    const focusedAtShow = () => page.locator("main").getAttribute("data-focused-at-show");
+    await expect.poll(focusedAtShow, { timeout: UI_TIMEOUT }).not.toBeNull();
+    expect(await focusedAtShow()).toBe("true");
+    expect(await answered).toMatchObject({ status: "cancelled" });
+    expect(errors).toEqual([]);
+  });
+
   // The race (issue 22 item 7): the next question can be shown before the answer's ack (the Gateway
   // answers its requester before the server's resolve returns) or before its ask:close (which follows
   // the store's write), on a loaded machine. Those frames are held here to make each order certain. The
