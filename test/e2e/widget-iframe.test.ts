@@ -1,11 +1,22 @@
 // The widget inside a host page that frames it exactly as Open WebUI does (sandboxed, opaque origin):
 // a question created at the real Gateway shows in the iframe, is answered there, and the requester's
 // question.waitAnswer returns exactly that answer.
+import { randomUUID } from "node:crypto";
 import { describe, expect, inject, it } from "vitest";
 import { openPage } from "../support/browser.ts";
-import { createQuestion, UI_TIMEOUT, uniqueChat, useE2e, waitAnswer } from "./fixtures.ts";
+import { stubScript } from "../support/stub-model.ts";
+import {
+  createQuestion,
+  requestApproval,
+  sessionKeyFor,
+  UI_TIMEOUT,
+  uniqueChat,
+  useE2e,
+  waitAnswer,
+} from "./fixtures.ts";
 
 const gatewayUrl = inject("gatewayUrl");
+const stubModelUrl = inject("stubModelUrl");
 
 describe.skipIf(!gatewayUrl)("widget in Open WebUI's sandboxed iframe", () => {
   const e2e = useE2e({ hostPage: true });
@@ -83,7 +94,7 @@ describe.skipIf(!gatewayUrl)("widget in Open WebUI's sandboxed iframe", () => {
       },
     ]);
     await widget.getByRole("radio", { name: /^Postgres/ }).waitFor({ timeout: UI_TIMEOUT });
-    expect(await widget.locator("form[data-ask-id]").getAttribute("dir")).toBe("rtl");
+    expect(await widget.locator("section[data-ask-id]").getAttribute("dir")).toBe("rtl");
     // Right to left for real: the option's radio sits to the right of its label.
     const radio = await widget.getByRole("radio", { name: /^Postgres/ }).boundingBox();
     const label = await widget.getByText("Postgres", { exact: true }).boundingBox();
@@ -93,4 +104,90 @@ describe.skipIf(!gatewayUrl)("widget in Open WebUI's sandboxed iframe", () => {
     expect(await answered).toMatchObject({ status: "cancelled" });
     expect(errors).toEqual([]);
   });
+
+  // 27.6: Open WebUI 0.12 leaves allow-forms out of the frame's sandbox when a person turns "Allow
+  // forms" off; a <form> there never submits. Every card and the dialog still answer, by click and by key.
+  it("27.6 with Allow forms off, a question, an approval and a secret are answered", async () => {
+    const chat = uniqueChat("no-forms");
+    const { page, errors } = await openPage(e2e.browser);
+    await page.goto(e2e.host.urlFor(await e2e.embedUrl(chat), { allowForms: false }));
+    expect(await page.locator("iframe#widget").getAttribute("sandbox")).toBe(
+      "allow-scripts allow-popups allow-downloads",
+    );
+    const widget = page.frameLocator("iframe#widget");
+    await widget
+      .locator('main[data-widget="live"][data-pending="0"]')
+      .waitFor({ state: "attached", timeout: UI_TIMEOUT });
+
+    // A click on Submit answers.
+    const clicked = await createQuestion(e2e.requester, chat);
+    const clickedAnswer = waitAnswer(e2e.requester, clicked);
+    await widget.getByRole("radio", { name: /^SQLite/ }).click({ timeout: UI_TIMEOUT });
+    await widget.getByRole("button", { name: "Submit answers" }).click();
+    expect(await clickedAnswer).toMatchObject({
+      status: "answered",
+      answers: { answers: { db: ["SQLite"] } },
+    });
+
+    // Enter in Other answers.
+    const typed = await createQuestion(e2e.requester, chat);
+    const typedAnswer = waitAnswer(e2e.requester, typed);
+    const other = widget
+      .locator(`[data-ask-id="${typed}"]`)
+      .getByRole("textbox", { name: "Other" });
+    await other.fill("MariaDB", { timeout: UI_TIMEOUT });
+    await other.press("Enter");
+    expect(await typedAnswer).toMatchObject({
+      status: "answered",
+      answers: { answers: { db: ["MariaDB"] } },
+    });
+
+    // An approval's decision.
+    const decided = requestApproval(e2e.requester, chat, { title: "Deploy the site" });
+    await widget.getByRole("button", { name: "Allow once" }).click({ timeout: UI_TIMEOUT });
+    expect(await decided).toMatchObject({ decision: "allow-once" });
+    expect(errors).toEqual([]);
+  });
+
+  it.skipIf(!stubModelUrl)(
+    "27.6 with Allow forms off, the secret dialog takes a secret with Enter",
+    async () => {
+      const chat = uniqueChat("no-forms-secret");
+      const { page, errors } = await openPage(e2e.browser);
+      await page.goto(e2e.host.urlFor(await e2e.embedUrl(chat), { allowForms: false }));
+      const widget = page.frameLocator("iframe#widget");
+      await widget
+        .locator('main[data-widget="live"][data-pending="0"]')
+        .waitFor({ state: "attached", timeout: UI_TIMEOUT });
+      await e2e.requester.request("chat.send", {
+        sessionKey: sessionKeyFor(chat),
+        idempotencyKey: randomUUID(),
+        message: stubScript({
+          tool: {
+            id: "secrets",
+            args: { action: "request", name: "FORMLESS_TOKEN", timeoutSeconds: 120 },
+          },
+          then: "Stored.",
+        }),
+      });
+      const dialog = widget.getByRole("dialog", { name: "FORMLESS_TOKEN" });
+      await dialog.waitFor({ timeout: 60_000 });
+      const requested = await e2e.requester.waitForEvent(
+        "question.requested",
+        (payload) => payload.sessionKey === sessionKeyFor(chat),
+      );
+      await dialog.getByLabel("FORMLESS_TOKEN").fill(`v-${randomUUID()}`);
+      await dialog.getByLabel("FORMLESS_TOKEN").press("Enter");
+      const resolved = await e2e.requester.waitForEvent(
+        "question.resolved",
+        (payload) => payload.id === requested.id,
+        60_000,
+      );
+      expect(resolved).toMatchObject({
+        status: "answered",
+        answers: { answers: { secret_value: ["stored"] } },
+      });
+      expect(errors).toEqual([]);
+    },
+  );
 });
