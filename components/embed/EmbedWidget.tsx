@@ -18,7 +18,7 @@ import { finishedOf, INITIAL_WIDGET, widgetReducer } from "./widget-state.ts";
 
 /**
  * The widget Open WebUI embeds in a sandboxed iframe for one chat (docs/ARCHITECTURE.md#live-and-idle-widgets, #routing; docs/PROTOCOL.md#tab-protocol-v1): it views the
- * chat, shows the asks the server routes to this tab, keeps a ❓ Ask User record of each one that
+ * chat, shows the asks the server routes to this tab, keeps a record of each one that
  * finishes here, and reports its height to the host page.
  */
 
@@ -231,6 +231,7 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
           {state.history.map((item) => (
             <AskSummary
               key={item.id}
+              kind={item.kind}
               question={item.question}
               summary={item.summary}
               status={item.status}

@@ -112,6 +112,11 @@ describe("the idle widget page", () => {
     expect(html).toContain("Paste the token");
     expect(html).not.toContain("Postgres");
     expect(html.match(/<details/g)).toHaveLength(2);
+    // Each record says what it was.
+    expect(html).toContain(
+      '<b data-record="question"><span aria-hidden="true">❓</span> Ask User</b>',
+    );
+    expect(html).toContain('<b data-record="secret"><span aria-hidden="true">🔑</span> Secret</b>');
     // One inline script, with the response's nonce; nothing loaded from anywhere.
     const nonce = /'nonce-([^']+)'/.exec(response.headers.get("content-security-policy")!)![1];
     expect(html.match(/<script/g)).toHaveLength(1);

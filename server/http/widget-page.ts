@@ -1,6 +1,11 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Ask } from "../../lib/ask.ts";
-import { askQuestionText, endingSummary, summaryPrefix } from "../../lib/wording.ts";
+import {
+  askQuestionText,
+  endingSummary,
+  RECORD_HEADINGS,
+  summaryPrefix,
+} from "../../lib/wording.ts";
 import { AuthError, type TabIdentity, TokenExpired, verifyTabToken } from "../auth/tokens.ts";
 import type { ReplyClaim, Tab } from "../broker/ports.ts";
 import { newNonce, securityHeaders } from "./headers.ts";
@@ -8,7 +13,7 @@ import { newNonce, securityHeaders } from "./headers.ts";
 /**
  * The widget page of a reply that is not its chat's live one (docs/ARCHITECTURE.md#live-and-idle-widgets): Open WebUI mounts a widget
  * for every reply that has one, so all but the latest reply's get this page instead of the app. It is
- * served here, before Next.js: the ❓ Ask User summaries of the asks that finished in that reply,
+ * served here, before Next.js: the records (❓ Ask User, 🔑 Secret, 🛡️ Approval) of the asks that finished in that reply,
  * rendered on the server, and one inline script (with the response's CSP nonce) that reports the
  * page's height, 0 when there is nothing to show. No socket, no framework, a few kB in all.
  *
@@ -117,7 +122,8 @@ export function renderIdlePage(asks: readonly Ask[], nonce: string): string {
   const items = asks.map((ask) => {
     const summary = endingSummary(ask);
     const prefix = summaryPrefix(ask.status, summary);
-    return `<details dir="auto"><summary><span aria-hidden="true" class="m">▶</span><b>❓ Ask User</b><span class="m s" dir="auto">${escapeHtml(summary)}</span></summary><div><p dir="auto">${escapeHtml(askQuestionText(ask))}</p><p dir="auto"><span class="m">${prefix}</span><b>${escapeHtml(summary)}</b></p></div></details>`;
+    const heading = RECORD_HEADINGS[ask.kind];
+    return `<details dir="auto"><summary><span aria-hidden="true" class="m">▶</span><b data-record="${ask.kind}"><span aria-hidden="true">${heading.icon}</span> ${heading.label}</b><span class="m s" dir="auto">${escapeHtml(summary)}</span></summary><div><p dir="auto">${escapeHtml(askQuestionText(ask))}</p><p dir="auto"><span class="m">${prefix}</span><b>${escapeHtml(summary)}</b></p></div></details>`;
   });
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="robots" content="noindex, nofollow"><title>Agent questions</title><style>${IDLE_STYLE}</style></head><body><main aria-label="Agent questions">${items.join("")}</main><script nonce="${nonce}">${HEIGHT_SCRIPT}</script></body></html>`;
 }

@@ -107,7 +107,7 @@ describe.skipIf(!gatewayUrl)("widget in Open WebUI's sandboxed iframe", () => {
 
   // 27.6: Open WebUI 0.12 leaves allow-forms out of the frame's sandbox when a person turns "Allow
   // forms" off; a <form> there never submits. Every card and the dialog still answer, by click and by key.
-  it("27.6 with Allow forms off, a question, an approval and a secret are answered", async () => {
+  it("27.6 with Allow forms off, a question (click, Enter) and an approval are answered", async () => {
     const chat = uniqueChat("no-forms");
     const { page, errors } = await openPage(e2e.browser);
     await page.goto(e2e.host.urlFor(await e2e.embedUrl(chat), { allowForms: false }));
@@ -146,6 +146,14 @@ describe.skipIf(!gatewayUrl)("widget in Open WebUI's sandboxed iframe", () => {
     const decided = requestApproval(e2e.requester, chat, { title: "Deploy the site" });
     await widget.getByRole("button", { name: "Allow once" }).click({ timeout: UI_TIMEOUT });
     expect(await decided).toMatchObject({ decision: "allow-once" });
+    // Each finished ask's record says what it was: two questions, then the approval, not "Ask User".
+    await expect
+      .poll(() => widget.locator("details summary").allTextContents(), { timeout: UI_TIMEOUT })
+      .toEqual([
+        expect.stringMatching(/^▶❓ Ask User.*SQLite/),
+        expect.stringMatching(/^▶❓ Ask User.*MariaDB/),
+        expect.stringMatching(/^▶🛡️ Approval.*Allow once/),
+      ]);
     expect(errors).toEqual([]);
   });
 
@@ -187,6 +195,9 @@ describe.skipIf(!gatewayUrl)("widget in Open WebUI's sandboxed iframe", () => {
         status: "answered",
         answers: { answers: { secret_value: ["stored"] } },
       });
+      await expect
+        .poll(() => widget.locator("details summary").allTextContents(), { timeout: UI_TIMEOUT })
+        .toEqual([expect.stringMatching(/^▶🔑 Secret.*secret entered/)]);
       expect(errors).toEqual([]);
     },
   );
