@@ -14,6 +14,7 @@ import { muted, secondaryButton } from "../asks/styles.ts";
 import { describeStatus, StatusPill } from "../common/ConnectionStatus.tsx";
 import { useToast } from "../common/use-toast.ts";
 import { useFrameHeight } from "./use-frame-height.ts";
+import { useHostTheme } from "./use-host-theme.ts";
 import { finishedOf, INITIAL_WIDGET, widgetReducer } from "./widget-state.ts";
 
 /**
@@ -46,6 +47,7 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
   const [focusTarget, setFocusTarget] = useState<string | null>(null);
 
   useFrameHeight(rootRef);
+  useHostTheme();
   useEffect(() => {
     // Not in a frame: the page may take the system's colour scheme (styles.css).
     if (window.parent === window) document.documentElement.dataset.standalone = "true";

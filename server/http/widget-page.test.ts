@@ -120,6 +120,8 @@ describe("the idle widget page", () => {
     // One inline script, with the response's nonce; nothing loaded from anywhere.
     const nonce = /'nonce-([^']+)'/.exec(response.headers.get("content-security-policy")!)![1];
     expect(html.match(/<script/g)).toHaveLength(1);
+    // It asks the host page for Open WebUI's chosen theme, as the live widget does.
+    expect(html).toContain('parent.postMessage({type:"openclaw-asks:theme?"},"*")');
     expect(html).toContain(`<script nonce="${nonce}">`);
     expect(html).not.toMatch(/src=|href=|socket/);
     expect(response.headers.get("content-security-policy")).toContain(

@@ -1,8 +1,10 @@
 // The widget inside a host page that frames it exactly as Open WebUI does (sandboxed, opaque origin):
 // a question created at the real Gateway shows in the iframe, is answered there, and the requester's
 // question.waitAnswer returns exactly that answer.
+import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { describe, expect, inject, it } from "vitest";
+import { PROJECT_ROOT } from "../support/app-server.ts";
 import { openPage } from "../support/browser.ts";
 import { stubScript } from "../support/stub-model.ts";
 import {
@@ -17,6 +19,19 @@ import {
 
 const gatewayUrl = inject("gatewayUrl");
 const stubModelUrl = inject("stubModelUrl");
+
+/** The theme relay the Open WebUI filter sends for a widget at `asksUrl` (its `execute` event's code). */
+function themeRelayCode(asksUrl: string): string {
+  return execFileSync(
+    "python3",
+    [
+      "-c",
+      "import sys; import openclaw_asks_filter as f; print(f.theme_relay_event(sys.argv[1])['data']['code'])",
+      asksUrl,
+    ],
+    { cwd: `${PROJECT_ROOT}/integrations/open-webui`, encoding: "utf8" },
+  );
+}
 
 describe.skipIf(!gatewayUrl)("widget in Open WebUI's sandboxed iframe", () => {
   const e2e = useE2e({ hostPage: true });
@@ -201,4 +216,59 @@ describe.skipIf(!gatewayUrl)("widget in Open WebUI's sandboxed iframe", () => {
       expect(errors).toEqual([]);
     },
   );
+
+  // Open WebUI keeps the chosen theme in its page (the `dark` class on its root) and tells embeds
+  // nothing; the frame's prefers-color-scheme is the system's. The filter's relay tells the widget.
+  it("27.4 takes the theme chosen in Open WebUI, not the system's: Dark on a light system, then Light", async () => {
+    const chat = uniqueChat("theme");
+    const { page, errors } = await openPage(e2e.browser, { colorScheme: "light" });
+    await page.goto(e2e.host.urlFor(await e2e.embedUrl(chat)));
+    // Dark chosen in Open WebUI (index.html: `document.documentElement.classList.add('dark')`).
+    await page.evaluate(() => document.documentElement.classList.add("dark"));
+    const widget = page.frameLocator("iframe#widget");
+    await widget
+      .locator('main[data-widget="live"][data-pending="0"]')
+      .waitFor({ state: "attached", timeout: UI_TIMEOUT });
+    const id = await createQuestion(e2e.requester, chat);
+    const card = widget.locator(`[data-ask-id="${id}"]`);
+    await card.waitFor({ timeout: UI_TIMEOUT });
+    // The card's own background (styles.ts askCard: Open WebUI's card on its light and dark page).
+    const colours = () => card.evaluate((element) => getComputedStyle(element).backgroundColor);
+    const LIGHT = "rgb(251, 251, 251)";
+    const DARK = "rgb(31, 31, 31)";
+    // Before the relay, the system's light: the white box on a dark page that 27.4 is about.
+    expect(await colours()).toBe(LIGHT);
+
+    // The filter's relay, run as Open WebUI runs an `execute` event (Chat.svelte:1765-1776).
+    const relay = themeRelayCode(e2e.app.url);
+    const run = (code: string) =>
+      page.evaluate(
+        // eslint-disable-next-line @typescript-eslint/no-implied-eval -- as Open WebUI runs the code
+        (body) => new Function(`return (async () => { ${body} })()`)() as unknown,
+        code,
+      );
+    await run(relay);
+    await expect.poll(colours, { timeout: UI_TIMEOUT }).toBe(DARK);
+
+    // Light chosen in Open WebUI's settings (General.svelte applyTheme): the card follows at once.
+    await page.evaluate(() => {
+      document.documentElement.classList.remove("dark");
+      document.documentElement.classList.add("light");
+    });
+    await expect.poll(colours, { timeout: UI_TIMEOUT }).toBe(LIGHT);
+
+    // Dark again, and the relay sent once more (the next reply's inlet): installed once, it still tells.
+    await page.evaluate(() => document.documentElement.classList.replace("light", "dark"));
+    await run(relay);
+    await expect.poll(colours, { timeout: UI_TIMEOUT }).toBe(DARK);
+    expect(await page.evaluate(() => "__openclawAsksThemeRelay" in window)).toBe(true);
+
+    // A widget loaded after the relay (a reload of its frame) asks for the theme itself.
+    await page.locator("iframe#widget").evaluate((frame: HTMLIFrameElement) => {
+      frame.setAttribute("src", frame.src);
+    });
+    await widget.locator(`[data-ask-id="${id}"]`).waitFor({ timeout: UI_TIMEOUT });
+    await expect.poll(colours, { timeout: UI_TIMEOUT }).toBe(DARK);
+    expect(errors).toEqual([]);
+  });
 });
