@@ -40,6 +40,13 @@ export const RUN_STOPPED: Ending = {
   reason: "answered-elsewhere",
 };
 
+/** The Gateway restarted: the run that raised the ask is gone, its questions and tool calls with it. */
+export const GATEWAY_RESTARTED: Ending = {
+  status: "cancelled",
+  summary: ENDED_ELSEWHERE.gatewayRestarted,
+  reason: "cancelled",
+};
+
 /** Answered at the source (Control UI, another client): the answer shows, unless it is a secret. */
 export function answeredElsewhere(ask: Pick<Ask, "kind">, values: readonly string[]): Ending {
   const summary =

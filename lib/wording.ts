@@ -85,6 +85,7 @@ export const ALLOWED = "Allowed";
 export const ENDED_ELSEWHERE = {
   cancelled: "Cancelled elsewhere",
   stopped: "Stopped",
+  gatewayRestarted: "The agent's run ended when the Gateway restarted",
   decided: (decision: Decision) => `${DECISION_LABELS[decision]} (elsewhere)`,
 };
 

@@ -2,7 +2,6 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { Agent } from "node:https";
 import type { AddressInfo } from "node:net";
 import type { Clock } from "../lib/clock.ts";
-import { errorMessage } from "../lib/error-message.ts";
 import { createDeviceRoutes } from "./auth/device-routes.ts";
 import { createAuth } from "./auth/index.ts";
 import { startLinkCheck } from "./auth/link-check.ts";
@@ -11,6 +10,8 @@ import type { Presence } from "./broker/ports.ts";
 import type { Config } from "./config.ts";
 import type { Gateway } from "./gateway/gateway.ts";
 import { createFilterRoute, filterKey } from "./http/filter-route.ts";
+import { createHealthRoute } from "./http/health-route.ts";
+import { routeRequests } from "./http/router.ts";
 import { createWidgetPageRoute } from "./http/widget-page.ts";
 import { ChatWatcher } from "./prompts/chat-watcher.ts";
 import { createPush } from "./push/index.ts";
@@ -90,16 +91,6 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     log,
   });
 
-  /** Anyone may learn ok or degraded; the details (Gateway status, set-aside rows) are for an owner's token. */
-  async function health(request: IncomingMessage): Promise<Record<string, unknown>> {
-    const setAsideRows = store.setAsideRows();
-    const healthy = gateway.status.connected && setAsideRows === 0 && backend.link.up;
-    const summary = healthy ? "ok" : "degraded";
-    // Checking an owner link's kid needs the store: with Redis away, the details wait for it.
-    if (!backend.link.up || (await ownerOf(request)) === null) return { status: summary };
-    return { status: summary, gateway: gateway.status, setAsideRows, ...backend.link.health() };
-  }
-
   const deviceRoutes = createDeviceRoutes({
     store: devices,
     key,
@@ -147,38 +138,25 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     if (options.pages) return options.pages(request, response);
     response.writeHead(404).end();
   };
-
-  const http = createServer((request, response) => {
-    if (request.url === "/healthz") {
-      health(request).then(
-        (body) =>
-          response
-            .writeHead(200, { "content-type": "application/json", "cache-control": "no-store" })
-            .end(JSON.stringify(body)),
-        (error: unknown) => {
-          log(`healthz failed: ${errorMessage(error)}`);
-          response.writeHead(500).end();
+  const http = createServer(
+    routeRequests(
+      [
+        createHealthRoute({ gateway, store, link: backend.link, ownerOf }),
+        { name: "push", ...push.routes },
+        { name: "devices", ...deviceRoutes },
+        { name: "filter endpoint", ...filterRoute },
+        // An idle widget (not its chat's latest reply) is served here, without the app; the live one by the app.
+        {
+          name: "widget page",
+          handles: () => true,
+          handle: async (request, response) => {
+            if (!(await widgetPage(request, response))) serveApp(request, response);
+          },
         },
-      );
-      return;
-    }
-    if (push.routes.handles(request)) return push.routes.handle(request, response);
-    if (deviceRoutes.handles(request)) return deviceRoutes.handle(request, response);
-    if (filterRoute.handles(request)) return filterRoute.handle(request, response);
-    // An idle widget (not its chat's latest reply) is served here, without the app; the live one by the app.
-    widgetPage(request, response).then(
-      (served) => served || serveApp(request, response),
-      (error: unknown) => {
-        // The path only: the query holds the token.
-        log(`widget page ${request.url?.split("?")[0] ?? ""} failed: ${errorMessage(error)}`);
-        if (!response.headersSent)
-          response
-            .writeHead(500, { "content-type": "text/plain; charset=utf-8" })
-            .end("Internal Server Error");
-        else response.destroy();
-      },
-    );
-  });
+      ],
+      log,
+    ),
+  );
   const tabs = createTabServer(http, {
     broker,
     gateway: status,

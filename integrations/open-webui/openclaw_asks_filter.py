@@ -1,7 +1,7 @@
 """
 title: OpenClaw Asks
 description: Shows the OpenClaw agent's questions, secret requests and tool approvals for this chat as real cards, in a widget above the reply being written, and keeps its text prompts out of the reply.
-version: 0.4.1
+version: 0.4.2
 license: MIT
 """
 
@@ -55,6 +55,9 @@ TITLE_LOOKS_AFTER_SECONDS = (1.0, 2.0, 4.0, 8.0, 16.0, 30.0)
 _UNTITLED = "New Chat"
 # The server refuses a shorter AUTH_SECRET (server/auth/secret.ts), so no token minted with one works.
 _MIN_AUTH_SECRET_LENGTH = 32
+
+# The Open WebUI release lines this filter is built and tested on (the README's supported releases).
+SUPPORTED_RELEASES = ("0.11", "0.12")
 
 # Open WebUI's built-in tools that share a name with a tool of the Gateway's own, which its `/v1` refuses.
 GATEWAY_OWN_TOOL_NAMES = frozenset({"ask_user"})
@@ -566,6 +569,23 @@ async def open_webui_chat_title(chat_id: str) -> str | None:
     return title if isinstance(title, str) and title.strip() and title != _UNTITLED else None
 
 
+def open_webui_version() -> str | None:
+    """The running Open WebUI's version (open_webui/env.py VERSION, 0.11.0 and 0.12.4), or None outside it."""
+    try:
+        from open_webui.env import VERSION  # noqa: PLC0415 - only inside Open WebUI
+    except ImportError:
+        return None
+    return VERSION if isinstance(VERSION, str) else None
+
+
+def unsupported_release(version: str | None) -> str | None:
+    """One line for Open WebUI's log when `version` is not a supported release, else None."""
+    if version is None or any(version.startswith(f"{line}.") for line in SUPPORTED_RELEASES):
+        return None
+    lines = ", ".join(f"{line}.x" for line in SUPPORTED_RELEASES)
+    return f"OpenClaw Asks supports Open WebUI {lines}; this is {version}: its cards may not show"
+
+
 def parse_model_ids(text: str) -> set[str]:
     return {part.strip() for part in text.split(",") if part.strip()}
 
@@ -632,6 +652,10 @@ class Filter:
         self.chat_title: Callable[[str], Awaitable[str | None]] = open_webui_chat_title
         # The title watches still running (a task only the event loop holds may be collected).
         self._title_watches: set[asyncio.Task] = set()
+        # Once per load of the function (it is loaded again when its code changes).
+        warning = unsupported_release(open_webui_version())
+        if warning:
+            log.warning(warning)
 
     def _acts_on(self, model: dict | None, body: dict) -> bool:
         model = model or {}

@@ -30,6 +30,7 @@ from openclaw_asks_filter import (
     open_webui_chat_title,
     sign_request,
     theme_relay_event,
+    unsupported_release,
     visible_reply,
 )
 
@@ -692,6 +693,38 @@ class RequestTest(FilterTestCase):
         body = {"model": "gpt-4o", "tools": [tool("ask_user")]}
         await call(self.plugin, "request", body, params)
         self.assertEqual(body["tools"], [tool("ask_user")])
+
+
+class ReleaseTest(unittest.TestCase):
+    def test_an_unsupported_open_webui_release_is_said_in_one_line(self):
+        self.assertIsNone(unsupported_release("0.12.4"))
+        self.assertIsNone(unsupported_release("0.11.0"))
+        self.assertIsNone(unsupported_release(None))  # outside Open WebUI: nothing to say
+        self.assertEqual(
+            unsupported_release("0.13.0"),
+            "OpenClaw Asks supports Open WebUI 0.11.x, 0.12.x; this is 0.13.0: its cards may not show",
+        )
+        self.assertIsNotNone(unsupported_release("0.10.6"))
+        self.assertIsNotNone(unsupported_release("0.110.0"))
+
+    def test_the_filter_logs_it_when_loaded_in_an_unsupported_release(self):
+        env = type(sys)("open_webui.env")
+        env.VERSION = "0.13.0"
+        package = type(sys)("open_webui")
+        package.env = env
+        saved = {name: sys.modules.get(name) for name in ("open_webui", "open_webui.env")}
+        sys.modules.update({"open_webui": package, "open_webui.env": env})
+        try:
+            with self.assertLogs("openclaw_asks_filter", "WARNING") as logged:
+                Filter()
+        finally:
+            for name, module in saved.items():
+                if module is None:
+                    sys.modules.pop(name, None)
+                else:
+                    sys.modules[name] = module
+        self.assertEqual(len(logged.output), 1)
+        self.assertIn("this is 0.13.0", logged.output[0])
 
 
 class TokenTest(unittest.TestCase):

@@ -1,9 +1,11 @@
 import { mapAnswer } from "../../lib/answers.ts";
 import type { Ask, AskStatus } from "../../lib/ask.ts";
 import { errorMessage } from "../../lib/error-message.ts";
-import { ANSWERED_ELSEWHERE, type Ending } from "../../lib/outcomes.ts";
+import { ANSWERED_ELSEWHERE } from "../../lib/outcomes.ts";
 import { type AnswerAck, fail, type SecretOutcome, type TabAnswer } from "../../lib/protocol.ts";
 import { type AskStore, unavailable } from "../store/store.ts";
+import type { Cards } from "./cards.ts";
+import type { ChatAccess } from "./chat-access.ts";
 import { AskAlreadyEnded, type AskChannel, type Outcome, type Tab } from "./ports.ts";
 import type { TrackedAsks } from "./tracked-asks.ts";
 
@@ -12,8 +14,8 @@ import type { TrackedAsks } from "./tracked-asks.ts";
  * took it) the ack goes to `acknowledge` at once, and only then is the ask finished: its card closed,
  * its end stored, the dashboards and the push notifier told. The returned promise settles with the
  * same ack when that is done, so a failure there reaches the caller's boundary. While the answer is
- * delivered the ask's entry is `answering`: another answer is refused, and an end from the source waits (it
- * is applied if the answer fails).
+ * delivered the ask's entry is `answering` (tracked-asks.ts): another answer is refused, and an end
+ * from the source waits (it is applied if the answer fails). A step over the table, as cards.ts is.
  */
 
 export type AnsweringContext = {
@@ -21,9 +23,8 @@ export type AnsweringContext = {
   store: AskStore;
   source: AskChannel;
   instanceId: string;
-  visibleTo(tab: Tab, ask: Pick<Ask, "chatId">): Promise<boolean>;
-  end(id: string, outcome: Outcome): Promise<void>;
-  finish(ask: Ask, ending: Ending, by: { by: string | null; tabId: string | null }): Promise<void>;
+  access: ChatAccess;
+  cards: Cards;
 };
 
 export type AnswerRequest = {
@@ -39,31 +40,27 @@ export async function answerAsk(
   context: AnsweringContext,
   { tab, askId, answer, acknowledge }: AnswerRequest,
 ): Promise<AnswerAck> {
-  const { asks, store, source, instanceId } = context;
-  const entry = asks.get(askId);
+  const { asks, store, source, instanceId, access, cards } = context;
   const ask = asks.listed(askId);
-  if (!entry || !ask) {
+  if (!ask) {
     const ended = await store.get(askId);
-    if (!ended || !(await context.visibleTo(tab, ended))) return fail("NOT_FOUND", "no such ask");
+    if (!ended || !(await access.visibleTo(tab, ended))) return fail("NOT_FOUND", "no such ask");
     return ended.status === "expired"
       ? fail("EXPIRED", "this ask has expired")
       : fail("ALREADY_RESOLVED", `this ask is already ${ended.status}`);
   }
   // The same answer as for an id that does not exist: a refusal would confirm that it does.
-  if (!(await context.visibleTo(tab, ask))) return fail("NOT_FOUND", "no such ask");
+  if (!(await access.visibleTo(tab, ask))) return fail("NOT_FOUND", "no such ask");
   const mapped = mapAnswer(ask, answer);
   if (!mapped.ok) return fail(mapped.code, mapped.message);
   // Only the chat's own widget can put the answer into the chat, as the person's next message.
   if (mapped.chatMessage !== undefined && tab.chatClaim !== ask.chatId)
     return fail("FORBIDDEN", "answer this in its chat: the answer becomes your next message there");
-  if (entry.answering) return fail("ALREADY_RESOLVED", ANSWERED_FIRST);
-  entry.answering = true;
+  if (!asks.startAnswer(askId)) return fail("ALREADY_RESOLVED", ANSWERED_FIRST);
   /** The answer failed: the ask is answerable again, and an end that came meanwhile is applied. */
   const undo = async (endedMeanwhile: Outcome | null = null): Promise<void> => {
-    const ending = entry.endedWhileAnswering ?? endedMeanwhile;
-    entry.endedWhileAnswering = null;
-    entry.answering = false;
-    if (ending) await context.end(askId, ending);
+    const ending = asks.answered(askId).endedMeanwhile ?? endedMeanwhile;
+    if (ending) await cards.end(askId, ending);
   };
 
   let claimed: boolean;
@@ -108,9 +105,7 @@ export async function answerAsk(
   } finally {
     // The answer is decided whether or not the ack could be sent, so the ask is finished either way.
     // Nothing is awaited from here until finish has taken the ask out of the table.
-    entry.endedWhileAnswering = null;
-    entry.answering = false;
-    const current = asks.listed(askId);
+    const current = asks.answered(askId).ask;
     // The summary stays in the reply whose widget answered.
     const answered =
       current && tab.reply !== null && tab.chatClaim === current.chatId
@@ -118,7 +113,7 @@ export async function answerAsk(
         : current;
     const reason = mapped.status === "cancelled" ? "cancelled" : "answered";
     if (answered)
-      await context.finish(
+      await cards.finish(
         answered,
         { status: mapped.status, summary: mapped.summary, reason },
         { by: tab.userId, tabId: tab.id },

@@ -49,7 +49,7 @@ describe("AskBroker (the routing rules on the broker, injected clock)", () => {
       const acks: Promise<unknown>[] = [];
       const answerSoon = (askId: string) =>
         queueMicrotask(() => acks.push(broker.answer(t1, askId, { type: "text", text: "SQLite" })));
-      broker.on("ask:show", (_tabId, ask) => answerSoon(ask.id));
+      broker.cardEvents.on("card:show", (_tabId, ask) => answerSoon(ask.id));
       broker.on("ask:changed", (ask) => {
         if (ask.status === "pending" && ask.chatId === null) answerSoon(ask.id);
       });

@@ -1,25 +1,19 @@
 import type { Ask, AskStatus } from "../../lib/ask.ts";
 import type { Clock } from "../../lib/clock.ts";
-import { errorMessage } from "../../lib/error-message.ts";
-import { endedAsText, EXPIRED } from "../../lib/outcomes.ts";
-import { admit } from "../../lib/policy.ts";
-import {
-  type Ack,
-  type AnswerAck,
-  type AskClose,
-  type CloseReason,
-  fail,
-  type TabAnswer,
-} from "../../lib/protocol.ts";
-import { Emitter } from "../events.ts";
+import { endedAsText } from "../../lib/outcomes.ts";
+import { type Ack, type AnswerAck, fail, type TabAnswer } from "../../lib/protocol.ts";
+import type { Subscribable } from "../events.ts";
 import type { AskStore } from "../store/store.ts";
 import { answerAsk, type AnsweringContext } from "./answering.ts";
+import { Arrivals } from "./arrivals.ts";
 import { Cards } from "./cards.ts";
 import { ChatAccess } from "./chat-access.ts";
+import { type BrokerEvents, BrokerFeed, settleWith } from "./feed.ts";
 import { LiveWidgets, type WidgetVerdict } from "./live-widget.ts";
 import type {
   Arrival,
   AskChannel,
+  CardEvents,
   Outcome,
   Presence,
   ReplyClaim,
@@ -33,23 +27,13 @@ import { inTurn, type Queue } from "./turns.ts";
  * The AskBroker: the one state machine every ask goes through (docs/ARCHITECTURE.md#how-an-ask-flows,
  * #routing): policy → store → presence → timers. Asks come in from an AskChannel as domain events and
  * replies go out through it; what tabs should see goes out as events the transports subscribe to, so
- * it is tested without sockets or a Gateway. Its parts: the tracked asks with their phases (`asks`),
- * who may see a chat (`access`), the live widget (`widgets`), cards and endings (`cards`), answering.ts.
+ * it is tested without sockets or a Gateway. Its parts: the table of tracked asks and their phases
+ * (`asks`, tracked-asks.ts), and the steps over it, each calling the next itself, never back up here:
+ * arrivals.ts, cards.ts (routing and endings), answering.ts; who may see a chat (chat-access.ts), the
+ * live widget (live-widget.ts). Cards go from presence to the transports (`cardEvents`).
  */
 
-export type BrokerEvents = {
-  /** This tab is now the one that shows the ask. */
-  "ask:show": [tabId: string, ask: Ask];
-  "ask:close": [tabId: string, close: AskClose];
-  /** Dashboard feed: every change of every ask. */
-  "ask:changed": [ask: Ask];
-  /** The ask reached a terminal state; `reason` is the one its card closed with. */
-  "ask:ended": [ask: Ask, reason: CloseReason];
-  /** This widget is not its chat's live one (a newer reply's widget took over): it gets no cards. */
-  "widget:superseded": [tabId: string, chatId: string];
-  /** Open WebUI's title of a chat became known, or changed. */
-  "chat:titled": [chatId: string, title: string];
-};
+export type { BrokerEvents } from "./feed.ts";
 
 export type BrokerOptions = {
   store: AskStore;
@@ -61,11 +45,15 @@ export type BrokerOptions = {
   log: (message: string) => void;
 };
 
-export class AskBroker extends Emitter<BrokerEvents> {
+export class AskBroker implements Subscribable<BrokerEvents> {
+  /** What presence tells the tabs of this instance of their cards, for the transports to pass on. */
+  readonly cardEvents: Subscribable<CardEvents>;
+  private readonly feed = new BrokerFeed();
   private readonly asks: TrackedAsks;
   private readonly access: ChatAccess;
   private readonly widgets: LiveWidgets;
   private readonly cards: Cards;
+  private readonly arrivals: Arrivals;
   private readonly answering: AnsweringContext;
   /** Each chat's views enter presence one at a time, in the order they arrived. */
   private readonly chatAdmissions: Queue = new Map();
@@ -75,47 +63,37 @@ export class AskBroker extends Emitter<BrokerEvents> {
   private readonly options: BrokerOptions;
 
   constructor(options: BrokerOptions) {
-    super();
     this.options = options;
     const { store, presence, source, clock, owners } = options;
-    this.asks = new TrackedAsks(clock, (ask) =>
-      this.settle(
-        this.end(ask.id, ask.source === "text-prompt" ? endedAsText(ask) : EXPIRED),
-        `expiring ask ${ask.id}`,
-      ),
-    );
-    const settle = (work: Promise<unknown>, what: string) => this.settle(work, what);
+    const { feed } = this;
+    const settle = settleWith(options.log);
+    this.cardEvents = presence;
+    this.asks = new TrackedAsks(clock);
+    const asks = this.asks;
     this.access = new ChatAccess({ store, clock, owners, settle });
     this.widgets = new LiveWidgets({ presence, store, clock });
-    this.cards = new Cards({
-      ...options,
-      asks: this.asks,
-      access: this.access,
-      settle,
-      changed: (ask) => this.emit("ask:changed", ask),
-      ended: (ask, reason) => this.emit("ask:ended", ask, reason),
-    });
-    this.answering = {
-      ...options,
-      asks: this.asks,
-      visibleTo: (tab, ask) => this.access.visibleTo(tab, ask),
-      end: (id, outcome) => this.end(id, outcome),
-      finish: (ask, ending, by) => this.cards.finish(ask, ending, by),
-    };
+    const access = this.access;
+    this.cards = new Cards({ ...options, asks, access, feed, settle });
+    const cards = this.cards;
+    this.arrivals = new Arrivals({ asks, access, cards, store, feed });
+    this.answering = { ...options, asks, access, cards };
+    const { arrivals } = this;
     this.unsubscribe = [
       source.on("ask:arrived", (ask, arrival) =>
-        this.settle(this.receive(ask, arrival), `taking in ask ${ask.id}`),
+        settle(arrivals.receive(ask, arrival), `taking in ask ${ask.id}`),
       ),
-      source.on("ask:ended", (id, outcome) =>
-        this.settle(this.end(id, outcome), `ending ask ${id}`),
-      ),
+      source.on("ask:ended", (id, outcome) => settle(cards.end(id, outcome), `ending ask ${id}`)),
       source.on("asks:listed", (listing) =>
-        this.settle(this.reconcile(listing), "reconciling with the source's list"),
+        settle(arrivals.reconcile(listing), "reconciling with the source's list"),
       ),
-      // Presence tells the tabs of this instance of their cards (with several instances, whoever moved them).
-      presence.on("card:show", (tabId, ask) => this.emit("ask:show", tabId, ask)),
-      presence.on("card:close", (tabId, close) => this.emit("ask:close", tabId, close)),
     ];
+  }
+
+  on<K extends keyof BrokerEvents>(
+    event: K,
+    listener: (...args: BrokerEvents[K]) => void,
+  ): () => void {
+    return this.feed.on(event, listener);
   }
 
   /**
@@ -123,8 +101,7 @@ export class AskBroker extends Emitter<BrokerEvents> {
    * them (lists them again), so a tab never sees an ask that ended while the server was down.
    */
   async restore(): Promise<void> {
-    for (const ask of await this.options.store.pending())
-      this.asks.track(ask, "unconfirmed", { unwritten: false });
+    for (const ask of await this.options.store.pending()) this.asks.restore(ask);
   }
 
   get pendingAsks(): Ask[] {
@@ -140,119 +117,19 @@ export class AskBroker extends Emitter<BrokerEvents> {
     return this.options.presence.shownTo(id);
   }
 
-  /**
-   * A new ask from a source. Known ids (pending or tombstoned) are ignored: a replay never revives.
-   * Its end may come while it is taken in: it is applied once the ask is tracked.
-   */
-  async receive(ask: Ask, arrival: Arrival = "listed"): Promise<void> {
-    if (this.asks.get(ask.id)?.phase === "unconfirmed") return this.confirm([ask.id]);
-    if (!this.asks.arrive(ask)) return;
-    try {
-      // A text prompt belongs to the instance whose chat watcher saw it: the store says whose it is.
-      await (arrival === "announced" && ask.source !== "text-prompt"
-        ? this.takeAnnounced(ask)
-        : this.takeListed(ask));
-    } finally {
-      const endedMeanwhile = this.asks.received(ask.id);
-      if (endedMeanwhile) await this.end(ask.id, endedMeanwhile);
-    }
-  }
-
-  /** An ask that may be known already (a listing, a text prompt): the store says first. */
-  private async takeListed(ask: Ask): Promise<void> {
-    // Both reads at once: with Redis each is a round trip on the way of the card.
-    const [stored, chatOwner] = await Promise.all([
-      this.options.store.get(ask.id),
-      ask.chatId ? this.access.owner(ask.chatId) : null,
-    ]);
-    if (stored) {
-      // Another instance sharing the store took it in first: follow it here too. A terminal row is a
-      // tombstone. Text prompts belong to the instance whose chat watcher saw them.
-      if (stored.status === "pending" && ask.source !== "text-prompt") await this.adopt(stored);
-      return;
-    }
-    const verdict = admit(ask, { chatOwner, owners: this.access.owners });
-    if (verdict.action === "refuse") return this.cards.refuse(ask, verdict.summary);
-    if (ask.source === "text-prompt" && !(await this.cards.viewerFor(ask))) {
-      // A text prompt has nowhere to wait: with no tab it stays in the reply as text.
-      await this.options.store.put(ask);
-      return this.cards.finish(ask, endedAsText(ask));
-    }
-    this.asks.track(ask, "pending", { unwritten: true });
-    if (ask.chatId) await this.cards.route(ask.chatId);
-    this.taken(ask);
-  }
-
-  /**
-   * An ask its source announced just now: its card goes out first, and the store is asked after it
-   * whether another instance took it in (one round trip to a shared presence on the card's way, not
-   * two). When the card was shown, its write has answered that already: a write the store took means
-   * no tombstone was there. A late replay of an ask that ended is not shown (presence remembers ended
-   * asks) and is dropped once the store names it; an ask refused by policy goes the listed way (the
-   * store first: its refusal is a tombstone).
-   */
-  private async takeAnnounced(ask: Ask): Promise<void> {
-    const chatOwner = ask.chatId ? await this.access.owner(ask.chatId) : null;
-    if (admit(ask, { chatOwner, owners: this.access.owners }).action === "refuse")
-      return this.takeListed(ask);
-    this.asks.track(ask, "pending", { unwritten: true });
-    if (ask.chatId) await this.cards.route(ask.chatId);
-    // A failed write is logged where it was made; the store is asked instead.
-    if (await this.asks.get(ask.id)?.firstWrite?.catch(() => false)) return this.taken(ask);
-    const stored = await this.options.store.get(ask.id);
-    if (!this.asks.listed(ask.id)) return;
-    if (stored && stored.status !== "pending")
-      return this.cards.finish(ask, {
-        status: stored.status,
-        summary: stored.resolution?.summary ?? "",
-        reason: "answered-elsewhere",
-      });
-    // Already stored (by another instance, or by a write of ours whose answer was lost): nothing more to write.
-    const entry = this.asks.get(ask.id);
-    if (stored && entry) entry.unwritten = false;
-    this.taken(ask);
-  }
-
-  /** The ask is routed: written if nobody has written it, and announced, unless it ended meanwhile. */
-  private taken(ask: Ask): void {
-    const current = this.asks.listed(ask.id);
-    if (!current) return;
-    this.cards.write(ask.id);
-    this.emit("ask:changed", current);
+  /** A new ask from a source (arrivals.ts). */
+  receive(ask: Ask, arrival: Arrival = "listed"): Promise<void> {
+    return this.arrivals.receive(ask, arrival);
   }
 
   /** The ask ended at its source (answered elsewhere, expired, run moved on). */
-  async end(id: string, outcome: Outcome): Promise<void> {
-    const entry = this.asks.get(id);
-    if (!entry || entry.phase === "ended") return;
-    if (entry.phase === "arriving") {
-      entry.endedWhileArriving = outcome;
-      return;
-    }
-    const ending = typeof outcome === "function" ? outcome(entry.ask) : outcome;
-    if (entry.answering) {
-      entry.endedWhileAnswering = ending;
-      return;
-    }
-    await this.cards.finish(entry.ask, ending);
+  end(id: string, outcome: Outcome): Promise<void> {
+    return this.cards.end(id, outcome);
   }
 
-  /**
-   * After a (re)connect: every pending ask of a listed source that the source no longer lists has
-   * ended while nobody was listening (how, if the source can tell; otherwise it expired). Then what
-   * was restored may be shown: the source has had its say (text prompts keep their own timeout).
-   */
-  async reconcile(listing: SourceListing): Promise<void> {
-    const gone = this.asks
-      .all()
-      .filter((ask) => listing.live.get(ask.source)?.has(ask.id) === false);
-    await Promise.all(
-      gone.map(async (ask) => {
-        const outcome = await listing.outcomeOf(ask).catch(() => null);
-        await this.end(ask.id, outcome ?? EXPIRED);
-      }),
-    );
-    await this.confirm(this.asks.unconfirmed());
+  /** After a (re)connect: what the source no longer lists ended (arrivals.ts). */
+  reconcile(listing: SourceListing): Promise<void> {
+    return this.arrivals.reconcile(listing);
   }
 
   async view(tab: Tab, chatId: string): Promise<Ack> {
@@ -302,10 +179,10 @@ export class AskBroker extends Emitter<BrokerEvents> {
       reply === null
         ? await this.widgets.neverLive(tab)
         : await this.cards.inChat(chatId, () => this.widgets.judge(tab, reply, chatId, view));
-    for (const viewer of verdict.superseded) this.emit("widget:superseded", viewer.id, chatId);
+    for (const viewer of verdict.superseded) this.feed.superseded(viewer.id, chatId);
     if (verdict.live !== true) {
       // Stale: a later view of this tab, or its leave, has the last word.
-      if (verdict.live === false) this.emit("widget:superseded", tab.id, chatId);
+      if (verdict.live === false) this.feed.superseded(tab.id, chatId);
       if (verdict.superseded.length > 0 || (verdict.live === false && verdict.left !== null))
         await this.cards.route(chatId);
       return { ok: true };
@@ -328,10 +205,10 @@ export class AskBroker extends Emitter<BrokerEvents> {
           ask.source === "text-prompt" &&
           ask.replyId !== undefined &&
           ask.replyId !== replyId &&
-          !answering,
+          answering === null,
       );
     await Promise.all(
-      stale.map(({ ask }) => this.end(ask.id, endedAsText(ask, "answered-elsewhere"))),
+      stale.map(({ ask }) => this.cards.end(ask.id, endedAsText(ask, "answered-elsewhere"))),
     );
   }
 
@@ -374,7 +251,7 @@ export class AskBroker extends Emitter<BrokerEvents> {
   /** Open WebUI's title of a chat (its filter says): dashboards and notifications show it for the chat. */
   async chatTitled(chatId: string, title: string): Promise<void> {
     await this.options.store.titleChat(chatId, title);
-    this.emit("chat:titled", chatId, title);
+    this.feed.titled(chatId, title);
   }
 
   /** The titles known for these chats. */
@@ -411,26 +288,5 @@ export class AskBroker extends Emitter<BrokerEvents> {
 
   get activeTimers(): number {
     return this.asks.activeTimers;
-  }
-
-  /** The one boundary for work started by an event or a timer: a failure is logged, once. */
-  private settle(work: Promise<unknown>, what: string): void {
-    work.catch((error: unknown) => this.options.log(`${what} failed: ${errorMessage(error)}`));
-  }
-
-  private async adopt(ask: Ask): Promise<void> {
-    this.asks.track(ask, "pending", { unwritten: false });
-    this.emit("ask:changed", ask);
-    if (ask.chatId) await this.cards.route(ask.chatId);
-  }
-
-  private async confirm(ids: readonly string[]): Promise<void> {
-    const chats = new Set<string>();
-    for (const id of ids) {
-      this.asks.confirm(id);
-      const chatId = this.asks.listed(id)?.chatId;
-      if (chatId) chats.add(chatId);
-    }
-    await Promise.all([...chats].map((chatId) => this.cards.route(chatId)));
   }
 }

@@ -1,12 +1,12 @@
 import { type Ask, inReply } from "../../lib/ask.ts";
 import type { Clock } from "../../lib/clock.ts";
 import { errorMessage } from "../../lib/error-message.ts";
-import type { Ending } from "../../lib/outcomes.ts";
+import { endedAsText, type Ending, EXPIRED } from "../../lib/outcomes.ts";
 import { admit, newestWhoMaySee } from "../../lib/policy.ts";
-import type { CloseReason } from "../../lib/protocol.ts";
 import type { AskStore } from "../store/store.ts";
 import type { ChatAccess } from "./chat-access.ts";
-import type { AskChannel, Presence, Tab } from "./ports.ts";
+import type { BrokerFeed, Settle } from "./feed.ts";
+import type { AskChannel, Outcome, Presence, Tab } from "./ports.ts";
 import type { TrackedAsks } from "./tracked-asks.ts";
 import { inTurn, type Queue } from "./turns.ts";
 
@@ -14,7 +14,8 @@ import { inTurn, type Queue } from "./turns.ts";
  * Where the tracked asks' cards go, and how asks end: each pending ask of a chat is placed on the
  * chat's newest viewer that may see it (one atomic step of presence per ask, so instances placing the
  * same chat at once agree), a new ask is written once its card is out, and an ending is stored, its
- * card closed and reported. A chat's steps run one at a time.
+ * card closed and reported. A chat's steps run one at a time. Steps over the table of tracked asks:
+ * what they change there they change through its methods; what they report goes out on the feed.
  */
 
 export type CardsOptions = {
@@ -26,9 +27,8 @@ export type CardsOptions = {
   clock: Clock;
   instanceId: string;
   /** The ask's record changed (dashboards), and it ended here (once, whichever instance wrote its end). */
-  changed(ask: Ask): void;
-  ended(ask: Ask, reason: CloseReason): void;
-  settle: (work: Promise<unknown>, what: string) => void;
+  feed: BrokerFeed;
+  settle: Settle;
   log: (message: string) => void;
 };
 
@@ -39,6 +39,7 @@ export class Cards {
 
   constructor(options: CardsOptions) {
     this.options = options;
+    options.asks.on("expired", (ask) => this.expire(ask));
   }
 
   /** Runs `step` after every earlier step of the chat; a failed step does not stop the ones after it. */
@@ -46,16 +47,19 @@ export class Cards {
     return inTurn([[this.chatSteps, chatId]], step);
   }
 
-  /** Puts every pending ask of the chat on its newest viewer that may see it, handing off from an older tab. */
-  route(chatId: string): Promise<void> {
+  /**
+   * Puts every pending ask of the chat on its newest viewer that may see it, handing off from an older
+   * tab. `knownOwner`: the chat's owner as the caller just read it (a recorded owner never changes).
+   */
+  route(chatId: string, knownOwner: string | null = null): Promise<void> {
     return this.inChat(chatId, async () => {
       const { asks, access, presence } = this.options;
       const pending = asks
         .ofChat(chatId)
-        .filter((entry) => entry.phase !== "unconfirmed")
+        .filter((entry) => entry.phase === "pending")
         .map((entry) => entry.ask);
       if (pending.length === 0) return;
-      const chatOwner = await access.owner(chatId);
+      const chatOwner = knownOwner ?? (await access.owner(chatId));
       await Promise.all(
         pending.map(async (ask) => {
           const placed = await presence.place({ ...ask, chatId }, chatOwner);
@@ -85,13 +89,14 @@ export class Cards {
    */
   write(askId: string): void {
     const { asks, store } = this.options;
-    const entry = asks.get(askId);
-    const ask = asks.listed(askId);
-    if (!entry || !ask || !entry.unwritten) return;
-    entry.unwritten = false;
-    const written = store.put(ask);
-    if (entry.receiving) entry.firstWrite = written;
-    this.options.settle(written, `storing ask ${askId}`);
+    const written = asks.write(askId, (ask) => store.put(ask));
+    if (written) this.options.settle(written, `storing ask ${askId}`);
+  }
+
+  /** The ask ended at its source (answered elsewhere, expired, run moved on): finished unless the end waits. */
+  async end(id: string, outcome: Outcome): Promise<void> {
+    const due = this.options.asks.sourceEnded(id, outcome);
+    if (due) await this.finish(due.ask, due.ending);
   }
 
   /** Ends the ask here: stored (the one whose write ends it reports it), its card closed, dashboards told. */
@@ -113,8 +118,8 @@ export class Cards {
       presence.forget(ask.id, { askId: ask.id, reason: end.reason, summary: end.summary });
     // After any routing step of the chat already under way, so a card shown by it is closed too.
     await (ask.chatId ? this.inChat(ask.chatId, close) : close());
-    this.options.changed(ended);
-    if (endedHere) this.options.ended(ended, end.reason);
+    this.options.feed.changed(ended);
+    if (endedHere) this.options.feed.ended(ended, end.reason);
   }
 
   /** Refused by policy on arrival: stored as denied; the instance that claims it tells the source. */
@@ -129,16 +134,16 @@ export class Cards {
   /** The chat's owner became known: its asks that waited meet the guest rules now. */
   async readmit(chatId: string, owner: string): Promise<void> {
     const { asks, access, store, instanceId } = this.options;
-    for (const entry of asks.ofChat(chatId)) {
+    for (const { ask: listed } of asks.ofChat(chatId)) {
+      // Read again at each step: the steps before it waited for the store.
+      const entry = asks.get(listed.id);
+      if ((entry?.phase !== "pending" && entry?.phase !== "unconfirmed") || entry.answering)
+        continue;
       const { ask } = entry;
-      if (entry.answering) continue;
       const verdict = admit(ask, { chatOwner: owner, owners: access.owners });
       if (verdict.action !== "refuse") continue;
       // Every instance refuses it; the one that claims it (the row must exist) tells the source, once.
-      if (entry.unwritten) {
-        entry.unwritten = false;
-        await store.put(ask);
-      }
+      await asks.write(ask.id, (unwritten) => store.put(unwritten));
       const ours = await store.claim(ask.id, instanceId);
       await this.finish(ask, { status: "denied", summary: verdict.summary, reason: "denied" });
       // The view need not wait for the source: the ask is over here either way.
@@ -155,10 +160,15 @@ export class Cards {
     const card = inReply(ask, tab.reply?.msg ?? null);
     if (card !== ask && asks.listed(ask.id) === ask) {
       asks.update(card);
-      if (!asks.get(ask.id)?.unwritten)
-        this.options.settle(store.put(card), `storing ask ${ask.id}`);
+      if (!asks.unwritten(ask.id)) this.options.settle(store.put(card), `storing ask ${ask.id}`);
     }
     this.write(ask.id);
+  }
+
+  /** The ask's time is up (the table's timer): a text prompt ends as text, any other expires. */
+  private expire(ask: Ask): void {
+    const outcome = ask.source === "text-prompt" ? endedAsText(ask) : EXPIRED;
+    this.options.settle(this.end(ask.id, outcome), `expiring ask ${ask.id}`);
   }
 
   /** Tells the source an ask was refused by policy; the ask is already over here either way. */

@@ -1,61 +1,76 @@
 import type { Ask } from "../../lib/ask.ts";
 import type { Clock, TimerHandle } from "../../lib/clock.ts";
 import type { Ending } from "../../lib/outcomes.ts";
+import { Emitter } from "../events.ts";
 import type { Outcome } from "./ports.ts";
 
 /**
- * The asks this instance tracks, one entry per ask with an explicit phase (as tldraw's sync-core keeps
- * one entry per session): where an ask is in its life is the entry's phase, not which of several
- * collections it sits in. The table owns each tracked ask's expiry timer and clears it whenever the
- * ask leaves (ended, or shut down).
+ * The asks this instance tracks, one entry per ask: a union on `phase` whose variants carry only
+ * their own data (as tldraw's sync-core RoomSession does), changed only here, each change a new
+ * entry (callers get readonly snapshots). The table owns each tracked ask's expiry timer and clears
+ * it whenever the ask leaves (ended, or shut down); when one fires, it says so (`expired`).
  *
- *   arriving ──track──▶ pending ──▶ ended
- *      │                  ▲
- *      │    unconfirmed ──┘      (restored at start: unconfirmed until its source lists it)
- *      └──────────────────────────▶ ended
+ *   arrive ──▶ arriving ──track──▶ pending ──end──▶ (gone)
+ *                │ │                  ▲  │
+ *                │ │          confirm │  └──end while received───────┐
+ *                │ │   restore ──▶ unconfirmed ──end──▶ (gone)      ▼
+ *                │ └──end (refused, ended as text)─────────────────▶ ended ──received──▶ (gone)
+ *                └──received (not tracked)──▶ (gone)
  *
- * Whether an answer of this instance is being delivered is a flag beside the phase (`answering`): a
- * restored ask can be answered before its source confirms it, and stays unconfirmed meanwhile.
+ * An answer of this instance being delivered (`answering`) is data of both listed phases, not a
+ * phase: a restored ask can be answered before its source confirms it, and stays unconfirmed
+ * meanwhile (commit 4c37432).
  */
-export type AskPhase =
-  /** Being taken in: the store or presence has not answered yet. Not listed, not routed. */
-  | "arriving"
-  /** Restored from the store at start, not confirmed by its source yet: listed, not shown. */
-  | "unconfirmed"
-  | "pending"
-  /** Over here; kept only while its arrival is still being handled, so a replay meanwhile is ignored. */
-  | "ended";
 
-export type TrackedAsk = {
-  ask: Ask;
-  phase: AskPhase;
-  /** While its `receive` runs: a replay of it meanwhile is ignored. */
-  receiving: boolean;
-  /** While an answer of this instance is delivered: another is refused, an end from the source waits. */
-  answering: boolean;
-  /** Tracked but not in the store yet: written right after its first card is out, or after routing. */
-  unwritten: boolean;
-  /** While it is received: the first write's result (false: the store had a tombstone). */
-  firstWrite: Promise<boolean> | null;
-  /** How its source said it ended before it was tracked: applied once its `receive` is done. */
-  endedWhileArriving: Outcome | null;
-  /** How its source said it ended while this instance delivered an answer: applied if the answer fails. */
-  endedWhileAnswering: Ending | null;
+/** An answer of this instance is being delivered: another is refused, an end from the source waits. */
+export type Answering = {
+  /** How the source said it ended meanwhile: applied if the answer fails. */
+  readonly endedMeanwhile: Ending | null;
 };
 
-type Entry = TrackedAsk & { timer: TimerHandle | null };
+/** Its `receive` still runs: a replay meanwhile is ignored. */
+export type Receiving = {
+  /** The first write's result (false: the store had a tombstone). */
+  readonly firstWrite: Promise<boolean> | null;
+  /** How its source said it ended before it was tracked: applied once its `receive` is done. */
+  readonly endedMeanwhile: Outcome | null;
+};
 
-const LISTED: ReadonlySet<AskPhase> = new Set(["unconfirmed", "pending"]);
+export type TrackedAsk =
+  /** Being taken in: the store or presence has not answered yet. Not listed, not routed. */
+  | { readonly phase: "arriving"; readonly ask: Ask; readonly endedMeanwhile: Outcome | null }
+  /** Restored from the store at start, not confirmed by its source yet: listed, not shown. */
+  | { readonly phase: "unconfirmed"; readonly ask: Ask; readonly answering: Answering | null }
+  | {
+      readonly phase: "pending";
+      readonly ask: Ask;
+      /** Not in the store yet: written right after its first card is out, or after routing. */
+      readonly unwritten: boolean;
+      readonly receiving: Receiving | null;
+      readonly answering: Answering | null;
+    }
+  /** Over here; kept only while its arrival is still being handled, so a replay meanwhile is ignored. */
+  | { readonly phase: "ended"; readonly ask: Ask };
 
-export class TrackedAsks {
-  private readonly entries = new Map<string, Entry>();
+/** The phases an ask is listed (and routed, when pending) in. */
+export type ListedAsk = Extract<TrackedAsk, { phase: "unconfirmed" | "pending" }>;
+
+const isListed = (entry: TrackedAsk | undefined): entry is ListedAsk =>
+  entry?.phase === "unconfirmed" || entry?.phase === "pending";
+
+function unreachable(entry: never): never {
+  throw new Error(`no such phase: ${JSON.stringify(entry)}`);
+}
+
+export class TrackedAsks extends Emitter<{ expired: [ask: Ask] }> {
+  private readonly entries = new Map<string, TrackedAsk>();
+  private readonly timers = new Map<string, TimerHandle>();
   private readonly byChat = new Map<string, Set<string>>();
   private readonly clock: Clock;
-  private readonly onExpiry: (ask: Ask) => void;
 
-  constructor(clock: Clock, onExpiry: (ask: Ask) => void) {
+  constructor(clock: Clock) {
+    super();
     this.clock = clock;
-    this.onExpiry = onExpiry;
   }
 
   get(id: string): TrackedAsk | undefined {
@@ -65,80 +80,17 @@ export class TrackedAsks {
   /** The ask of a listed entry (unconfirmed or pending), as it is now. */
   listed(id: string): Ask | undefined {
     const entry = this.entries.get(id);
-    return entry && LISTED.has(entry.phase) ? entry.ask : undefined;
+    return isListed(entry) ? entry.ask : undefined;
   }
 
   /** Every listed ask, oldest tracked first. */
   all(): Ask[] {
-    return [...this.entries.values()]
-      .filter((entry) => LISTED.has(entry.phase))
-      .map((entry) => entry.ask);
+    return [...this.entries.values()].filter(isListed).map((entry) => entry.ask);
   }
 
   /** The listed entries of a chat. */
-  ofChat(chatId: string): TrackedAsk[] {
-    return [...(this.byChat.get(chatId) ?? [])]
-      .map((id) => this.entries.get(id))
-      .filter((entry): entry is Entry => entry !== undefined && LISTED.has(entry.phase));
-  }
-
-  /** Starts taking in an ask not known here; false when it is (tracked, or still being received). */
-  arrive(ask: Ask): boolean {
-    if (this.entries.has(ask.id)) return false;
-    this.entries.set(ask.id, {
-      ask,
-      phase: "arriving",
-      receiving: true,
-      answering: false,
-      unwritten: false,
-      firstWrite: null,
-      endedWhileArriving: null,
-      endedWhileAnswering: null,
-      timer: null,
-    });
-    return true;
-  }
-
-  /** The ask is tracked from now on (in `phase`), its expiry timed; `unwritten` when the store does not have it yet. */
-  track(ask: Ask, phase: "pending" | "unconfirmed", options: { unwritten: boolean }): void {
-    const existing = this.entries.get(ask.id);
-    if (existing?.timer) this.clock.clearTimer(existing.timer);
-    const entry: Entry = {
-      ask,
-      phase,
-      receiving: existing?.receiving ?? false,
-      answering: false,
-      unwritten: options.unwritten,
-      firstWrite: existing?.firstWrite ?? null,
-      endedWhileArriving: existing?.endedWhileArriving ?? null,
-      endedWhileAnswering: null,
-      timer: null,
-    };
-    if (ask.expiresAt !== null)
-      entry.timer = this.clock.setTimer(
-        () => this.expire(ask.id),
-        ask.expiresAt - this.clock.now(),
-      );
-    this.entries.set(ask.id, entry);
-    if (ask.chatId) {
-      const ids = this.byChat.get(ask.chatId) ?? new Set<string>();
-      ids.add(ask.id);
-      this.byChat.set(ask.chatId, ids);
-    }
-  }
-
-  /** The tracked ask's record changed (the reply that shows it). */
-  update(ask: Ask): void {
-    const entry = this.entries.get(ask.id);
-    if (entry) entry.ask = ask;
-  }
-
-  /** Its source listed the restored ask: it is pending from now on. False when it was not unconfirmed. */
-  confirm(id: string): boolean {
-    const entry = this.entries.get(id);
-    if (entry?.phase !== "unconfirmed") return false;
-    entry.phase = "pending";
-    return true;
+  ofChat(chatId: string): ListedAsk[] {
+    return [...(this.byChat.get(chatId) ?? [])].map((id) => this.entries.get(id)).filter(isListed);
   }
 
   /** The ids of the restored asks their source has not listed yet. */
@@ -148,12 +100,139 @@ export class TrackedAsks {
       .map((entry) => entry.ask.id);
   }
 
+  /** Starts taking in an ask not known here (`new`); otherwise returns the phase it is in, unchanged. */
+  arrive(ask: Ask): "new" | TrackedAsk["phase"] {
+    const known = this.entries.get(ask.id);
+    if (known) return known.phase;
+    this.entries.set(ask.id, { phase: "arriving", ask, endedMeanwhile: null });
+    return "new";
+  }
+
+  /** The ask is pending from now on, its expiry timed; `unwritten` when the store does not have it yet. */
+  track(ask: Ask, options: { unwritten: boolean }): void {
+    const existing = this.entries.get(ask.id);
+    const receiving: Receiving | null =
+      existing?.phase === "arriving"
+        ? { firstWrite: null, endedMeanwhile: existing.endedMeanwhile }
+        : existing?.phase === "pending"
+          ? existing.receiving
+          : null;
+    this.enter({ phase: "pending", ask, unwritten: options.unwritten, receiving, answering: null });
+  }
+
+  /** Restored from the store at start: listed, shown once its source confirms it. */
+  restore(ask: Ask): void {
+    this.enter({ phase: "unconfirmed", ask, answering: null });
+  }
+
+  /** The tracked ask's record changed (the reply that shows it). */
+  update(ask: Ask): void {
+    const entry = this.entries.get(ask.id);
+    if (isListed(entry)) this.entries.set(ask.id, { ...entry, ask });
+  }
+
+  /** Its source listed the restored ask: it is pending from now on. False when it was not unconfirmed. */
+  confirm(id: string): boolean {
+    const entry = this.entries.get(id);
+    if (entry?.phase !== "unconfirmed") return false;
+    this.entries.set(id, { ...entry, phase: "pending", unwritten: false, receiving: null });
+    return true;
+  }
+
+  /** Whether the store does not have the ask yet (a pending one not written). */
+  unwritten(id: string): boolean {
+    const entry = this.entries.get(id);
+    return entry?.phase === "pending" && entry.unwritten;
+  }
+
+  /**
+   * Writes an unwritten pending ask with `put`, once: the write, or null when there is none to make.
+   * While the ask is received its first write's result is kept (`firstWrite`).
+   */
+  write(id: string, put: (ask: Ask) => Promise<boolean>): Promise<boolean> | null {
+    const entry = this.entries.get(id);
+    if (entry?.phase !== "pending" || !entry.unwritten) return null;
+    const written = put(entry.ask);
+    const receiving = entry.receiving && { ...entry.receiving, firstWrite: written };
+    this.entries.set(id, { ...entry, unwritten: false, receiving });
+    return written;
+  }
+
+  /** The store has the ask already (another instance wrote it, or a write whose answer was lost). */
+  written(id: string): void {
+    const entry = this.entries.get(id);
+    if (entry?.phase === "pending") this.entries.set(id, { ...entry, unwritten: false });
+  }
+
+  /** While the ask is received: its first write's result, if it was written. */
+  firstWrite(id: string): Promise<boolean> | null {
+    const entry = this.entries.get(id);
+    return entry?.phase === "pending" ? (entry.receiving?.firstWrite ?? null) : null;
+  }
+
+  /**
+   * Its source says the ask ended. Returns the ask and its ending when it is to be finished now; null
+   * when it is not tracked, already over, or the end waits (for its arrival, or an answer of ours).
+   */
+  sourceEnded(id: string, outcome: Outcome): { ask: Ask; ending: Ending } | null {
+    const entry = this.entries.get(id);
+    if (!entry) return null;
+    switch (entry.phase) {
+      case "ended":
+        return null;
+      case "arriving":
+        this.entries.set(id, { ...entry, endedMeanwhile: outcome });
+        return null;
+      case "unconfirmed":
+      case "pending": {
+        const ending = typeof outcome === "function" ? outcome(entry.ask) : outcome;
+        if (entry.answering === null) return { ask: entry.ask, ending };
+        this.entries.set(id, { ...entry, answering: { endedMeanwhile: ending } });
+        return null;
+      }
+      default:
+        return unreachable(entry);
+    }
+  }
+
+  /** An answer of this instance starts being delivered; false when one already is (or it is not listed). */
+  startAnswer(id: string): boolean {
+    const entry = this.entries.get(id);
+    if (!isListed(entry) || entry.answering !== null) return false;
+    this.entries.set(id, { ...entry, answering: { endedMeanwhile: null } });
+    return true;
+  }
+
+  /**
+   * The answer is over (taken or failed): the ask as it is now, if still listed, and how the source
+   * said it ended meanwhile, if it did.
+   */
+  answered(id: string): { ask: Ask | undefined; endedMeanwhile: Ending | null } {
+    const entry = this.entries.get(id);
+    if (!isListed(entry)) return { ask: undefined, endedMeanwhile: null };
+    this.entries.set(id, { ...entry, answering: null });
+    return { ask: entry.ask, endedMeanwhile: entry.answering?.endedMeanwhile ?? null };
+  }
+
   /** The ask is over here: untracked, its timer cleared; the entry stays only while it is still being received. */
   end(id: string): void {
     const entry = this.entries.get(id);
     if (!entry) return;
-    this.clear(entry);
-    if (entry.receiving) entry.phase = "ended";
+    this.clear(entry.ask);
+    const stillReceived = ((): boolean => {
+      switch (entry.phase) {
+        case "arriving":
+        case "ended":
+          return true;
+        case "unconfirmed":
+          return false;
+        case "pending":
+          return entry.receiving !== null;
+        default:
+          return unreachable(entry);
+      }
+    })();
+    if (stillReceived) this.entries.set(id, { phase: "ended", ask: entry.ask });
     else this.entries.delete(id);
   }
 
@@ -164,40 +243,65 @@ export class TrackedAsks {
   received(id: string): Outcome | null {
     const entry = this.entries.get(id);
     if (!entry) return null;
-    const ended = entry.endedWhileArriving;
-    entry.receiving = false;
-    entry.firstWrite = null;
-    entry.endedWhileArriving = null;
-    if (!LISTED.has(entry.phase)) this.entries.delete(id);
-    return ended;
+    switch (entry.phase) {
+      case "arriving":
+        this.entries.delete(id);
+        return entry.endedMeanwhile;
+      case "ended":
+        this.entries.delete(id);
+        return null;
+      case "unconfirmed":
+        return null;
+      case "pending":
+        this.entries.set(id, { ...entry, receiving: null });
+        return entry.receiving?.endedMeanwhile ?? null;
+      default:
+        return unreachable(entry);
+    }
   }
 
   /** Stops every timer (shutdown): the asks stay in the store for the next start. */
   stopTimers(): void {
-    for (const entry of this.entries.values()) {
-      if (entry.timer) this.clock.clearTimer(entry.timer);
-      entry.timer = null;
-    }
+    for (const timer of this.timers.values()) this.clock.clearTimer(timer);
+    this.timers.clear();
   }
 
   get activeTimers(): number {
-    return [...this.entries.values()].filter((entry) => entry.timer !== null).length;
+    return this.timers.size;
+  }
+
+  /** A listed entry replaces any other of its ask, its expiry timed afresh. */
+  private enter(entry: ListedAsk): void {
+    const { ask } = entry;
+    const timer = this.timers.get(ask.id);
+    if (timer) this.clock.clearTimer(timer);
+    this.timers.delete(ask.id);
+    if (ask.expiresAt !== null)
+      this.timers.set(
+        ask.id,
+        this.clock.setTimer(() => this.expire(ask.id), ask.expiresAt - this.clock.now()),
+      );
+    this.entries.set(ask.id, entry);
+    if (ask.chatId) {
+      const ids = this.byChat.get(ask.chatId) ?? new Set<string>();
+      ids.add(ask.id);
+      this.byChat.set(ask.chatId, ids);
+    }
   }
 
   private expire(id: string): void {
     const entry = this.entries.get(id);
-    if (!entry) return;
-    entry.timer = null;
-    this.onExpiry(entry.ask);
+    this.timers.delete(id);
+    if (entry) this.emit("expired", entry.ask);
   }
 
-  private clear(entry: Entry): void {
-    if (entry.timer) this.clock.clearTimer(entry.timer);
-    entry.timer = null;
-    const chatId = entry.ask.chatId;
-    if (!chatId) return;
-    const ids = this.byChat.get(chatId);
-    ids?.delete(entry.ask.id);
-    if (ids?.size === 0) this.byChat.delete(chatId);
+  private clear(ask: Ask): void {
+    const timer = this.timers.get(ask.id);
+    if (timer) this.clock.clearTimer(timer);
+    this.timers.delete(ask.id);
+    if (!ask.chatId) return;
+    const ids = this.byChat.get(ask.chatId);
+    ids?.delete(ask.id);
+    if (ids?.size === 0) this.byChat.delete(ask.chatId);
   }
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
 import type { Ask } from "../../lib/ask.ts";
+import { GATEWAY_RESTARTED } from "../../lib/outcomes.ts";
 import { ChatKeyPattern, DEFAULT_SESSION_KEY_PATTERN } from "../../lib/session-key.ts";
 import type { Outcome, SourceListing } from "../broker/ports.ts";
 import type { RunUpdate } from "../prompts/chat-watcher.ts";
@@ -200,5 +201,54 @@ describe("Gateway records to domain events", () => {
       "gateway.plugin-approval",
       "gateway.exec-approval",
     ]);
+  });
+
+  it("says an ask the Gateway no longer lists was raised by a Gateway process that is gone", async () => {
+    const listings: SourceListing[] = [];
+    const handler = createIntake({
+      agentId: "dev",
+      chatKeys: new ChatKeyPattern(DEFAULT_SESSION_KEY_PATTERN, "dev"),
+      sink: {
+        arrived: () => {},
+        ended: () => {},
+        listed: (listing) => listings.push(listing),
+        run: () => {},
+        status: () => {},
+      },
+      getQuestion: async (id) =>
+        id === "answered"
+          ? {
+              id,
+              questions: [],
+              createdAtMs: 1,
+              expiresAtMs: 2,
+              status: "answered",
+              answers: { answers: { db: ["SQLite"] } },
+            }
+          : null,
+    });
+    const empty = { questions: new Set<string>(), pluginApprovals: new Set<string>() };
+    handler.backfilled({ ...empty, execApprovals: new Set(), gatewayStartedAt: 1_000 });
+    handler.backfilled({ ...empty, execApprovals: new Set() });
+    const [restarted, unknown] = listings;
+    const approval = (createdAt: number) =>
+      ({ id: "a", source: "gateway.plugin-approval", createdAt }) as Ask;
+    // Raised before the Gateway that answered the lists started: its run went with the old one.
+    expect(await restarted?.outcomeOf(approval(999))).toEqual(GATEWAY_RESTARTED);
+    // Raised since, or no start known: nothing says how it ended (the broker takes it as expired).
+    expect(await restarted?.outcomeOf(approval(1_000))).toBeNull();
+    expect(await unknown?.outcomeOf(approval(999))).toBeNull();
+    // A question the Gateway still remembers ends as it says.
+    const answered = {
+      id: "answered",
+      kind: "question",
+      source: "gateway.question",
+      createdAt: 999,
+    };
+    expect(
+      resolve((await restarted?.outcomeOf(answered as Ask)) ?? null, answered as Ask),
+    ).toMatchObject({
+      status: "answered",
+    });
   });
 });

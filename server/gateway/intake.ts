@@ -7,6 +7,7 @@ import {
   decidedElsewhere,
   type Ending,
   EXPIRED,
+  GATEWAY_RESTARTED,
   RUN_STOPPED,
 } from "../../lib/outcomes.ts";
 import type { GatewayStatus } from "../../lib/protocol.ts";
@@ -178,9 +179,14 @@ export function createIntake(options: IntakeOptions): GatewayHandler {
           ["gateway.exec-approval", live.execApprovals],
         ]),
         async outcomeOf(ask) {
-          if (ask.source !== "gateway.question" && ask.source !== "gateway.secret") return null;
-          const record = await options.getQuestion(ask.id);
-          return record ? questionOutcome(record) : null;
+          const isQuestion = ask.source === "gateway.question" || ask.source === "gateway.secret";
+          const record = isQuestion ? await options.getQuestion(ask.id) : null;
+          if (record) return questionOutcome(record);
+          // Raised by a Gateway process that is gone: its run went with it (nobody let it expire).
+          const { gatewayStartedAt } = live;
+          return gatewayStartedAt !== undefined && ask.createdAt < gatewayStartedAt
+            ? GATEWAY_RESTARTED
+            : null;
         },
       });
     },

@@ -54,6 +54,12 @@ export type LiveIds = {
   questions: Set<string>;
   pluginApprovals: Set<string>;
   execApprovals: Set<string>;
+  /**
+   * When the Gateway that answered the lists started, epoch ms on this server's clock (its hello's
+   * uptime): an ask it does not list that was raised before then was raised by a Gateway process
+   * that is gone, and its run with it.
+   */
+  gatewayStartedAt?: number;
 };
 
 // Scopes and capabilities that make this client both a question answerer and an approval route.
@@ -97,6 +103,8 @@ export class GatewayLink {
    * the Gateway may have answered a list before it created them, and their absence says nothing.
    */
   private arrivingDuringBackfill: LiveIds | null = null;
+  /** When the connected Gateway started (LiveIds.gatewayStartedAt), from its hello. */
+  private gatewayStartedAt: number | undefined;
 
   constructor(options: GatewayLinkOptions) {
     this.options = options;
@@ -111,8 +119,11 @@ export class GatewayLink {
       scopes: OPERATOR_SCOPES,
       caps: OPERATOR_CAPS,
       clientDisplayName: "OpenClaw Asks",
-      onHelloOk: () => {
+      onHelloOk: (hello) => {
         this.lastSeq = 0;
+        const uptimeMs = hello.snapshot?.uptimeMs;
+        this.gatewayStartedAt =
+          typeof uptimeMs === "number" && uptimeMs >= 0 ? this.now() - uptimeMs : undefined;
         this.backfillRetryMs = FIRST_BACKFILL_RETRY_MS;
         this.setStatus({ connected: true, since: this.now() });
         this.resync();
@@ -244,6 +255,7 @@ export class GatewayLink {
       questions: new Set(),
       pluginApprovals: new Set(),
       execApprovals: new Set(),
+      ...(this.gatewayStartedAt === undefined ? {} : { gatewayStartedAt: this.gatewayStartedAt }),
     };
     this.arrivingDuringBackfill = live;
     try {

@@ -2,8 +2,9 @@ import { z } from "zod";
 import { errorMessage } from "../../lib/error-message.ts";
 
 /**
- * The few routes of Open WebUI's admin API that connecting it takes (open-webui 0.11: routers/auths.py,
- * routers/functions.py, routers/openai.py, main.py), each reply parsed with a schema at the boundary.
+ * The few routes of Open WebUI's admin API that connecting it takes (open-webui 0.11 and 0.12:
+ * routers/users.py, routers/functions.py, routers/models.py, routers/openai.py, main.py), each reply
+ * parsed with a schema at the boundary.
  * Every call carries the admin's key as `Authorization: Bearer`; nothing here prints it or the
  * configuration's own keys.
  */
@@ -11,9 +12,12 @@ import { errorMessage } from "../../lib/error-message.ts";
 /** Open WebUI answered, but not with what was asked: `status` says how (401/403: the key; 404: no such route). */
 export class OpenWebuiError extends Error {
   readonly status: number;
-  constructor(status: number, message: string) {
+  /** Open WebUI's `detail`, when it gave one: it tells apart refusals that share a status. */
+  readonly detail: string | null;
+  constructor(status: number, message: string, detail: string | null = null) {
     super(message);
     this.status = status;
+    this.detail = detail;
   }
 }
 
@@ -50,6 +54,20 @@ export const OpenaiConfig = z.object({
 });
 export type OpenaiConfig = z.infer<typeof OpenaiConfig>;
 const Models = z.object({ data: z.array(z.object({ id: z.string() }).passthrough()) });
+/** A model's own settings (Admin Panel → Settings → Models), as far as they decide the tools Open WebUI sends. */
+export const ModelSettings = z.object({
+  id: z.string(),
+  base_model_id: z.string().nullish(),
+  params: z.object({ function_calling: z.string().nullish() }).passthrough().nullish(),
+  meta: z
+    .object({
+      capabilities: z.record(z.string(), z.unknown()).nullish(),
+      builtinTools: z.record(z.string(), z.unknown()).nullish(),
+    })
+    .passthrough()
+    .nullish(),
+});
+export type ModelSettings = z.infer<typeof ModelSettings>;
 
 export type FunctionForm = {
   id: string;
@@ -68,8 +86,14 @@ export class OpenWebuiAdmin {
   }
 
   version = () => this.call("GET", "/api/version", Version).then((reply) => reply.version);
-  /** Whose key it is. */
-  sessionUser = () => this.call("GET", "/api/v1/auths/", SessionUser);
+  /**
+   * Whose key it is, with its role. Not `GET /api/v1/auths/`: in 0.12 that takes a browser session
+   * only (routers/auths.py:178-182, utils/auth.py:763-766 `get_human_user`) and answers an API key 403.
+   * `GET /api/v1/users/user/status` takes any verified user's key and answers the user itself, role
+   * included, on both releases (0.12.4 routers/users.py:568-579, 0.11.0 routers/users.py:519-530); it
+   * answers 403 "restricted" when ENABLE_USER_STATUS is off (config.py:2110 in 0.12.4).
+   */
+  sessionUser = () => this.call("GET", "/api/v1/users/user/status", SessionUser);
   listFunctions = () => this.call("GET", "/api/v1/functions/", FunctionList);
 
   /** An installed function (Open WebUI answers a missing one 401 "not found", routers/functions.py:269-281: look in listFunctions first). */
@@ -105,6 +129,14 @@ export class OpenWebuiAdmin {
   openaiConfig = () => this.call("GET", "/openai/config", OpenaiConfig);
   updateOpenaiConfig = (config: OpenaiConfig) =>
     this.call("POST", "/openai/config/update", OpenaiConfig, config);
+  /** A model's own settings, or null when it has none (404: a connection's model as it comes; routers/models.py:789-835 in 0.12.4, :515-560 in 0.11.0). */
+  modelSettings = (id: string) =>
+    this.call("GET", `/api/v1/models/model?id=${encodeURIComponent(id)}`, ModelSettings).catch(
+      (error: unknown) => {
+        if (error instanceof OpenWebuiError && error.status === 404) return null;
+        throw error;
+      },
+    );
   /** The model ids Open WebUI offers the admin. */
   modelIds = () =>
     this.call("GET", "/api/models", Models).then((reply) => reply.data.map((model) => model.id));
@@ -135,7 +167,8 @@ export class OpenWebuiAdmin {
     if (!response.ok)
       throw new OpenWebuiError(
         response.status,
-        `${method} ${route} answered ${response.status}: ${detailOf(text)}`,
+        `${method} ${route} answered ${response.status}: ${detailOf(text) ?? (text.slice(0, 120) || "(no detail)")}`,
+        detailOf(text),
       );
     let json: unknown;
     try {
@@ -156,13 +189,13 @@ export class OpenWebuiAdmin {
   }
 }
 
-/** Open WebUI's error body is `{ detail }`; anything else is cut short (it could echo a request). */
-function detailOf(text: string): string {
+/** Open WebUI's error body is `{ detail }`, cut short; anything else is no detail (it could echo a request). */
+function detailOf(text: string): string | null {
   try {
     const detail = (JSON.parse(text) as { detail?: unknown }).detail;
     if (typeof detail === "string") return detail.slice(0, 200);
   } catch {
     // Not JSON.
   }
-  return text.slice(0, 120) || "(no detail)";
+  return null;
 }

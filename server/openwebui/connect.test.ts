@@ -1,8 +1,14 @@
 import { readFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import { parseArgs } from "../connect-openwebui.ts";
+import type { ModelSettings } from "./admin-api.ts";
+import { filterActsOn, releaseLine, toolsVerdict } from "./checks.ts";
 import {
   compareVersions,
+  connectOpenWebui,
+  ConnectRefused,
   findConnection,
   frontMatterVersion,
   planFilter,
@@ -128,5 +134,217 @@ describe("npm run connect-openwebui: its decisions", () => {
     expect(() => parseArgs(["--url", "ftp://x", "--api-key", "k"], {})).toThrow(/http/);
     expect(() => parseArgs(["--url"], {})).toThrow(/needs a value/);
     expect(() => parseArgs(["--verbose"], {})).toThrow(/unknown argument --verbose/);
+  });
+});
+
+// --- against a fake Open WebUI (and a fake Gateway /v1 on the same port), answering as the releases do ---
+
+/** Open WebUI's refusals, as constants.py words them (0.11.0 and 0.12.4). */
+const REFUSED = {
+  apiKeysOff: "Use of API key is not enabled in the environment.",
+  noPermission:
+    "You do not have permission to access this resource. Please contact your administrator for assistance.",
+  restricted: "The requested action has been restricted as a security measure.",
+  invalid: "Your session has expired or the token is invalid. Please sign in again.",
+};
+type Answer = [status: number, body: unknown];
+const ADMIN: Answer = [200, { id: "u1", name: "Admin", role: "admin", email: "a@x" }];
+
+/** A fake Open WebUI on a free port: `routes` maps "GET /path" to its answer; what 0.12.4 answers by default. */
+async function fakeOpenWebui(routes: Record<string, Answer>) {
+  const calls: string[] = [];
+  let base = "";
+  const defaults: Record<string, Answer> = {
+    "GET /api/version": [200, { version: "0.12.4" }],
+    // 0.12.4: a browser session only (utils/auth.py:763-766).
+    "GET /api/v1/auths/": [403, { detail: "A human session is required." }],
+    "GET /api/v1/users/user/status": ADMIN,
+    "GET /api/v1/functions/": [200, []],
+    "GET /openai/config": [
+      200,
+      {
+        ENABLE_OPENAI_API: true,
+        OPENAI_API_BASE_URLS: [],
+        OPENAI_API_KEYS: [],
+        OPENAI_API_CONFIGS: {},
+      },
+    ],
+    "POST /api/v1/functions/create": [200, { id: "openclaw_asks" }],
+    "POST /api/v1/functions/id/openclaw_asks/valves/update": [200, {}],
+    "POST /api/v1/functions/id/openclaw_asks/toggle": [200, { is_active: true }],
+    "POST /api/v1/functions/id/openclaw_asks/toggle/global": [200, { is_global: true }],
+    "GET /api/models": [200, { data: [{ id: "openclaw/main" }] }],
+    "GET /api/v1/models/model?id=openclaw%2Fmain": [404, { detail: "not found" }],
+    "GET /v1/models": [200, { data: [] }],
+  };
+  const server = createServer((request, response) => {
+    const key = `${request.method} ${request.url}`;
+    calls.push(key);
+    const answer = routes[key] ?? defaults[key];
+    const [status, body] =
+      key === "GET /openai/config" && !routes[key]
+        ? [200, { ...(defaults[key]![1] as object), OPENAI_API_BASE_URLS: [`${base}/v1`] }]
+        : (answer ?? [404, { detail: "Not Found" }]);
+    response.writeHead(status, { "content-type": "application/json" });
+    response.end(JSON.stringify(body));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { url: base, calls, close: () => new Promise((resolve) => server.close(resolve)) };
+}
+
+async function runConnect(routes: Record<string, Answer>) {
+  const fake = await fakeOpenWebui(routes);
+  const lines: string[] = [];
+  try {
+    const result = await connectOpenWebui({
+      openWebuiUrl: fake.url,
+      apiKey: "sk-admins-key",
+      // Nothing listens there: the last check says so, with `!`.
+      asksUrl: { url: "http://127.0.0.1:9", explicit: true },
+      authSecret: "s".repeat(40),
+      gatewayUrl: fake.url.replace(/^http/, "ws"),
+      gatewayToken: "gateway-token",
+      agentId: "main",
+      addConnection: false,
+      filter: { content: FILTER, version: frontMatterVersion(FILTER)! },
+      print: (line) => lines.push(line),
+    }).then(
+      (connected) => ({ connected, refused: null }),
+      (error: unknown) => {
+        if (!(error instanceof ConnectRefused)) throw error;
+        return { connected: false, refused: error.message };
+      },
+    );
+    return { ...result, lines, calls: fake.calls };
+  } finally {
+    await fake.close();
+  }
+}
+
+describe("npm run connect-openwebui against a fake Open WebUI: the key, the release, the tools", () => {
+  it("an admin's API key on 0.12.4 is an admin's: it asks /api/v1/users/user/status, never the browser-only /api/v1/auths/", async () => {
+    const run = await runConnect({});
+    expect(run.refused).toBeNull();
+    expect(run.lines).toContain("✓ Open WebUI 0.12.4; the key is an admin's (Admin)");
+    expect(run.calls).not.toContain("GET /api/v1/auths/");
+    // Defaults: Open WebUI sends its ask_user, the filter (acting on openclaw/*) drops it.
+    expect(run.lines.join("\n")).toContain(
+      "✓ Open WebUI's own ask_user is dropped from openclaw/main's requests by the filter",
+    );
+    expect(run.lines.at(-1)).toMatch(/^Connected, with the steps above marked ! left to do/);
+  });
+
+  it("API keys turned off, endpoint restrictions, a user's key, a wrong key: one line each, nothing written", async () => {
+    const refusal = async (answer: Answer) => {
+      const run = await runConnect({ "GET /api/v1/users/user/status": answer });
+      expect(run.calls.filter((call) => call.startsWith("POST"))).toEqual([]);
+      return run.refused ?? "";
+    };
+    const off = await refusal([403, { detail: REFUSED.apiKeysOff }]);
+    expect(off).toMatch(/^✗ check the API key: API keys are turned off in this Open WebUI/);
+    expect(off).toContain("ENABLE_API_KEYS=true");
+    expect(off).toContain("second factor");
+    expect(await refusal([403, { detail: REFUSED.noPermission }])).toMatch(
+      /^✗ check the API key: this Open WebUI lets API keys call only the endpoints it lists \(API key endpoint restrictions.*\/api\/v1\/users\/user\/status/,
+    );
+    expect(await refusal([200, { id: "u2", name: "Bo", role: "user" }])).toBe(
+      "✗ check the API key: it is Bo's, whose role is user; connecting needs an admin's key (Open WebUI → Settings → Account → API keys)",
+    );
+    expect(await refusal([401, { detail: REFUSED.invalid }])).toBe(
+      "✗ check the API key: Open WebUI refused the API key (401): give an admin's API key",
+    );
+    for (const message of [off, await refusal([403, { detail: REFUSED.noPermission }])])
+      expect(message).not.toContain("\n");
+  });
+
+  it("with user status turned off, the admins-only OpenAI config tells an admin's key from a user's", async () => {
+    const statusOff: Answer = [403, { detail: REFUSED.restricted }];
+    const admin = await runConnect({ "GET /api/v1/users/user/status": statusOff });
+    expect(admin.lines).toContain("✓ Open WebUI 0.12.4; the key is an admin's");
+    const user = await runConnect({
+      "GET /api/v1/users/user/status": statusOff,
+      "GET /openai/config": [401, { detail: REFUSED.noPermission }],
+    });
+    expect(user.refused).toBe(
+      "✗ find the OpenAI connections API: the key is not an admin's (401): connecting needs an admin's API key (Open WebUI → Settings → Account → API keys)",
+    );
+  });
+
+  it("an unsupported release is said in one line, and connected anyway with every step checked", async () => {
+    const run = await runConnect({ "GET /api/version": [200, { version: "0.13.0" }] });
+    expect(run.lines).toContain(
+      "! Open WebUI 0.13.0 is not a release OpenClaw Asks supports (0.11.x, 0.12.x): connecting anyway, each step below is checked, but chats are untested there",
+    );
+    expect(run.refused).toBeNull();
+    expect(releaseLine("0.12.4")).toBeNull();
+    expect(releaseLine("0.11.0")).toBeNull();
+    expect(releaseLine("0.10.6")).toMatch(/^! Open WebUI 0\.10\.6 is not a release/);
+    expect(releaseLine("0.1")).not.toBeNull();
+  });
+
+  it("never says Connected where Open WebUI's own ask_user would fail every reply", async () => {
+    // The filter told to act on another model only: nothing drops the tool.
+    const run = await runConnect({
+      "GET /api/v1/functions/": [200, [{ id: "openclaw_asks" }]],
+      "GET /api/v1/functions/id/openclaw_asks": [
+        200,
+        {
+          id: "openclaw_asks",
+          name: "OpenClaw Asks",
+          type: "filter",
+          content: FILTER,
+          meta: { manifest: { version: frontMatterVersion(FILTER) } },
+          is_active: true,
+          is_global: true,
+        },
+      ],
+      "GET /api/v1/functions/id/openclaw_asks/valves": [
+        200,
+        { asks_url: "http://127.0.0.1:9", auth_secret: "s".repeat(40), model_ids: "my-pipe.main" },
+      ],
+    });
+    expect(run.lines.join("\n")).toMatch(
+      /✗ Open WebUI sends its own ask_user with every request of openclaw\/main, which the Gateway refuses, and the filter does not act on openclaw\/main/,
+    );
+    expect(run.refused).toBe(
+      "✗ not connected: every reply of a chat on openclaw/main would fail (the step marked ✗ above)",
+    );
+    expect(run.lines.some((line) => line.startsWith("Connected"))).toBe(false);
+  });
+
+  it("decides from the model's settings and the release which tools Open WebUI sends", () => {
+    const verdict = (version: string, settings: ModelSettings | null, valves = {}) =>
+      toolsVerdict({ version, model: "openclaw/main", settings, valves });
+    const model = (meta: ModelSettings["meta"], params: ModelSettings["params"] = {}) => ({
+      id: "openclaw/main",
+      meta,
+      params,
+    });
+    // 0.11.0 has no ask_user of its own; 0.11.1 has one but no request hook to drop it.
+    expect(verdict("0.11.0", null)).toMatchObject({
+      ok: true,
+      line: expect.stringMatching(/no ask_user/),
+    });
+    expect(verdict("0.11.1", null)).toMatchObject({ ok: false });
+    expect(verdict("0.11.1", model({ builtinTools: { user_input: false } })).ok).toBe(true);
+    expect(verdict("0.12.4", null).ok).toBe(true);
+    expect(verdict("0.12.4", null, { model_ids: "other" }).ok).toBe(false);
+    expect(verdict("0.12.4", null, { model_ids: "other, openclaw/main" }).ok).toBe(true);
+    // Off for the model in any of the three places: not sent at all.
+    for (const settings of [
+      model({ capabilities: { builtin_tools: false } }),
+      model({ builtinTools: { user_input: false } }),
+      model({}, { function_calling: "legacy" }),
+    ])
+      expect(verdict("0.12.4", settings, { model_ids: "other" })).toMatchObject({
+        ok: true,
+        line: expect.stringMatching(/sends no ask_user/),
+      });
+    // A workspace model built on OpenClaw's: the filter acts on it by its base model.
+    expect(filterActsOn("my-helper", { id: "my-helper", base_model_id: "openclaw/main" }, {})).toBe(
+      true,
+    );
+    expect(filterActsOn("gpt-4o", null, {})).toBe(false);
   });
 });

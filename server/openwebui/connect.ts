@@ -14,6 +14,7 @@ import {
   OpenWebuiError,
   OpenWebuiUnreachable,
 } from "./admin-api.ts";
+import { isUserStatusOff, refusalReason, releaseLine, toolsVerdict } from "./checks.ts";
 import { OWN_VALVES, VALVE_DEFAULTS } from "./filter-valves.ts";
 
 /**
@@ -147,14 +148,24 @@ export async function connectOpenWebui(options: ConnectOptions): Promise<boolean
 
   // 1. Checks: nothing is written until they pass.
   const version = await step("reach Open WebUI", () => admin.version());
-  const user = await step("check the API key", () => admin.sessionUser());
-  if (user.role !== "admin")
+  // An unsupported release is connected anyway, flagged: every route and setting used is checked below.
+  const release = releaseLine(version);
+  const user = await step("check the API key", () =>
+    admin.sessionUser().catch((error: unknown) => {
+      if (isUserStatusOff(error)) return null; // Then /openai/config, admins only, tells.
+      throw error;
+    }),
+  );
+  if (user && user.role !== "admin")
     throw new ConnectRefused(
       `✗ check the API key: it is ${user.name ?? user.id}'s, whose role is ${user.role}; connecting needs an admin's key (Open WebUI → Settings → Account → API keys)`,
     );
   const functions = await step("find the Functions API", () => admin.listFunctions());
   const openai = await step("find the OpenAI connections API", () => admin.openaiConfig());
-  print(`✓ Open WebUI ${version}; the key is an admin's (${user.name ?? user.id})`);
+  print(
+    `✓ Open WebUI ${version}; the key is an admin's${user ? ` (${user.name ?? user.id})` : ""}`,
+  );
+  if (release) print(release);
   const endpoint = await endpointState(options.gatewayUrl, options.gatewayToken);
   if (endpoint !== "on" && !(endpoint === "off" && options.addConnection))
     throw new ConnectRefused(endpointRefusal(endpoint, gatewayBase));
@@ -181,7 +192,7 @@ export async function connectOpenWebui(options: ConnectOptions): Promise<boolean
   );
 
   // 3. The connection to the Gateway's /v1.
-  let left = false;
+  let left = release !== null;
   let connection = findConnection(openai, gatewayBase);
   if (connection === null && options.addConnection) {
     await step("add the OpenAI connection", () =>
@@ -234,6 +245,15 @@ export async function connectOpenWebui(options: ConnectOptions): Promise<boolean
       `! Open WebUI does not list ${model}${models.some((id) => id.startsWith("openclaw")) ? ` (it lists ${models.filter((id) => id.startsWith("openclaw")).join(", ")}: is AGENT_ID right?)` : ""}`,
     );
   }
+  // What decides the tools Open WebUI sends: one it adds that the Gateway refuses fails every reply.
+  const tools = await admin.modelSettings(model).then(
+    (settings) => toolsVerdict({ version, model, settings, valves: valvePlan.valves }),
+    (error: unknown) => {
+      left = true;
+      return { ok: true, line: `! could not read ${model}'s settings: ${reason(error)}` };
+    },
+  );
+  print(tools.line);
   const accepted = await widgetTokenAccepted(options.asksUrl.url, options.authSecret);
   if (accepted === true)
     print(
@@ -243,6 +263,10 @@ export async function connectOpenWebui(options: ConnectOptions): Promise<boolean
     left = true;
     print(`! OpenClaw Asks at ${options.asksUrl.url} ${accepted}`);
   }
+  if (!tools.ok)
+    throw new ConnectRefused(
+      `✗ not connected: every reply of a chat on ${model} would fail (the step marked ✗ above)`,
+    );
   print(
     left
       ? "Connected, with the steps above marked ! left to do."
@@ -262,9 +286,8 @@ export async function connectOpenWebui(options: ConnectOptions): Promise<boolean
 function reason(error: unknown): string {
   if (error instanceof OpenWebuiUnreachable) return error.message;
   if (error instanceof OpenWebuiError) {
-    if (error.status === 401)
-      return "Open WebUI refused the API key (401): give an admin's API key";
-    if (error.status === 403) return "the key may not do this (403): give an admin's API key";
+    const refused = refusalReason(error);
+    if (refused) return refused;
     if (error.status === 404)
       return `this Open WebUI has no such route (404): OpenClaw Asks needs Open WebUI 0.11 or later (${error.message})`;
     return error.message;

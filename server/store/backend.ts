@@ -24,6 +24,7 @@ import { loadSharedVapidKeys, loadVapidKeys, type VapidKeys } from "../push/vapi
 import { claimDeploymentPrefix } from "./deployment-marker.ts";
 import { RedisAskStore } from "./redis.ts";
 import { connectRedis } from "./redis-client.ts";
+import { redisNamespaces } from "./redis-keys.ts";
 import { SqliteAskStore } from "./sqlite.ts";
 import type { ServiceStore } from "./store.ts";
 
@@ -130,18 +131,18 @@ async function redisBackend(
     redis.disconnect();
     throw error;
   }
-  const prefix = config.REDIS_KEY_PREFIX;
+  const keys = redisNamespaces(config.REDIS_KEY_PREFIX);
   const instanceId = randomUUID();
-  const store = new RedisAskStore(redis, { prefix: `${prefix}store:`, log, clock });
+  const store = new RedisAskStore(redis, { prefix: keys.store, log, clock });
   const presence = new RedisPresence({
     redis,
     instanceId,
     clock,
-    prefix: `${prefix}presence:`,
+    prefix: keys.presence,
     log,
   });
-  const devices = new RedisDeviceStore(redis, `${prefix}devices:`, log);
-  const push = new RedisPushStore(redis, `${prefix}push:`, {
+  const devices = new RedisDeviceStore(redis, keys.devices, log);
+  const push = new RedisPushStore(redis, keys.push, {
     signingKey: subscriptionKey(authSecret),
     log,
   });
@@ -158,15 +159,15 @@ async function redisBackend(
     devices,
     push: {
       store: push,
-      announcements: new RedisPushAnnouncements(redis, `${prefix}push:`),
+      announcements: new RedisPushAnnouncements(redis, keys.push),
       vapidKeys: () =>
         loadSharedVapidKeys({
           ...vapidSource(config, authSecret, log),
           redis,
-          key: `${prefix}push:vapid`,
+          key: keys.vapid,
         }),
     },
-    socketAdapter: createAdapter(publisher, subscriber, { key: `${prefix}socket.io` }),
+    socketAdapter: createAdapter(publisher, subscriber, { key: keys.socketIo }),
     link: redisLink(redis),
     async start() {
       joined = true;

@@ -1,5 +1,6 @@
 import type { Redis } from "ioredis";
 import { derivedKey } from "../auth/keys.ts";
+import { redisNamespaces } from "./redis-keys.ts";
 import { unavailableAs } from "./redis-scripts.ts";
 
 /**
@@ -23,7 +24,7 @@ export async function claimDeploymentPrefix(
   prefix: string,
   authSecret: string,
 ): Promise<void> {
-  const key = `${prefix}deployment`;
+  const key = redisNamespaces(prefix).deployment;
   const marker = deploymentMarker(authSecret);
   await unavailableAs(redis, () => redis.set(key, marker, "NX"));
   const stored = await unavailableAs(redis, () => redis.get(key));

@@ -65,10 +65,10 @@ export class Tabs {
   readonly timeline: Entry[] = [];
   readonly changes: Ask[] = [];
   constructor(broker: AskBroker) {
-    broker.on("ask:show", (tabId, ask) =>
+    broker.cardEvents.on("card:show", (tabId, ask) =>
       this.timeline.push({ tabId, event: "show", askId: ask.id }),
     );
-    broker.on("ask:close", (tabId, close: AskClose) =>
+    broker.cardEvents.on("card:close", (tabId, close: AskClose) =>
       this.timeline.push({ tabId, event: "close", ...close }),
     );
     broker.on("ask:changed", (ask) => this.changes.push(ask));

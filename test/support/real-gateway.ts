@@ -74,6 +74,11 @@ export type RealGateway = {
   /** The most recent Gateway output lines (ANSI colours stripped). */
   logs(): string[];
   stop(): Promise<void>;
+  /**
+   * Kills the Gateway with SIGKILL and starts it again on the same port, home and token: what the
+   * server sees when the Gateway crashes and comes back. `pid` and `startupMs` are the new process's.
+   */
+  restart(): Promise<void>;
 };
 
 const READY_MARKER = "[gateway] ready";
@@ -192,9 +197,6 @@ export async function startRealGateway(opts: StartRealGatewayOptions = {}): Prom
 }
 
 async function startOnce(bin: string, opts: StartRealGatewayOptions): Promise<RealGateway> {
-  const keep = opts.keepLogLines ?? 200;
-  // About 5 s here when quiet, 25 s on a cold machine; far longer while other suites load both cores.
-  const readyTimeoutMs = opts.readyTimeoutMs ?? 180_000;
   const port = await freePort();
   const token = randomBytes(24).toString("hex");
   const home = await mkdtemp(join(tmpdir(), "openclaw-test-home-"));
@@ -233,6 +235,60 @@ async function startOnce(bin: string, opts: StartRealGatewayOptions): Promise<Re
     NO_COLOR: "1",
   };
 
+  const launch = () =>
+    spawnGateway(bin, args, env, home, {
+      keep: opts.keepLogLines ?? 200,
+      // About 5 s here when quiet, 25 s on a cold machine; far longer while other suites load both cores.
+      readyTimeoutMs: opts.readyTimeoutMs ?? 180_000,
+    });
+  const removeHome = () => rm(home, { recursive: true, force: true, maxRetries: 3 });
+  let running: Running;
+  try {
+    running = await launch();
+  } catch (error) {
+    await removeHome();
+    throw error;
+  }
+  const gateway: RealGateway = {
+    url: `ws://127.0.0.1:${port}`,
+    token,
+    port,
+    home,
+    pid: running.pid,
+    startupMs: running.startupMs,
+    logs: () => running.logs(),
+    async stop() {
+      await running.stop();
+      await removeHome();
+    },
+    async restart() {
+      await running.kill();
+      running = await launch();
+      gateway.pid = running.pid;
+      gateway.startupMs = running.startupMs;
+    },
+  };
+  return gateway;
+}
+
+type Running = {
+  pid: number;
+  startupMs: number;
+  logs(): string[];
+  /** SIGTERM, then SIGKILL soon after: its 20-60 s drain is not needed. */
+  stop(): Promise<void>;
+  /** SIGKILL at once, as a crash or an OOM kill would: the Gateway gets no chance to end its runs. */
+  kill(): Promise<void>;
+};
+
+/** Spawns the Gateway and resolves once it is ready; a start that fails is stopped and throws. */
+async function spawnGateway(
+  bin: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  home: string,
+  { keep, readyTimeoutMs }: { keep: number; readyTimeoutMs: number },
+): Promise<Running> {
   const startedAt = Date.now();
   // detached: its own process group, so stop() can kill the Gateway and its worker children together.
   const child = spawn(process.execPath, [bin, ...args], {
@@ -242,10 +298,7 @@ async function startOnce(bin: string, opts: StartRealGatewayOptions): Promise<Re
     stdio: ["ignore", "pipe", "pipe"],
   });
   const pid = child.pid;
-  if (pid === undefined) {
-    await rm(home, { recursive: true, force: true });
-    throw new Error("could not spawn the OpenClaw Gateway");
-  }
+  if (pid === undefined) throw new Error("could not spawn the OpenClaw Gateway");
   trackGroup(pid, home);
 
   const lines: string[] = [];
@@ -253,6 +306,7 @@ async function startOnce(bin: string, opts: StartRealGatewayOptions): Promise<Re
   let exitInfo = "";
   child.once("exit", (code, signal) => (exitInfo = `exited (code ${code}, signal ${signal})`));
 
+  // Keep draining its output (and keep the ring buffer) so a full pipe never blocks the Gateway.
   const ready = new Promise<void>((resolve) => {
     const onLine = (line: string) => {
       if (line.includes(READY_MARKER)) resolve();
@@ -261,17 +315,15 @@ async function startOnce(bin: string, opts: StartRealGatewayOptions): Promise<Re
     child.stderr?.on("data", collectLines(lines, keep, onLine));
   });
 
-  const stop = async (): Promise<void> => {
-    if (liveGroups.has(pid)) {
-      // SIGTERM starts a 20-60 s drain; we do not need it, so SIGKILL the group soon after.
-      killGroup(pid, "SIGTERM");
+  const signalled = async (signals: NodeJS.Signals[]): Promise<void> => {
+    if (!liveGroups.has(pid)) return;
+    for (const signal of signals) {
+      killGroup(pid, signal);
       await Promise.race([exited, delay(STOP_GRACE_MS)]);
-      killGroup(pid, "SIGKILL");
-      await Promise.race([exited, delay(STOP_GRACE_MS)]);
-      liveGroups.delete(pid);
     }
-    await rm(home, { recursive: true, force: true, maxRetries: 3 });
+    liveGroups.delete(pid);
   };
+  const stop = () => signalled(["SIGTERM", "SIGKILL"]);
 
   let timer: NodeJS.Timeout | undefined;
   const outcome = await Promise.race([
@@ -287,16 +339,12 @@ async function startOnce(bin: string, opts: StartRealGatewayOptions): Promise<Re
     const why = outcome === "timeout" ? `not ready after ${readyTimeoutMs} ms` : exitInfo;
     throw new Error(`OpenClaw Gateway ${why}. Last log lines:\n${lines.slice(-40).join("\n")}`);
   }
-  // Keep draining its output (and keep the ring buffer) so a full pipe never blocks the Gateway.
   return {
-    url: `ws://127.0.0.1:${port}`,
-    token,
-    port,
-    home,
     pid,
     startupMs: Date.now() - startedAt,
     logs: () => [...lines],
     stop,
+    kill: () => signalled(["SIGKILL"]),
   };
 }
 
