@@ -29,7 +29,7 @@ export const DECISION_LABELS: Record<Decision, string> = {
   "allow-always": "Always allow",
 };
 
-/** How a finished ask ended, in one or a few words (history, ❓ Ask User records). */
+/** How a finished ask ended, in one or a few words (history, the records in a reply). */
 export const STATUS_LABELS: Record<AskStatus, string> = {
   pending: "Pending",
   answered: "Answered",
@@ -53,6 +53,16 @@ export const CLOSE_OUTCOMES: Record<
   expired: { status: "expired", summary: STATUS_LABELS.expired },
   denied: { status: "denied", summary: STATUS_LABELS.denied },
   "ended-as-text": { status: "ended-as-text", summary: STATUS_LABELS["ended-as-text"] },
+};
+
+/**
+ * The heading of a finished ask's collapsible record in its reply: what it was. A question keeps
+ * Open WebUI's name for its tool ("Ask User"); the icon is decoration, the words say it.
+ */
+export const RECORD_HEADINGS: Record<AskKind, { icon: string; label: string }> = {
+  question: { icon: "❓", label: "Ask User" },
+  secret: { icon: "🔑", label: "Secret" },
+  approval: { icon: "🛡️", label: "Approval" },
 };
 
 /** What a secret request is called above its name: the card's eyebrow, a notification's title. */
@@ -111,7 +121,7 @@ export function askTitle(ask: Ask): string {
   }
 }
 
-/** The question text of an ask, for its ❓ Ask User record. */
+/** The question text of an ask, for its record in the reply. */
 export function askQuestionText(ask: Ask): string {
   switch (ask.kind) {
     case "question":

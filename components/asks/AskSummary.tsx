@@ -1,9 +1,11 @@
-import type { AskStatus } from "../../lib/ask.ts";
-import { summaryPrefix } from "../../lib/wording.ts";
+import type { AskKind, AskStatus } from "../../lib/ask.ts";
+import { RECORD_HEADINGS, summaryPrefix } from "../../lib/wording.ts";
 import { cx, formatTime, textDirection } from "./format.ts";
 import { muted } from "./styles.ts";
 
 type Props = {
+  /** What it was: the record's heading says so (❓ Ask User, 🔑 Secret, 🛡️ Approval). */
+  kind: AskKind;
   /** What was asked (the question, the secret's request, the approval). */
   question: string;
   /** The resolution's display summary: the answer, `•••• (secret entered)`, `Cancelled (nothing entered)`… */
@@ -13,8 +15,9 @@ type Props = {
   defaultOpen?: boolean;
 };
 
-/** The collapsible "❓ Ask User" record of a finished ask (docs/ARCHITECTURE.md#text-prompts, #user-interface). */
-export function AskSummary({ question, summary, status, at, defaultOpen = false }: Props) {
+/** The collapsible record of a finished ask, headed by what it was (docs/ARCHITECTURE.md#text-prompts, #user-interface). */
+export function AskSummary({ kind, question, summary, status, at, defaultOpen = false }: Props) {
+  const heading = RECORD_HEADINGS[kind];
   const dir = textDirection(question, summary);
   const prefix = summaryPrefix(status, summary);
   return (
@@ -33,7 +36,9 @@ export function AskSummary({ question, summary, status, at, defaultOpen = false 
         >
           ▶
         </span>
-        <span className="font-medium">❓ Ask User</span>
+        <span className="font-medium" data-record={kind}>
+          <span aria-hidden="true">{heading.icon}</span> {heading.label}
+        </span>
         <span className={cx("min-w-0 flex-1 truncate", muted)} dir="auto">
           {summary}
         </span>

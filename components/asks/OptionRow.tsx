@@ -1,6 +1,6 @@
 import type { AskOption } from "../../lib/ask.ts";
 import { cx } from "./format.ts";
-import { muted, recommendedTag } from "./styles.ts";
+import { quietText } from "./styles.ts";
 
 type Props = {
   /** Unique per question: the ids of the label, tag and description hang off it. */
@@ -20,11 +20,16 @@ type Props = {
   onPick: () => void;
 };
 
-const rowBase = "flex items-start gap-3 rounded-xl border px-3 py-2.5 transition-colors";
+// Open WebUI's option rows (AskUserCard.svelte): a line of small text, the description beside the
+// label, "Recommended" at the end; the picked one is darker (and here tinted, to be seen at a glance).
+const rowBase = "flex items-baseline gap-2 rounded-lg px-1.5 py-1.5 text-xs transition-colors";
 const rowState = (picked: boolean) =>
   picked
-    ? "border-sky-600 bg-sky-50 dark:border-sky-400 dark:bg-sky-950/50"
-    : "border-zinc-200 hover:bg-zinc-50 dark:border-zinc-700 dark:hover:bg-zinc-800/60";
+    ? "bg-neutral-200/80 text-neutral-950 dark:bg-white/[0.08] dark:text-white"
+    : "text-neutral-700 hover:bg-neutral-200/40 hover:text-neutral-950 dark:text-neutral-300 dark:hover:bg-white/[0.04] dark:hover:text-white";
+
+const recommendedPill =
+  "shrink-0 rounded-full bg-neutral-200/80 px-1.5 py-0.5 text-[0.625rem] text-neutral-700 dark:bg-white/[0.08] dark:text-neutral-300";
 
 /**
  * One option of a question, whatever the control: its accessible name begins with the option's label
@@ -50,26 +55,20 @@ export function OptionRow({
     "aria-describedby": option.description ? descriptionId : undefined,
   };
   const text = (
-    <span className="min-w-0 flex-1">
-      <span className="flex flex-wrap items-center gap-x-2 gap-y-1">
-        <span id={labelId} className="font-medium break-words" dir="auto">
-          {option.label}
-        </span>
-        {recommended && (
-          <span id={tagId} className={recommendedTag}>
-            Recommended
-          </span>
-        )}
+    <span className="flex min-w-0 flex-1 flex-wrap items-baseline gap-x-2">
+      <span id={labelId} className="break-words" dir="auto">
+        {option.label}
       </span>
       {option.description && (
-        <span
-          id={descriptionId}
-          className={cx("mt-0.5 block text-sm break-words", muted)}
-          dir="auto"
-        >
+        <span id={descriptionId} className={cx("min-w-0 break-words", quietText)} dir="auto">
           {option.description}
         </span>
       )}
+    </span>
+  );
+  const tag = recommended && (
+    <span id={tagId} className={recommendedPill}>
+      Recommended
     </span>
   );
 
@@ -84,11 +83,12 @@ export function OptionRow({
         {...a11y}
       >
         {/* The number is what a typed answer uses for this option. */}
-        <span aria-hidden="true" className="w-5 shrink-0 font-semibold tabular-nums">
+        <span aria-hidden="true" className="w-4 shrink-0 font-medium tabular-nums">
           {index + 1}.
         </span>
         {text}
-        <span aria-hidden="true" className="shrink-0 text-sky-700 dark:text-sky-300">
+        {tag}
+        <span aria-hidden="true" className="w-3 shrink-0">
           {picked ? "✓" : ""}
         </span>
       </button>
@@ -102,18 +102,11 @@ export function OptionRow({
         value={option.label}
         checked={picked}
         onChange={onPick}
-        className="mt-0.5 size-4 shrink-0 accent-sky-700 dark:accent-sky-400"
+        className="size-3.5 shrink-0 translate-y-0.5 self-start accent-neutral-800 dark:accent-neutral-200"
         {...a11y}
       />
       {text}
-      {index < 9 && (
-        <kbd
-          aria-hidden="true"
-          className={cx("hidden shrink-0 font-sans text-xs tabular-nums sm:inline", muted)}
-        >
-          {index + 1}
-        </kbd>
-      )}
+      {tag}
     </label>
   );
 }

@@ -14,26 +14,22 @@ import {
   questionMode,
 } from "./question-model.ts";
 import { QuestionFields } from "./QuestionFields.tsx";
-import { QuestionStepper } from "./QuestionStepper.tsx";
 import {
-  card,
+  askCard,
   cardFocus,
   errorText,
-  eyebrow,
-  ghostButton,
-  muted,
   primaryButton,
+  quietText,
   secondaryButton,
+  smallButton,
+  smallPrimaryButton,
 } from "./styles.ts";
 import type { NumberPick, SubmitAnswer } from "./types.ts";
 import { useNumberPick } from "./use-number-pick.ts";
 import { useSendAnswer } from "./use-send-answer.ts";
 
-// What reaches the Gateway: Skip and Cancel both decline the whole ask (`question.resolve` with `cancel: true`).
+// What reaches the Gateway: Cancel declines the whole ask (`question.resolve` with `cancel: true`).
 const CANCEL_HINT = "Cancel: the agent gets no answer and is told the question was cancelled";
-const SKIP_HINT = "Skip: declines the question, the same as Cancel; the agent gets no answer";
-const SKIP_ALL_HINT =
-  "Skip: declines all the questions of this ask, the same as Cancel; the agent gets no answer to any of them";
 
 type Props = {
   ask: QuestionAsk;
@@ -45,16 +41,19 @@ type Props = {
 };
 
 /**
- * The question card (docs/ARCHITECTURE.md#user-interface): header, question, one row per option (the first Recommended), an
- * Other field when a typed answer is accepted, Skip / Cancel; 1-3 questions step with a stepper that
- * keeps each draft. Keys: 1-9 pick, arrows move, Enter submits (or goes to the next question), Esc cancels.
+ * The question card (docs/ARCHITECTURE.md#user-interface), laid out as Open WebUI 0.12's own
+ * (AskUserCard.svelte): the header, the question, one row per option (the first Recommended), an
+ * Other row when a typed answer is accepted, Cancel / Previous and Next / Submit answers; 1-3
+ * questions one at a time with "n/m", each draft kept. As there, clicking an option of a question
+ * that is not the last goes on to the next, and Enter in Other goes on (or submits). Keys: 1-9 pick,
+ * arrows move, Enter goes on or submits, Esc cancels.
  */
 export function QuestionCard({ ask, onAnswer, autoFocus = false, headingLevel = 2, pick }: Props) {
   const total = ask.questions.length;
   const [step, setStep] = useState(0);
   const [drafts, setDrafts] = useState<Record<string, Draft>>({});
   const { busy, error, setError, send } = useSendAnswer(onAnswer);
-  const rootRef = useRef<HTMLFormElement>(null);
+  const rootRef = useRef<HTMLElement>(null);
   const focusRootAfterStep = useRef(false);
   const baseId = useId();
 
@@ -134,7 +133,7 @@ export function QuestionCard({ ask, onAnswer, autoFocus = false, headingLevel = 
     if (!busy) pressNumber(digit);
   });
 
-  const onKeyDown = (event: KeyboardEvent<HTMLFormElement>) => {
+  const onKeyDown = (event: KeyboardEvent<HTMLElement>) => {
     if (busy || event.altKey || event.ctrlKey || event.metaKey) return;
     const target = event.target as HTMLElement;
     const typing =
@@ -196,41 +195,55 @@ export function QuestionCard({ ask, onAnswer, autoFocus = false, headingLevel = 
     }
   };
 
+  /** A click on an option of a single choice goes on to the next question, as Open WebUI's card does. */
+  const pickAndGoOn = (next: Draft) => {
+    update(next);
+    if (!last && mode === "choice" && !question.multiSelect) goTo(index + 1);
+  };
+
+  // No <form>: with Open WebUI's "Allow forms" off the frame's sandbox blocks submitting one, and
+  // its submit event never fires (OPEN-WEBUI-0.12.md §1.3). Buttons and keys act by themselves.
   return (
-    <form
+    <section
       ref={rootRef}
       tabIndex={-1}
       dir={dir}
       aria-labelledby={headingId}
       aria-busy={busy || undefined}
       data-ask-id={ask.id}
-      className={cx(card, cardFocus)}
+      className={cx(askCard, cardFocus)}
       onKeyDown={onKeyDown}
-      onSubmit={(event) => {
-        event.preventDefault();
-        submit();
-      }}
     >
-      {total > 1 && <QuestionStepper ask={ask} drafts={drafts} current={index} onGo={goTo} />}
-
-      <div className="mb-3">
-        {question.header && total === 1 && (
-          <p className={eyebrow} dir="auto">
-            {question.header}
-          </p>
-        )}
+      <div className="mb-2">
+        <div className="flex items-start justify-between gap-3">
+          {question.header ? (
+            <p className="min-w-0 text-sm font-medium break-words" dir="auto">
+              {question.header}
+            </p>
+          ) : (
+            <span />
+          )}
+          {total > 1 && (
+            <p data-step className={cx("shrink-0 text-[0.6875rem] tabular-nums", quietText)}>
+              <span aria-hidden="true">
+                {index + 1}/{total}
+              </span>
+              <span className="sr-only">
+                Question {index + 1} of {total}
+              </span>
+            </p>
+          )}
+        </div>
         <Heading
           id={headingId}
-          className="mt-1 text-base leading-snug font-semibold whitespace-pre-line sm:text-lg"
+          className={cx(
+            "leading-relaxed whitespace-pre-line",
+            question.header ? cx("mt-0.5 text-xs font-normal", quietText) : "text-sm font-medium",
+          )}
           dir="auto"
         >
           {questionHeading(question)}
         </Heading>
-        {total > 1 && (
-          <p className={cx("mt-1 text-xs", muted)}>
-            Question {index + 1} of {total}
-          </p>
-        )}
       </div>
 
       {mode === "confirm" ? (
@@ -261,56 +274,44 @@ export function QuestionCard({ ask, onAnswer, autoFocus = false, headingLevel = 
           draft={draft}
           busy={busy}
           onChange={update}
+          onPick={pickAndGoOn}
         />
       )}
 
       {error && (
-        <p role="alert" className={cx("mt-3", errorText)}>
+        <p role="alert" className={cx("mt-2", errorText)}>
           {error}
         </p>
       )}
 
-      <div className="mt-4 flex flex-wrap items-center justify-end gap-2">
-        {/* Both send the Gateway the same `cancel: true` for the whole ask: its question reply has no per-question skip (docs/PROTOCOL.md#client--server). */}
-        <button
-          type="button"
-          className={ghostButton}
-          disabled={busy}
-          onClick={cancel}
-          title={CANCEL_HINT}
-        >
-          Cancel
-        </button>
-        <button
-          type="button"
-          className={ghostButton}
-          disabled={busy}
-          onClick={cancel}
-          title={total > 1 ? SKIP_ALL_HINT : SKIP_HINT}
-        >
-          Skip
-        </button>
-        {index > 0 && (
+      <div className="mt-2 flex flex-wrap items-center justify-between gap-2">
+        <div className="flex items-center gap-1.5">
           <button
             type="button"
-            className={secondaryButton}
+            className={smallButton}
             disabled={busy}
-            onClick={() => goTo(index - 1)}
+            onClick={cancel}
+            title={CANCEL_HINT}
           >
-            Back
+            Cancel
+          </button>
+          {total > 1 && (
+            <button
+              type="button"
+              className={smallButton}
+              disabled={busy || index === 0}
+              onClick={() => goTo(index - 1)}
+            >
+              Previous
+            </button>
+          )}
+        </div>
+        {mode !== "confirm" && (
+          <button type="button" className={smallPrimaryButton} disabled={busy} onClick={submit}>
+            {last ? (busy ? "Sending…" : "Submit answers") : "Next"}
           </button>
         )}
-        {mode !== "confirm" &&
-          (last ? (
-            <button type="submit" className={primaryButton} disabled={busy}>
-              {busy ? "Sending…" : "Submit"}
-            </button>
-          ) : (
-            <button type="submit" className={primaryButton} disabled={busy}>
-              Next
-            </button>
-          ))}
       </div>
-    </form>
+    </section>
   );
 }

@@ -19,10 +19,20 @@ type Props = {
   draft: Draft;
   busy: boolean;
   onChange: (draft: Draft) => void;
+  /** An option picked by a click (or Space): the card may go on to the next question. */
+  onPick?: (draft: Draft) => void;
 };
 
 /** The answer fields of one question: its options (radios, checkboxes or numbered toggles) and the typed answer. */
-export function QuestionFields({ baseId, question, mode, draft, busy, onChange }: Props) {
+export function QuestionFields({
+  baseId,
+  question,
+  mode,
+  draft,
+  busy,
+  onChange,
+  onPick = onChange,
+}: Props) {
   const option = (i: number, control: "radio" | "checkbox" | "toggle") => (
     <OptionRow
       key={question.options[i]!.label}
@@ -34,7 +44,7 @@ export function QuestionFields({ baseId, question, mode, draft, busy, onChange }
       picked={isPicked(question, mode, draft, i)}
       recommended={isRecommended(question, i)}
       busy={busy}
-      onPick={() => onChange(pickOption(question, mode, draft, i))}
+      onPick={() => onPick(pickOption(question, mode, draft, i))}
     />
   );
 
@@ -44,9 +54,9 @@ export function QuestionFields({ baseId, question, mode, draft, busy, onChange }
         <fieldset disabled={busy}>
           <legend className="sr-only">{question.question || question.header}</legend>
           {question.multiSelect && (
-            <p className={cx("mb-2 text-sm", muted)}>Choose all that apply.</p>
+            <p className={cx("mb-1 text-xs", muted)}>Choose all that apply.</p>
           )}
-          <div className="flex flex-col gap-2">
+          <div className="flex flex-col gap-0.5">
             {question.options.map((_, i) => option(i, question.multiSelect ? "checkbox" : "radio"))}
           </div>
         </fieldset>
@@ -54,10 +64,10 @@ export function QuestionFields({ baseId, question, mode, draft, busy, onChange }
 
       {mode === "typed-multi" && (
         <div>
-          <p className={cx("mb-2 text-sm", muted)}>
+          <p className={cx("mb-1 text-xs", muted)}>
             Choose all that apply: press an option or type their numbers or names.
           </p>
-          <ol className="flex flex-col gap-2">
+          <ol className="flex flex-col gap-0.5">
             {question.options.map((item, i) => (
               <li key={item.label}>{option(i, "toggle")}</li>
             ))}

@@ -1,7 +1,7 @@
 import type { AskQuestion } from "../../lib/ask.ts";
 import { cx } from "./format.ts";
 import { type Draft, type QuestionMode, typeOther } from "./question-model.ts";
-import { muted, textInput } from "./styles.ts";
+import { muted, quietText, textInput } from "./styles.ts";
 
 type Props = {
   baseId: string;
@@ -24,10 +24,36 @@ export function TypedAnswerField({ baseId, question, mode, draft, busy, onChange
   const hint = HINTS[mode];
   const otherActive = mode === "choice" && !question.multiSelect && draft.useOther;
   const change = (value: string) => onChange(typeOther(question, mode, draft, value));
+  // Other beside options is Open WebUI's inline row: "Other", then a borderless field.
+  if (mode === "choice") {
+    return (
+      <div
+        className={cx(
+          "mt-0.5 flex min-w-0 items-baseline gap-2 rounded-lg px-1.5 py-1.5 text-xs focus-within:ring-2 focus-within:ring-sky-500/60",
+          otherActive && "bg-neutral-200/80 dark:bg-white/[0.08]",
+        )}
+      >
+        <label htmlFor={id} className="shrink-0">
+          Other
+        </label>
+        <input
+          id={id}
+          type="text"
+          dir="auto"
+          autoComplete="off"
+          value={draft.other}
+          disabled={busy}
+          placeholder="Type your answer"
+          onChange={(event) => change(event.target.value)}
+          className="min-w-0 flex-1 bg-transparent text-xs text-neutral-900 placeholder:text-neutral-600 focus:outline-none dark:text-neutral-100 dark:placeholder:text-neutral-400"
+        />
+      </div>
+    );
+  }
   return (
-    <div className={question.options.length > 0 ? "mt-3" : undefined}>
-      <label htmlFor={id} className="mb-1 block text-sm font-medium">
-        {mode === "choice" ? "Other" : "Your answer"}
+    <div className={question.options.length > 0 ? "mt-2" : undefined}>
+      <label htmlFor={id} className={cx("mb-1 block text-xs", quietText)}>
+        Your answer
       </label>
       {mode === "text" ? (
         <textarea
@@ -49,12 +75,9 @@ export function TypedAnswerField({ baseId, question, mode, draft, busy, onChange
           value={draft.other}
           disabled={busy}
           aria-describedby={hint ? hintId : undefined}
-          placeholder={mode === "typed-multi" ? "e.g. 1, 3" : "Type your own answer"}
+          placeholder="e.g. 1, 3"
           onChange={(event) => change(event.target.value)}
-          className={cx(
-            textInput,
-            otherActive && "border-sky-600 ring-2 ring-sky-500/40 dark:border-sky-400",
-          )}
+          className={textInput}
         />
       )}
       {hint && (

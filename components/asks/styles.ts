@@ -3,6 +3,23 @@
 export const card =
   "rounded-2xl border border-zinc-200 bg-white p-4 text-start shadow-sm outline-none dark:border-zinc-700 dark:bg-zinc-900 sm:p-5";
 
+/**
+ * The question card as Open WebUI 0.12 draws its own (AskUserCard.svelte): no border, small type, the
+ * colour its tint gives on Open WebUI's page (gray-50/70 on white, white/3.5% on #171717), opaque so
+ * its contrast never depends on what is under the frame. Its greys are a step darker than Open
+ * WebUI's, for contrast (WCAG AA).
+ */
+export const askCard =
+  "rounded-2xl bg-[#fbfbfb] px-3.5 py-3 text-start text-neutral-900 outline-none dark:bg-[#1f1f1f] dark:text-neutral-100";
+
+/** Secondary text in the question card (Open WebUI's gray-500/400, a step darker/lighter). */
+export const quietText = "text-neutral-600 dark:text-neutral-300";
+
+const smallButtonBase =
+  "inline-flex h-7 shrink-0 items-center justify-center gap-1.5 rounded-lg px-2.5 text-xs font-normal transition disabled:cursor-not-allowed disabled:opacity-60";
+export const smallButton = `${smallButtonBase} text-neutral-600 hover:text-neutral-900 dark:text-neutral-300 dark:hover:text-white`;
+export const smallPrimaryButton = `${smallButtonBase} bg-neutral-900 text-white hover:bg-black dark:bg-neutral-100 dark:text-neutral-900 dark:hover:bg-white`;
+
 export const cardFocus =
   "focus-visible:ring-2 focus-visible:ring-sky-500/70 focus-visible:outline-none";
 

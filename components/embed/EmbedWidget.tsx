@@ -14,11 +14,12 @@ import { muted, secondaryButton } from "../asks/styles.ts";
 import { describeStatus, StatusPill } from "../common/ConnectionStatus.tsx";
 import { useToast } from "../common/use-toast.ts";
 import { useFrameHeight } from "./use-frame-height.ts";
+import { useHostTheme } from "./use-host-theme.ts";
 import { finishedOf, INITIAL_WIDGET, widgetReducer } from "./widget-state.ts";
 
 /**
  * The widget Open WebUI embeds in a sandboxed iframe for one chat (docs/ARCHITECTURE.md#live-and-idle-widgets, #routing; docs/PROTOCOL.md#tab-protocol-v1): it views the
- * chat, shows the asks the server routes to this tab, keeps a ❓ Ask User record of each one that
+ * chat, shows the asks the server routes to this tab, keeps a record of each one that
  * finishes here, and reports its height to the host page.
  */
 
@@ -46,6 +47,7 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
   const [focusTarget, setFocusTarget] = useState<string | null>(null);
 
   useFrameHeight(rootRef);
+  useHostTheme();
   useEffect(() => {
     // Not in a frame: the page may take the system's colour scheme (styles.css).
     if (window.parent === window) document.documentElement.dataset.standalone = "true";
@@ -232,6 +234,7 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
           {state.history.map((item) => (
             <AskSummary
               key={item.id}
+              kind={item.kind}
               question={item.question}
               summary={item.summary}
               status={item.status}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Ask } from "../../lib/ask.ts";
-import { question } from "../../test/support/ask-fixtures.ts";
+import { approval, question, secret } from "../../test/support/ask-fixtures.ts";
 import {
   INITIAL_WIDGET,
   SENDING,
@@ -120,5 +120,22 @@ describe("the widget's cards and lines", () => {
       history: [],
       superseded: true,
     });
+  });
+
+  it("a line keeps what its ask was: its record is headed question, secret or approval", () => {
+    const state = run(
+      show(question("q1", "c1")),
+      show(secret("s1", "c1")),
+      show(approval("p1", "c1")),
+      { type: "close", close: { askId: "s1", reason: "cancelled" }, at: 1 },
+      { type: "sending", askId: "p1", at: 2 },
+      { type: "answered", askId: "p1", status: "answered", at: 3 },
+      { type: "close", close: { askId: "q1", reason: "expired" }, at: 4 },
+    );
+    expect(state.history.map((line) => [line.id, line.kind])).toEqual([
+      ["s1", "secret"],
+      ["p1", "approval"],
+      ["q1", "question"],
+    ]);
   });
 });

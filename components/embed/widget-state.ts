@@ -3,7 +3,7 @@ import type { AskClose } from "../../lib/protocol.ts";
 import { askQuestionText, askTitle, CLOSE_OUTCOMES } from "../../lib/wording.ts";
 
 /**
- * What the widget holds: the cards the server routed to it, and the ❓ Ask User record of each ask
+ * What the widget holds: the cards the server routed to it, and the record of each ask
  * that finished here. A card the person answered leaves the cards for the record at once, as a line
  * "Sending…", and is kept (hidden, with its drafts) until the server says: taken, the line gets its
  * summary; refused, the card comes back with the reason. Its tall card never shrinks later, under
@@ -12,6 +12,7 @@ import { askQuestionText, askTitle, CLOSE_OUTCOMES } from "../../lib/wording.ts"
 
 export type Finished = {
   id: string;
+  kind: AskKind;
   question: string;
   summary: string;
   status: AskStatus;
@@ -178,7 +179,7 @@ export function finishedOf(ask: Ask): Finished {
 
 /** The ask's line in the record, with its summary, status and time. */
 function lineOf(ask: Ask, summary: string, status: AskStatus, at: number): Finished {
-  return { id: ask.id, question: askQuestionText(ask), summary, status, at };
+  return { id: ask.id, kind: ask.kind, question: askQuestionText(ask), summary, status, at };
 }
 
 function without(ids: readonly string[], id: string): readonly string[] {

@@ -13,7 +13,7 @@ license: MIT
 #   reply's run is shown in the reply's own widget;
 # - tells OpenClaw Asks, server to server, whose chat it is and which reply starts, before the request
 #   goes to the model (a guest's approvals and secret requests are then refused at once);
-# - puts the OpenClaw Asks widget on the reply, as an embed;
+# - puts the OpenClaw Asks widget on the reply, as an embed, and tells it the theme chosen in Open WebUI;
 # - keeps a text prompt's trigger (`OpenClaw needs input:`) out of the reply: the question stays as text;
 # - tells OpenClaw Asks the chat's title, so its dashboard names chats as Open WebUI does.
 #
@@ -32,7 +32,7 @@ import urllib.request
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from pydantic import BaseModel, Field
 
@@ -478,6 +478,42 @@ def widget_url(base_url: str, chat_id: str, token: str) -> str:
     return f"{base_url.rstrip('/')}/embed/chat/{quote(chat_id, safe='')}?token={token}"
 
 
+# Open WebUI keeps the theme a person chose in its own page (`localStorage.theme`; the `dark` class on
+# its root, index.html and chat/Settings/General.svelte) and tells its embeds nothing, while the
+# widget's frame sees only the system's `prefers-color-scheme`: with Dark chosen on a light system the
+# cards were white boxes on a dark page. This relay runs in Open WebUI's page (the `execute` event,
+# Chat.svelte:1765-1776 in 0.12.4, in 0.11.0 too) and posts the theme, one word, to the widget's frames
+# of `origin`: now, when one of them asks, and on each change of the root's class. It is installed
+# once per page; it reads nothing else and the frames can make it do nothing else.
+THEME_RELAY_JS = """\
+const origin = %s;
+const theme = () => (document.documentElement.classList.contains("dark") ? "dark" : "light");
+const widgets = () =>
+  [...document.querySelectorAll("iframe")].filter((f) => (f.src || "").startsWith(origin + "/"));
+const tell = (target) => target.postMessage({ type: "openclaw-asks:theme", theme: theme() }, "*");
+const tellAll = () => widgets().forEach((f) => f.contentWindow && tell(f.contentWindow));
+if (!window.__openclawAsksThemeRelay) {
+  window.__openclawAsksThemeRelay = true;
+  window.addEventListener("message", (event) => {
+    const asked = event.data && event.data.type === "openclaw-asks:theme?";
+    if (asked && widgets().some((f) => f.contentWindow === event.source)) tell(event.source);
+  });
+  new MutationObserver(tellAll).observe(document.documentElement, {
+    attributes: true,
+    attributeFilter: ["class"],
+  });
+}
+tellAll();
+"""
+
+
+def theme_relay_event(base_url: str) -> dict:
+    """The event that runs THEME_RELAY_JS in the tab showing the chat (no reply is awaited)."""
+    parts = urlsplit(base_url)
+    origin = f"{parts.scheme}://{parts.netloc}"
+    return {"type": "execute", "data": {"code": THEME_RELAY_JS % json.dumps(origin)}}
+
+
 def reply_session_user(chat_id: str, message_id: str) -> str:
     """The OpenAI `user` of a reply: the Gateway runs it in session `agent:<agent>:openai-user:openwebui:<chat>:<reply>`."""
     return f"openwebui:{chat_id}:{message_id}"
@@ -689,6 +725,7 @@ class Filter:
             "data": {"embeds": [widget_url(self.valves.asks_url, chat_id, token)], "replace": True},
         }
         await __event_emitter__(event)
+        await __event_emitter__(theme_relay_event(self.valves.asks_url))
         self._forget(message_id)
         title = await self._title_of(chat_id)
         reply = _Reply(event, chat_id, title)
@@ -814,6 +851,7 @@ class Filter:
             return body
         if __event_emitter__:
             await __event_emitter__(reply.event)
+            await __event_emitter__(theme_relay_event(self.valves.asks_url))
         if reply.title is None:
             watch = asyncio.create_task(self._watch_title(reply.chat_id))
             self._title_watches.add(watch)

@@ -29,6 +29,7 @@ from openclaw_asks_filter import (
     mint_embed_token,
     open_webui_chat_title,
     sign_request,
+    theme_relay_event,
     unsupported_release,
     visible_reply,
 )
@@ -54,8 +55,13 @@ class MessageEmitter:
         self.chat = chat
         self.message_id = message_id
         self.events: list = []
+        # `execute` events (the theme relay) apart: the page runs them, the message keeps nothing.
+        self.executed: list = []
 
     async def __call__(self, event: dict) -> None:
+        if event.get("type") == "execute":
+            self.executed.append(event)
+            return
         self.events.append(event)
         if event.get("type") == "embeds":
             message = self.chat["messages"][self.message_id]
@@ -424,6 +430,24 @@ class TitleTest(FilterTestCase):
 
     async def test_outside_open_webui_there_is_no_title(self):
         self.assertIsNone(await open_webui_chat_title("chat/42"))
+
+
+class ThemeRelayTest(FilterTestCase):
+    """The widget learns Open WebUI's chosen theme from a relay the filter runs in the page."""
+
+    async def test_the_inlet_and_the_outlet_run_the_relay_for_the_widgets_origin(self):
+        _, emitter = await self.inlet()
+        self.assertEqual(emitter.executed, [theme_relay_event("https://asks.example.com/")])
+        code = emitter.executed[0]["data"]["code"]
+        self.assertIn('const origin = "https://asks.example.com";', code)
+        self.assertIn('"openclaw-asks:theme"', code)
+        params, at_outlet = self.params()
+        await call(self.plugin, "outlet", {"messages": []}, params)
+        self.assertEqual(at_outlet.executed, emitter.executed)
+
+    def test_the_origin_is_a_json_string_whatever_the_url_holds(self):
+        code = theme_relay_event('https://a.example:8443/x?"</script>')["data"]["code"]
+        self.assertTrue(code.startswith('const origin = "https://a.example:8443";\n'))
 
 
 class SendAgainTest(FilterTestCase):

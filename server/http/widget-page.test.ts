@@ -112,9 +112,16 @@ describe("the idle widget page", () => {
     expect(html).toContain("Paste the token");
     expect(html).not.toContain("Postgres");
     expect(html.match(/<details/g)).toHaveLength(2);
+    // Each record says what it was.
+    expect(html).toContain(
+      '<b data-record="question"><span aria-hidden="true">❓</span> Ask User</b>',
+    );
+    expect(html).toContain('<b data-record="secret"><span aria-hidden="true">🔑</span> Secret</b>');
     // One inline script, with the response's nonce; nothing loaded from anywhere.
     const nonce = /'nonce-([^']+)'/.exec(response.headers.get("content-security-policy")!)![1];
     expect(html.match(/<script/g)).toHaveLength(1);
+    // It asks the host page for Open WebUI's chosen theme, as the live widget does.
+    expect(html).toContain('parent.postMessage({type:"openclaw-asks:theme?"},"*")');
     expect(html).toContain(`<script nonce="${nonce}">`);
     expect(html).not.toMatch(/src=|href=|socket/);
     expect(response.headers.get("content-security-policy")).toContain(

@@ -1,6 +1,11 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Ask } from "../../lib/ask.ts";
-import { askQuestionText, endingSummary, summaryPrefix } from "../../lib/wording.ts";
+import {
+  askQuestionText,
+  endingSummary,
+  RECORD_HEADINGS,
+  summaryPrefix,
+} from "../../lib/wording.ts";
 import { AuthError, type TabIdentity, TokenExpired, verifyTabToken } from "../auth/tokens.ts";
 import type { ReplyClaim, Tab } from "../broker/ports.ts";
 import { newNonce, securityHeaders } from "./headers.ts";
@@ -9,7 +14,7 @@ import { requestTarget } from "./request-target.ts";
 /**
  * The widget page of a reply that is not its chat's live one (docs/ARCHITECTURE.md#live-and-idle-widgets): Open WebUI mounts a widget
  * for every reply that has one, so all but the latest reply's get this page instead of the app. It is
- * served here, before Next.js: the ❓ Ask User summaries of the asks that finished in that reply,
+ * served here, before Next.js: the records (❓ Ask User, 🔑 Secret, 🛡️ Approval) of the asks that finished in that reply,
  * rendered on the server, and one inline script (with the response's CSP nonce) that reports the
  * page's height, 0 when there is nothing to show. No socket, no framework, a few kB in all.
  *
@@ -118,10 +123,15 @@ export function renderIdlePage(asks: readonly Ask[], nonce: string): string {
   const items = asks.map((ask) => {
     const summary = endingSummary(ask);
     const prefix = summaryPrefix(ask.status, summary);
-    return `<details dir="auto"><summary><span aria-hidden="true" class="m">▶</span><b>❓ Ask User</b><span class="m s" dir="auto">${escapeHtml(summary)}</span></summary><div><p dir="auto">${escapeHtml(askQuestionText(ask))}</p><p dir="auto"><span class="m">${prefix}</span><b>${escapeHtml(summary)}</b></p></div></details>`;
+    const heading = RECORD_HEADINGS[ask.kind];
+    return `<details dir="auto"><summary><span aria-hidden="true" class="m">▶</span><b data-record="${ask.kind}"><span aria-hidden="true">${heading.icon}</span> ${heading.label}</b><span class="m s" dir="auto">${escapeHtml(summary)}</span></summary><div><p dir="auto">${escapeHtml(askQuestionText(ask))}</p><p dir="auto"><span class="m">${prefix}</span><b>${escapeHtml(summary)}</b></p></div></details>`;
   });
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="robots" content="noindex, nofollow"><title>Agent questions</title><style>${IDLE_STYLE}</style></head><body><main aria-label="Agent questions">${items.join("")}</main><script nonce="${nonce}">${HEIGHT_SCRIPT}</script></body></html>`;
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="robots" content="noindex, nofollow"><title>Agent questions</title><style>${IDLE_STYLE}</style></head><body><main aria-label="Agent questions">${items.join("")}</main><script nonce="${nonce}">${HEIGHT_SCRIPT};${THEME_SCRIPT}</script></body></html>`;
 }
+
+/** The dark colours, under `root`. */
+const dark = (root: string) =>
+  `${root} body{color:#f4f4f5}${root} details{background:#18181b;border-color:#3f3f46}${root} details>div{border-color:#3f3f46}${root} .m{color:#a1a1aa}`;
 
 // The look (and, from lib/wording.ts, the words) of components/asks/AskSummary.tsx, without Tailwind: the page must stay a few kB. No
 // color-scheme: a frame whose scheme differs from the host's (Open WebUI leaves its own at light) gets
@@ -134,13 +144,19 @@ const IDLE_STYLE = [
   "details[open] summary .m:first-child{transform:rotate(90deg)}",
   "details>div{border-top:1px solid #e4e4e7;padding:8px 12px}p{margin:0 0 6px;white-space:pre-line;overflow-wrap:anywhere}",
   ".m{color:#52525b}.s{flex:1;min-width:0;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}",
-  "@media (prefers-color-scheme:dark){html,body{color:#f4f4f5}details{background:#18181b;border-color:#3f3f46}details>div{border-color:#3f3f46}.m{color:#a1a1aa}}",
+  // Dark as Open WebUI's chosen theme says (data-theme, THEME_SCRIPT), else as the system says.
+  dark("[data-theme=dark]"),
+  `@media (prefers-color-scheme:dark){${dark(":root:not([data-theme])")}}`,
 ].join("");
 
 // Open WebUI's FullHeightIframe sizes the frame from {type: "iframe:height"}
 // (src/lib/components/common/FullHeightIframe.svelte:161, 0.12.4): 0 when empty.
 const HEIGHT_SCRIPT =
   'if(parent!==window){var m=document.querySelector("main"),l=-1,r=function(){var h=Math.ceil(m.getBoundingClientRect().height);if(h!==l){l=h;parent.postMessage({type:"iframe:height",height:h},"*")}};new ResizeObserver(r).observe(m);r()}';
+
+// Open WebUI's chosen theme from the relay the filter runs in its page (components/embed/use-host-theme.ts).
+const THEME_SCRIPT =
+  'if(parent!==window){addEventListener("message",function(e){var d=e.data;if(e.source===parent&&d&&d.type==="openclaw-asks:theme"&&(d.theme==="light"||d.theme==="dark"))document.documentElement.dataset.theme=d.theme});parent.postMessage({type:"openclaw-asks:theme?"},"*")}';
 
 function escapeHtml(text: string): string {
   return text

@@ -158,8 +158,12 @@ export function requestApproval(
 
 export type HostPage = {
   origin: string;
-  /** A host page embedding `src` as Open WebUI does (sandbox without allow-same-origin). */
-  urlFor(src: string): string;
+  /**
+   * A host page embedding `src` as Open WebUI does (sandbox without allow-same-origin). With
+   * `allowForms: false`, as 0.12 frames it when a person turned "Allow forms" off
+   * (`iframeSandboxAllowForms`, ResponseMessage.svelte:765): no allow-forms either.
+   */
+  urlFor(src: string, options?: { allowForms?: boolean }): string;
   stop(): Promise<void>;
 };
 
@@ -176,13 +180,17 @@ export async function startHostPage(): Promise<HostPage> {
       return;
     }
     const src = url.searchParams.get("src") ?? "about:blank";
+    const sandbox = ["allow-scripts", url.searchParams.get("forms") !== "0" && "allow-forms"]
+      .concat(["allow-popups", "allow-downloads"])
+      .filter(Boolean)
+      .join(" ");
     response.writeHead(200, { "content-type": "text/html; charset=utf-8" });
     response.end(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Host chat</title>
 <style>body{font-family:sans-serif;margin:16px;background:#f4f4f5}iframe{width:100%;border:0;display:block;height:40px}</style></head>
 <body>
 <p>Assistant: I need to ask you something.</p>
-<iframe id="widget" title="Agent questions" sandbox="allow-scripts allow-forms allow-popups allow-downloads" src="${escapeAttribute(src)}"></iframe>
+<iframe id="widget" title="Agent questions" sandbox="${sandbox}" src="${escapeAttribute(src)}"></iframe>
 <script>
   window.__heights = [];
   window.addEventListener("message", (event) => {
@@ -199,7 +207,8 @@ export async function startHostPage(): Promise<HostPage> {
   const origin = `http://127.0.0.1:${port}`;
   return {
     origin,
-    urlFor: (src) => `${origin}/chat?src=${encodeURIComponent(src)}`,
+    urlFor: (src, options = {}) =>
+      `${origin}/chat?src=${encodeURIComponent(src)}${options.allowForms === false ? "&forms=0" : ""}`,
     stop: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -148,8 +148,8 @@ async function widgetStepsAndHebrew(shots: Shots): Promise<void> {
     pluginId: "safety-gate",
   });
   await page.getByRole("button", { name: "Deny" }).waitFor({ timeout: UI_TIMEOUT });
+  // A click on an option goes on to the next question, as in Open WebUI's own card.
   await page.getByRole("radio", { name: /^Postgres/ }).click();
-  await page.keyboard.press("Enter");
   await page.getByRole("checkbox", { name: /^Cheese/ }).check();
   await page.getByRole("checkbox", { name: /^Olives/ }).check();
   await page.screenshot({ path: screenshotPath("widget-steps-approval-dark-360"), fullPage: true });
