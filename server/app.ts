@@ -77,6 +77,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     source: gateway,
     clock,
     owners: config.owners,
+    allowUnvouched: config.ALLOW_UNVOUCHED_RUNS === "1",
     instanceId,
     log,
   });
@@ -129,8 +130,8 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
   const filterRoute = createFilterRoute({
     key: filterKey(options.authSecret),
     now: () => clock.now(),
-    replyStarted: (chatId, userId, reply, title) =>
-      broker.replyStarted(chatId, userId, reply, title),
+    replyStarted: (chatId, userId, reply, title, userName) =>
+      broker.replyStarted(chatId, userId, reply, title, userName),
     chatTitled: (chatId, title) => broker.chatTitled(chatId, title),
     log,
   });

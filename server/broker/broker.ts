@@ -2,7 +2,6 @@ import type { Ask, AskStatus } from "../../lib/ask.ts";
 import type { Clock } from "../../lib/clock.ts";
 import { errorMessage } from "../../lib/error-message.ts";
 import { endedAsText, EXPIRED } from "../../lib/outcomes.ts";
-import { admit } from "../../lib/policy.ts";
 import {
   type Ack,
   type AnswerAck,
@@ -57,6 +56,8 @@ export type BrokerOptions = {
   source: AskChannel;
   clock: Clock;
   owners: ReadonlySet<string>;
+  /** ALLOW_UNVOUCHED_RUNS: `/v1` runs no reply start vouches for may ask for approvals and secrets. */
+  allowUnvouched?: boolean;
   instanceId: string;
   log: (message: string) => void;
 };
@@ -85,7 +86,13 @@ export class AskBroker extends Emitter<BrokerEvents> {
       ),
     );
     const settle = (work: Promise<unknown>, what: string) => this.settle(work, what);
-    this.access = new ChatAccess({ store, clock, owners, settle });
+    this.access = new ChatAccess({
+      store,
+      clock,
+      owners,
+      allowUnvouched: options.allowUnvouched,
+      settle,
+    });
     this.widgets = new LiveWidgets({ presence, store, clock });
     this.cards = new Cards({
       ...options,
@@ -159,11 +166,11 @@ export class AskBroker extends Emitter<BrokerEvents> {
   }
 
   /** An ask that may be known already (a listing, a text prompt): the store says first. */
-  private async takeListed(ask: Ask): Promise<void> {
-    // Both reads at once: with Redis each is a round trip on the way of the card.
-    const [stored, chatOwner] = await Promise.all([
-      this.options.store.get(ask.id),
-      ask.chatId ? this.access.owner(ask.chatId) : null,
+  private async takeListed(arrived: Ask): Promise<void> {
+    // The reads at once: with Redis each is a round trip on the way of the card.
+    const [stored, { ask, verdict }] = await Promise.all([
+      this.options.store.get(arrived.id),
+      this.access.admission(arrived),
     ]);
     if (stored) {
       // Another instance sharing the store took it in first: follow it here too. A terminal row is a
@@ -171,7 +178,6 @@ export class AskBroker extends Emitter<BrokerEvents> {
       if (stored.status === "pending" && ask.source !== "text-prompt") await this.adopt(stored);
       return;
     }
-    const verdict = admit(ask, { chatOwner, owners: this.access.owners });
     if (verdict.action === "refuse") return this.cards.refuse(ask, verdict.summary);
     if (ask.source === "text-prompt" && !(await this.cards.viewerFor(ask))) {
       // A text prompt has nowhere to wait: with no tab it stays in the reply as text.
@@ -191,10 +197,9 @@ export class AskBroker extends Emitter<BrokerEvents> {
    * asks) and is dropped once the store names it; an ask refused by policy goes the listed way (the
    * store first: its refusal is a tombstone).
    */
-  private async takeAnnounced(ask: Ask): Promise<void> {
-    const chatOwner = ask.chatId ? await this.access.owner(ask.chatId) : null;
-    if (admit(ask, { chatOwner, owners: this.access.owners }).action === "refuse")
-      return this.takeListed(ask);
+  private async takeAnnounced(arrived: Ask): Promise<void> {
+    const { ask, verdict } = await this.access.admission(arrived);
+    if (verdict.action === "refuse") return this.takeListed(ask);
     this.asks.track(ask, "pending", { unwritten: true });
     if (ask.chatId) await this.cards.route(ask.chatId);
     // A failed write is logged where it was made; the store is asked instead.
@@ -361,7 +366,15 @@ export class AskBroker extends Emitter<BrokerEvents> {
     userId: string,
     reply: ReplyClaim,
     title?: string,
+    userName?: string,
   ): Promise<void> {
+    // Before the reply's request goes out, so its run's first ask finds whose it is.
+    await this.options.store.noteReplyStart(
+      chatId,
+      reply.msg,
+      userName === undefined ? { userId } : { userId, name: userName },
+      this.options.clock.now(),
+    );
     const { owner, isNew } = await inTurn([[this.chatAdmissions, chatId]], () =>
       this.access.claim(chatId, userId),
     );

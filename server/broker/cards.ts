@@ -2,7 +2,7 @@ import { type Ask, inReply } from "../../lib/ask.ts";
 import type { Clock } from "../../lib/clock.ts";
 import { errorMessage } from "../../lib/error-message.ts";
 import type { Ending } from "../../lib/outcomes.ts";
-import { admit, newestWhoMaySee } from "../../lib/policy.ts";
+import { newestWhoMaySee } from "../../lib/policy.ts";
 import type { CloseReason } from "../../lib/protocol.ts";
 import type { AskStore } from "../store/store.ts";
 import type { ChatAccess } from "./chat-access.ts";
@@ -132,7 +132,7 @@ export class Cards {
     for (const entry of asks.ofChat(chatId)) {
       const { ask } = entry;
       if (entry.answering) continue;
-      const verdict = admit(ask, { chatOwner: owner, owners: access.owners });
+      const verdict = access.judge(ask, owner);
       if (verdict.action !== "refuse") continue;
       // Every instance refuses it; the one that claims it (the row must exist) tells the source, once.
       if (entry.unwritten) {

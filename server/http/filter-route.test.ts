@@ -13,7 +13,7 @@ import {
 const SECRET = "s".repeat(40);
 const NOW = 1_700_000_000_000;
 const key = filterKey(SECRET);
-const started: [string, string, ReplyClaim, string | undefined][] = [];
+const started: [string, string, ReplyClaim, string | undefined, string | undefined][] = [];
 const titled: [string, string][] = [];
 let failWith: Error | null = null;
 let server: Server;
@@ -23,9 +23,9 @@ beforeAll(async () => {
   const route = createFilterRoute({
     key,
     now: () => NOW,
-    async replyStarted(chatId, userId, reply, title) {
+    async replyStarted(chatId, userId, reply, title, userName) {
       if (failWith) throw failWith;
-      started.push([chatId, userId, reply, title]);
+      started.push([chatId, userId, reply, title, userName]);
     },
     async chatTitled(chatId, title) {
       titled.push([chatId, title]);
@@ -72,7 +72,13 @@ async function post(
 describe("POST /openwebui/replies", () => {
   it("takes a reply's start signed by the filter: the chat's user and the reply, ordered by its start", async () => {
     expect(await post(JSON.stringify(START))).toEqual({ status: 200, body: { ok: true } });
-    expect(started).toEqual([["c1", "u1", { msg: "m1", mts: NOW }, undefined]]);
+    expect(started).toEqual([["c1", "u1", { msg: "m1", mts: NOW }, undefined, undefined]]);
+  });
+
+  it("takes the reply's user's name, as one clean line (no name when nothing is left of it): the run's cards show it", async () => {
+    await post(JSON.stringify({ ...START, userName: " Alice\u202e  Liddell\n" }));
+    await post(JSON.stringify({ ...START, userName: " \u0000 " }));
+    expect(started.map((start) => start[4])).toEqual(["Alice Liddell", undefined]);
   });
 
   it("takes the chat's title with it, as one clean line: text from users", async () => {

@@ -27,6 +27,7 @@ const BODY_LIMIT = 2 * 1024;
 
 const Id = z.string().min(1).max(200);
 const TITLE_LENGTH = 120;
+const NAME_LENGTH = 80;
 /** Text from users: one clean line, shown where the chat's id was. */
 const Title = z
   .string()
@@ -37,8 +38,15 @@ export const ReplyStartBody = z.object({
   chatId: Id,
   /** The assistant message about to be written (Open WebUI's `message_id`). */
   replyId: Id,
-  /** The chat's user (Open WebUI's user id). */
+  /** The reply's user (Open WebUI's user id): the run is judged by them. */
   userId: Id,
+  /** Their name in Open WebUI, which every card of the run shows (filter 0.5.0 on). */
+  userName: z
+    .string()
+    .max(2_000)
+    .transform((name) => displayText(name, NAME_LENGTH))
+    .optional()
+    .transform((name) => name || undefined),
   /** When the filter saw the reply start, epoch ms: orders a chat's replies as an embed token's `mts` does. */
   startedAt: z.number().int().positive(),
   /** The chat's title in Open WebUI, once it has one. */
@@ -70,7 +78,13 @@ export type FilterRouteOptions = {
   key: Buffer;
   now: () => number;
   /** A reply of the chat starts for this user (the broker records the owner and notes the reply, and the title). */
-  replyStarted(chatId: string, userId: string, reply: ReplyClaim, title?: string): Promise<void>;
+  replyStarted(
+    chatId: string,
+    userId: string,
+    reply: ReplyClaim,
+    title?: string,
+    userName?: string,
+  ): Promise<void>;
   chatTitled(chatId: string, title: string): Promise<void>;
   log: (message: string) => void;
 };
@@ -111,8 +125,14 @@ export function createFilterRoute(options: FilterRouteOptions) {
       } else {
         const parsed = parseJson(read.body, ReplyStartBody);
         if (!parsed.ok) return parsed.reply;
-        const { chatId, replyId, userId, startedAt, title } = parsed.value;
-        await options.replyStarted(chatId, userId, { msg: replyId, mts: startedAt }, title);
+        const { chatId, replyId, userId, userName, startedAt, title } = parsed.value;
+        await options.replyStarted(
+          chatId,
+          userId,
+          { msg: replyId, mts: startedAt },
+          title,
+          userName,
+        );
       }
     } catch (error) {
       const away = unavailable(
