@@ -1,6 +1,7 @@
 import { type KeyboardEvent, useEffect, useId, useRef, useState } from "react";
 import type { AskQuestion, QuestionAsk } from "../../lib/ask.ts";
 import { questionHeading } from "../../lib/wording.ts";
+import { AskOrigin } from "./AskOrigin.tsx";
 import { cx, textDirection } from "./format.ts";
 import {
   buildAnswer,
@@ -224,6 +225,7 @@ export function QuestionCard({ ask, onAnswer, autoFocus = false, headingLevel = 
         >
           {questionHeading(question)}
         </Heading>
+        <AskOrigin ask={ask} />
         {total > 1 && (
           <p className={cx("mt-1 text-xs", muted)}>
             Question {index + 1} of {total}

@@ -307,7 +307,7 @@ describe("a /v1 run no reply start vouches for (deny by default)", () => {
   }
 
   it.for([
-    ["no `user` (a temporary chat, a task)", () => undefined],
+    ["no `user` (a temporary chat, a task)", (): string | undefined => undefined],
     ["the filter's unvouched session (a task it saw)", () => `openwebui-unvouched:${randomUUID()}`],
   ] as const)(
     "%s: its approval is denied at once, nothing runs, and the dashboard says why",
