@@ -130,8 +130,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
   const filterRoute = createFilterRoute({
     key: filterKey(options.authSecret),
     now: () => clock.now(),
-    replyStarted: (chatId, userId, reply, title, userName) =>
-      broker.replyStarted(chatId, userId, reply, title, userName),
+    replyStarted: (start) => broker.replyStarted(start),
     chatTitled: (chatId, title) => broker.chatTitled(chatId, title),
     log,
   });

@@ -554,6 +554,23 @@ async def open_webui_chat_title(chat_id: str) -> str | None:
     return title if isinstance(title, str) and title.strip() and title != _UNTITLED else None
 
 
+async def open_webui_chat_owner(chat_id: str) -> str | None:
+    """The chat's user as Open WebUI records it (this runs inside Open WebUI), or None outside it.
+
+    One column read, as models/chats.py reads a title (0.11.0 and 0.12.4 alike): in a shared chat a guest's
+    reply must not make the guest its owner.
+    """
+    try:
+        from open_webui.internal.db import get_async_db_context  # noqa: PLC0415 - only inside Open WebUI
+        from open_webui.models.chats import Chat  # noqa: PLC0415
+        from sqlalchemy import select  # noqa: PLC0415
+    except ImportError:
+        return None
+    async with get_async_db_context() as session:
+        row = (await session.execute(select(Chat.user_id).filter_by(id=chat_id))).first()
+    return row[0] if row is not None and isinstance(row[0], str) and row[0] else None
+
+
 def parse_model_ids(text: str) -> set[str]:
     return {part.strip() for part in text.split(",") if part.strip()}
 
@@ -618,6 +635,7 @@ class Filter:
         self.send_again_after: tuple[float, ...] = SEND_AGAIN_AFTER_SECONDS
         self.title_looks_after: tuple[float, ...] = TITLE_LOOKS_AFTER_SECONDS
         self.chat_title: Callable[[str], Awaitable[str | None]] = open_webui_chat_title
+        self.chat_owner: Callable[[str], Awaitable[str | None]] = open_webui_chat_owner
         # The title watches still running (a task only the event loop holds may be collected).
         self._title_watches: set[asyncio.Task] = set()
 
@@ -705,6 +723,9 @@ class Filter:
             "userId": user_id,
             "startedAt": int(started * 1000),
         }
+        owner = await self._owner_of(chat_id)
+        if owner is not None:
+            start["chatOwnerId"] = owner
         name = user.get("name")
         if isinstance(name, str) and name.strip():
             # Every card of the reply's run says whose run asked (server 0.5 on; earlier ones ignore it).
@@ -733,6 +754,14 @@ class Filter:
             and len(reply_id(message_id)) <= _MAX_ID_LENGTH
             and len(user_id) <= _MAX_ID_LENGTH
         )
+
+    async def _owner_of(self, chat_id: str) -> str | None:
+        try:
+            owner = await self.chat_owner(chat_id)
+        except Exception as error:  # noqa: BLE001 - without it the server records the reply's user, as before
+            log.warning("OpenClaw Asks could not read a chat's user: %s", type(error).__name__)
+            return None
+        return owner if owner is not None and len(owner) <= _MAX_ID_LENGTH else None
 
     async def _title_of(self, chat_id: str) -> str | None:
         try:

@@ -142,6 +142,12 @@ class FilterTestCase(unittest.IsolatedAsyncioTestCase):
             return self.chat_titles.get(chat_id)
 
         self.plugin.chat_title = chat_title
+        self.chat_owners: dict[str, str] = {}
+
+        async def chat_owner(chat_id: str) -> str | None:
+            return self.chat_owners.get(chat_id)
+
+        self.plugin.chat_owner = chat_owner
         self.plugin.valves = Filter.Valves(
             auth_secret=SECRET, asks_url="https://asks.example.com/", server_url=self.starts.url
         )
@@ -237,6 +243,28 @@ class InletTest(FilterTestCase):
             ],
         )
         self.assertEqual(self.starts.refused, [])
+
+    async def test_names_the_chats_owner_as_open_webui_records_it_beside_the_replys_user(self):
+        # A guest replying in a chat shared with them ("Allow replies"): the chat stays the owner's.
+        self.chat_owners["chat/42"] = "owner-1"
+        await self.inlet()
+        self.assertEqual(
+            (self.starts.received[0]["userId"], self.starts.received[0]["chatOwnerId"]),
+            ("user-7", "owner-1"),
+        )
+
+        async def unreadable(chat_id: str) -> str | None:
+            raise RuntimeError("database locked")
+
+        self.plugin.chat_owner = unreadable
+        with self.assertLogs("openclaw_asks_filter", "WARNING"):
+            await self.inlet()
+        self.assertNotIn("chatOwnerId", self.starts.received[1])
+
+    async def test_outside_open_webui_the_chats_owner_is_not_known(self):
+        from openclaw_asks_filter import open_webui_chat_owner  # noqa: PLC0415
+
+        self.assertIsNone(await open_webui_chat_owner("chat/42"))
 
     async def test_reaches_openclaw_asks_at_asks_url_when_no_server_url_is_set(self):
         self.plugin.valves = Filter.Valves(auth_secret=SECRET, asks_url=self.starts.url)

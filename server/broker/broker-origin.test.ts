@@ -40,7 +40,12 @@ describe("§6 the run was not started by an owner (deny by default)", () => {
     broker,
     tabs,
   }) => {
-    await broker.replyStarted("c1", "owner", { msg: "m1", mts: T0 }, undefined, "Olive Owner");
+    await broker.replyStarted({
+      chatId: "c1",
+      userId: "owner",
+      userName: "Olive Owner",
+      reply: { msg: "m1", mts: T0 },
+    });
     await broker.view(widget("w1", "c1", "m1", 0), "c1");
     await broker.receive(approval("p1", "c1", onV1("c1", "m1")));
     await broker.receive(secret("s1", "c1", onV1("c1", "m1")));
@@ -72,7 +77,7 @@ describe("§6 the run was not started by an owner (deny by default)", () => {
   ] as const)(
     "a /v1 run no reply start vouches for, %s: approval denied and secret cancelled at once, saying why; a question is asked",
     async ([, chatId, sessionKey], { store, channel, broker, tabs }) => {
-      await broker.replyStarted("c1", "owner", { msg: "m1", mts: T0 });
+      await broker.replyStarted({ chatId: "c1", userId: "owner", reply: { msg: "m1", mts: T0 } });
       await broker.view(tab("dash"), "c1");
       const run = { sessionKey, runId: "chatcmpl_9", replyId: chatId ? "forged" : undefined };
       await broker.receive(approval("p1", chatId, run));
@@ -94,12 +99,31 @@ describe("§6 the run was not started by an owner (deny by default)", () => {
     channel,
     broker,
   }) => {
-    await broker.replyStarted("c1", "owner", { msg: "m1", mts: T0 });
-    await broker.replyStarted("c1", "guest", { msg: "m2", mts: T0 + 5 });
+    await broker.replyStarted({ chatId: "c1", userId: "owner", reply: { msg: "m1", mts: T0 } });
+    await broker.replyStarted({ chatId: "c1", userId: "guest", reply: { msg: "m2", mts: T0 + 5 } });
     await broker.receive(approval("p1", "c1", onV1("c1", "m2")));
     await broker.receive(approval("p2", "c1", onV1("c1", "m1")));
     expect(channel.refused).toEqual(["p1"]);
     expect(broker.getPending("p2")?.origin).toMatchObject({ kind: "reply", userId: "owner" });
+  });
+
+  it("a guest's first reply in a chat nobody recorded yet records the owner Open WebUI names, never the guest", async ({
+    store,
+    channel,
+    broker,
+  }) => {
+    await broker.replyStarted({
+      chatId: "c1",
+      userId: "guest",
+      chatOwnerId: "owner",
+      reply: { msg: "m1", mts: T0 },
+    });
+    expect(await store.chatOwner("c1")).toBe("owner");
+    await broker.receive(approval("p1", "c1", onV1("c1", "m1")));
+    expect(channel.refused).toEqual(["p1"]);
+    // A filter before 0.5.0 names no chat owner: the reply's user is recorded, as before.
+    await broker.replyStarted({ chatId: "c2", userId: "guest", reply: { msg: "m2", mts: T0 } });
+    expect(await store.chatOwner("c2")).toBe("guest");
   });
 
   it("a reply start vouches for a day: a run of a reply started longer ago is nobody's", async ({
@@ -107,7 +131,7 @@ describe("§6 the run was not started by an owner (deny by default)", () => {
     channel,
     broker,
   }) => {
-    await broker.replyStarted("c1", "owner", { msg: "m1", mts: T0 });
+    await broker.replyStarted({ chatId: "c1", userId: "owner", reply: { msg: "m1", mts: T0 } });
     clock.advance(24 * 3_600_000 + 1);
     await broker.receive(approval("p1", "c1", { ...onV1("c1", "m1"), expiresAt: null }));
     expect(channel.refused).toEqual(["p1"]);

@@ -22,6 +22,7 @@ import type {
   Outcome,
   Presence,
   ReplyClaim,
+  ReplyStart,
   SourceListing,
   Tab,
 } from "./ports.ts";
@@ -361,13 +362,8 @@ export class AskBroker extends Emitter<BrokerEvents> {
    * the Gateway: the chat's owner is recorded (when none is yet, as its widget's first view would),
    * so the reply's first ask already meets the guest rules; and the reply is noted as the chat's newest.
    */
-  async replyStarted(
-    chatId: string,
-    userId: string,
-    reply: ReplyClaim,
-    title?: string,
-    userName?: string,
-  ): Promise<void> {
+  async replyStarted(start: ReplyStart): Promise<void> {
+    const { chatId, userId, userName, reply, title } = start;
     // Before the reply's request goes out, so its run's first ask finds whose it is.
     await this.options.store.noteReplyStart(
       chatId,
@@ -375,8 +371,9 @@ export class AskBroker extends Emitter<BrokerEvents> {
       userName === undefined ? { userId } : { userId, name: userName },
       this.options.clock.now(),
     );
+    // The chat's owner is Open WebUI's, not whoever replied first (a guest in a shared chat).
     const { owner, isNew } = await inTurn([[this.chatAdmissions, chatId]], () =>
-      this.access.claim(chatId, userId),
+      this.access.claim(chatId, start.chatOwnerId ?? userId),
     );
     this.access.noteView(chatId, owner);
     if (isNew) await this.cards.readmit(chatId, owner);

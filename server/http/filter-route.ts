@@ -3,7 +3,7 @@ import type { IncomingMessage } from "node:http";
 import { z } from "zod";
 import { displayText } from "../../lib/display-text.ts";
 import { fail } from "../../lib/protocol.ts";
-import type { ReplyClaim } from "../broker/ports.ts";
+import type { ReplyStart } from "../broker/ports.ts";
 import { unavailable } from "../store/store.ts";
 import { parseJson, readBody, refused, type Reply, serveJson } from "./json-routes.ts";
 
@@ -40,6 +40,8 @@ export const ReplyStartBody = z.object({
   replyId: Id,
   /** The reply's user (Open WebUI's user id): the run is judged by them. */
   userId: Id,
+  /** The chat's user as Open WebUI records it (filter 0.5.0 on): recorded as its owner, not the reply's user. */
+  chatOwnerId: Id.optional(),
   /** Their name in Open WebUI, which every card of the run shows (filter 0.5.0 on). */
   userName: z
     .string()
@@ -78,13 +80,7 @@ export type FilterRouteOptions = {
   key: Buffer;
   now: () => number;
   /** A reply of the chat starts for this user (the broker records the owner and notes the reply, and the title). */
-  replyStarted(
-    chatId: string,
-    userId: string,
-    reply: ReplyClaim,
-    title?: string,
-    userName?: string,
-  ): Promise<void>;
+  replyStarted(start: ReplyStart): Promise<void>;
   chatTitled(chatId: string, title: string): Promise<void>;
   log: (message: string) => void;
 };
@@ -125,14 +121,8 @@ export function createFilterRoute(options: FilterRouteOptions) {
       } else {
         const parsed = parseJson(read.body, ReplyStartBody);
         if (!parsed.ok) return parsed.reply;
-        const { chatId, replyId, userId, userName, startedAt, title } = parsed.value;
-        await options.replyStarted(
-          chatId,
-          userId,
-          { msg: replyId, mts: startedAt },
-          title,
-          userName,
-        );
+        const { replyId, startedAt, ...start } = parsed.value;
+        await options.replyStarted({ ...start, reply: { msg: replyId, mts: startedAt } });
       }
     } catch (error) {
       const away = unavailable(
