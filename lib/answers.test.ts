@@ -241,9 +241,9 @@ describe("mapAnswer", () => {
   });
 });
 
-/** The card a reply ending in a `kind` prompt becomes, as the chat watcher makes it. */
-function promptCard(kind: PromptKind): Ask {
-  const { prompt } = feedSnapshots([PROMPTS[kind]]);
+/** The card a reply ending in a `kind` prompt (or this reply's) becomes, as the chat watcher makes it. */
+function promptCard(kind: PromptKind, reply = PROMPTS[kind]): Ask {
+  const { prompt } = feedSnapshots([reply]);
   if (prompt === null) throw new Error(`no prompt in ${kind}`);
   return askFromTextPrompt(prompt, {
     id: `prompt:${kind}`,
@@ -325,5 +325,33 @@ describe("mapAnswer: a text prompt's card continues the run with the answer as t
     });
     expect(message).toContain("SQLite");
     expect(message).toContain("Cheese, Olives");
+  });
+
+  it("an option label is one plain line, capped: what is submitted is what the card showed", () => {
+    const long = "x".repeat(20_000);
+    const form = {
+      questions: [
+        {
+          question: "Deploy where?",
+          options: [
+            'Staging<span style="display:none">, and prod too</span>',
+            "Prod\n\nrm -rf /",
+            long,
+            "<b></b>",
+          ],
+        },
+      ],
+    };
+    const card = promptCard(
+      "form",
+      `Let me check.\n\nOpenClaw needs input: ${JSON.stringify(form)}`,
+    );
+    const [question] = questionsOf(card);
+    const labels = question!.options.map((option) => option.label);
+    expect(labels).toEqual(["Staging , and prod too", "Prod rm -rf /", `${"x".repeat(119)}…`]);
+    for (const label of labels)
+      expect(
+        mapAnswer(card, { type: "questions", answers: { [question!.id]: [label] } }),
+      ).toMatchObject({ ok: true, reply: { type: "message", text: label }, summary: label });
   });
 });

@@ -143,6 +143,20 @@ export const TextPromptInfo = z.object({
 });
 export type TextPromptInfo = z.infer<typeof TextPromptInfo>;
 
+/**
+ * Whose run raised the ask (docs/SECURITY.md#whose-run-asks), decided once when it arrives: every card,
+ * inbox row and push names it, and the guest rules judge it (lib/policy.ts).
+ */
+export const AskOrigin = z.discriminatedUnion("kind", [
+  /** A reply the Open WebUI filter announced (its signed reply start): the user who started it. */
+  z.object({ kind: z.literal("reply"), userId: z.string().min(1), name: z.string().optional() }),
+  /** A run on the Gateway's OpenAI-compatible endpoint that no reply start vouches for. */
+  z.object({ kind: z.literal("unvouched") }),
+  /** Any other session: the Gateway's own channels, its Control UI, the Pipe's chats (`channel` names it). */
+  z.object({ kind: z.literal("session"), channel: z.string() }),
+]);
+export type AskOrigin = z.infer<typeof AskOrigin>;
+
 const AskBase = z.object({
   id: z.string().min(1),
   source: AskSource,
@@ -160,6 +174,8 @@ const AskBase = z.object({
    */
   replyId: z.string().optional(),
   textPrompt: TextPromptInfo.optional(),
+  /** Whose run asked; rows stored by earlier versions have none. */
+  origin: AskOrigin.optional(),
 });
 
 export const QuestionAsk = AskBase.extend({

@@ -1,5 +1,6 @@
-import type { Ask } from "./ask.ts";
-import { parseSessionKey } from "./session-key.ts";
+import type { Ask, AskOrigin } from "./ask.ts";
+import { isOpenAiEndpointRun, parseSessionKey, sessionChannel } from "./session-key.ts";
+import { REFUSALS } from "./wording.ts";
 
 /**
  * Who may be asked at all (docs/ARCHITECTURE.md#routing; docs/SECURITY.md#chat-ownership). Pure: the broker carries out the verdict.
@@ -13,22 +14,58 @@ export type AdmissionContext = {
   /** The chat's recorded owner, or null while nobody has viewed it. */
   chatOwner: string | null;
   owners: ReadonlySet<string>;
+  /** ALLOW_UNVOUCHED_RUNS: runs on the Gateway's `/v1` that no reply start vouches for are asked too. */
+  allowUnvouched?: boolean;
 };
 
+/**
+ * Deny by default (docs/SECURITY.md#whose-run-asks): approvals and secret requests are asked only in a
+ * run an owner started. A reply the filter announced is judged by who started it; a `/v1` run no reply
+ * start vouches for (a temporary chat, a task, a request with its own `user`) by nobody, so it is refused;
+ * any other session (the Gateway's own channels, its Control UI, the Pipe) by its chat's recorded user.
+ * Questions and text prompts are asked in every run: they grant nothing.
+ */
 export function admit(ask: Ask, context: AdmissionContext): Admission {
   const parsed = parseSessionKey(ask.sessionKey);
   if (ask.kind === "approval" && parsed?.isThread) {
-    return { action: "refuse", summary: "Denied: approvals are not asked in channel threads" };
+    return { action: "refuse", summary: REFUSALS.inThread };
   }
-  const guestChat = context.chatOwner !== null && !context.owners.has(context.chatOwner);
-  if (guestChat && ask.kind === "approval" && ask.source !== "text-prompt") {
-    return { action: "refuse", summary: "Denied: this needs the owner's approval" };
+  const isApproval = ask.kind === "approval" && ask.source !== "text-prompt";
+  const isSecret = ask.source === "gateway.secret";
+  if (!isApproval && !isSecret) return { action: "ask" };
+  const origin = ask.origin;
+  if (origin?.kind === "unvouched" && !context.allowUnvouched) {
+    return {
+      action: "refuse",
+      summary: isApproval ? REFUSALS.unvouchedApproval : REFUSALS.unvouchedSecret,
+    };
   }
-  if (guestChat && ask.source === "gateway.secret") {
-    return { action: "refuse", summary: "Cancelled: secrets can only be entered by the owner" };
+  const runBy = origin?.kind === "reply" ? origin.userId : context.chatOwner;
+  if (runBy !== null && !context.owners.has(runBy)) {
+    return {
+      action: "refuse",
+      summary: isApproval ? REFUSALS.guestApproval : REFUSALS.guestSecret,
+    };
   }
   return { action: "ask" };
 }
+
+/**
+ * Whose run an ask is, from its session and the reply start noted for its reply (`starter`, null
+ * when none was): decided once, when it arrives.
+ */
+export function originOf(
+  ask: Pick<Ask, "sessionKey" | "runId" | "chatId" | "replyId">,
+  starter: ReplyStarter | null,
+): AskOrigin {
+  if (!isOpenAiEndpointRun(ask.sessionKey, ask.runId))
+    return { kind: "session", channel: sessionChannel(ask.sessionKey) };
+  if (starter === null) return { kind: "unvouched" };
+  return { kind: "reply", ...starter };
+}
+
+/** Who started a reply, as the filter's reply start says (the server keeps it a day). */
+export type ReplyStarter = { userId: string; name?: string };
 
 /** May a user see (and answer) this ask? Owners see everything; others only asks of chats they own. */
 export function canSee(

@@ -95,8 +95,18 @@ export function sessionKeyPatterns(patterns: string): string[] {
  * with the answer sent into its session (`run`).
  */
 export function textPromptContinuation(sessionKey: string, runId: string): "run" | "chat" {
+  return isOpenAiEndpointRun(sessionKey, runId) ? "chat" : "run";
+}
+
+/** Was the run started over the Gateway's OpenAI-compatible endpoint (`/v1`)? Its id or its session says. */
+export function isOpenAiEndpointRun(sessionKey: string, runId: string | null): boolean {
   const rest = parseSessionKey(sessionKey)?.rest ?? "";
-  return runId.startsWith("chatcmpl_") || /^openai(-user)?:/.test(rest) ? "chat" : "run";
+  return (runId ?? "").startsWith("chatcmpl_") || /^openai(-user)?:/.test(rest);
+}
+
+/** Where a session runs, for people: its first part (`main`, `telegram`, `openwebui`…). */
+export function sessionChannel(sessionKey: string): string {
+  return parseSessionKey(sessionKey)?.rest.split(":")[0] ?? "unknown";
 }
 
 function escapeRegExp(text: string): string {

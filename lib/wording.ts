@@ -2,6 +2,7 @@ import type {
   ApprovalScope,
   Ask,
   AskKind,
+  AskOrigin,
   AskQuestion,
   AskStatus,
   Decision,
@@ -70,6 +71,33 @@ export const SECRET_REQUESTED = "Secret requested";
 
 /** The approval card's eyebrow. */
 export const APPROVAL_NEEDED = "Approval needed";
+
+/** Why an ask was ended on arrival, without a card (lib/policy.ts): the agent and the history see it. */
+export const REFUSALS = {
+  inThread: "Denied: approvals are not asked in channel threads",
+  guestApproval: "Denied: this needs the owner's approval",
+  guestSecret: "Cancelled: secrets can only be entered by the owner",
+  unvouchedApproval:
+    "Denied: no owner started this run in an Open WebUI chat (a temporary chat, a background task or a direct /v1 request)",
+  unvouchedSecret:
+    "Cancelled: secrets are asked only in runs an owner started, and no owner started this one in an Open WebUI chat",
+};
+
+/** Whose run asked, on every card, inbox row and push (null for rows of earlier versions, which do not say). */
+export function originText(origin: AskOrigin | undefined): string | null {
+  switch (origin?.kind) {
+    case undefined:
+      return null;
+    case "reply":
+      return `Asked by ${origin.name || origin.userId} in Open WebUI`;
+    case "unvouched":
+      return "Asked by a /v1 request no Open WebUI reply vouches for";
+    case "session":
+      if (origin.channel === "main") return "Asked from OpenClaw's main session (Control UI)";
+      if (origin.channel === "openwebui") return "Asked from an Open WebUI chat (the Pipe)";
+      return `Asked from OpenClaw's ${origin.channel} session`;
+  }
+}
 
 /** An approval's severity as its card's badge names it. */
 export const SEVERITY_LABELS: Record<Severity, string> = {

@@ -80,6 +80,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     source: gateway,
     clock,
     owners: config.owners,
+    allowUnvouched: config.ALLOW_UNVOUCHED_RUNS === "1",
     instanceId,
     log,
   });
@@ -122,8 +123,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
   const filterRoute = createFilterRoute({
     key: filterKey(options.authSecret),
     now: () => clock.now(),
-    replyStarted: (chatId, userId, reply, title) =>
-      broker.replyStarted(chatId, userId, reply, title),
+    replyStarted: (start) => broker.replyStarted(start),
     chatTitled: (chatId, title) => broker.chatTitled(chatId, title),
     log,
   });

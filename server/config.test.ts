@@ -132,4 +132,12 @@ describe("config", () => {
       /ALLOW_UNSAFE_DEBUG must be 1/,
     );
   });
+
+  it("ALLOW_UNVOUCHED_RUNS is off by default, and only 1 turns it on", () => {
+    expect(parseConfig({}).ALLOW_UNVOUCHED_RUNS).toBeUndefined();
+    expect(parseConfig({ ALLOW_UNVOUCHED_RUNS: "1" }).ALLOW_UNVOUCHED_RUNS).toBe("1");
+    expect(() => parseConfig({ ALLOW_UNVOUCHED_RUNS: "true" })).toThrow(
+      /^Invalid configuration: ALLOW_UNVOUCHED_RUNS must be 1/,
+    );
+  });
 });

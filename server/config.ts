@@ -107,6 +107,11 @@ const EnvSchema = z
      * (the tests' push service runs on 127.0.0.1). Without it the push sender reaches public hosts only.
      */
     PUSH_ALLOW_PRIVATE_ENDPOINTS: z.literal("1", "must be 1 when set (tests only)").optional(),
+    /**
+     * Operators who call the Gateway's `/v1` from their own clients: `1` asks for approvals and secrets
+     * in runs no Open WebUI reply start vouches for too (docs/SECURITY.md#whose-run-asks). Off: refused.
+     */
+    ALLOW_UNVOUCHED_RUNS: z.literal("1", "must be 1 when set").optional(),
     TEXT_PROMPT_TIMEOUT_SECONDS: z.coerce.number().int().min(5).max(86_400).default(240),
     /** Finished asks, and chats nobody viewed, are deleted after this many days. */
     HISTORY_DAYS: z.coerce.number().int().min(1).max(36_500).default(90),

@@ -3,6 +3,7 @@ import { useNow } from "../../client/use-now.ts";
 import type { ApprovalAsk, Decision, Severity } from "../../lib/ask.ts";
 import { APPROVAL_NEEDED, DECISION_LABELS, SEVERITY_LABELS } from "../../lib/wording.ts";
 import { ApprovalScope } from "./ApprovalScope.tsx";
+import { AskOrigin } from "./AskOrigin.tsx";
 import { cx, formatCountdown, textDirection } from "./format.ts";
 import {
   card,
@@ -123,6 +124,7 @@ export function ApprovalCard({ ask, onAnswer, autoFocus = false, headingLevel = 
       >
         {approval.title}
       </Heading>
+      <AskOrigin ask={ask} />
       {approval.scope && <ApprovalScope scope={approval.scope} />}
       {approval.description && (
         <p className="mt-1 text-sm break-words whitespace-pre-line" dir="auto">

@@ -1,6 +1,7 @@
 import { type KeyboardEvent, useEffect, useId, useLayoutEffect, useRef, useState } from "react";
 import type { AskQuestion, QuestionAsk } from "../../lib/ask.ts";
 import { questionHeading } from "../../lib/wording.ts";
+import { AskOrigin } from "./AskOrigin.tsx";
 import { cx, textDirection } from "./format.ts";
 import {
   buildAnswer,
@@ -244,6 +245,7 @@ export function QuestionCard({ ask, onAnswer, autoFocus = false, headingLevel = 
         >
           {questionHeading(question)}
         </Heading>
+        <AskOrigin ask={ask} />
       </div>
 
       {mode === "confirm" ? (

@@ -2,6 +2,7 @@ import { type KeyboardEvent, useId, useLayoutEffect, useRef, useState } from "re
 import type { SecretAsk } from "../../lib/ask.ts";
 import type { SecretOutcome, TabAnswer } from "../../lib/protocol.ts";
 import { KIND_LABELS, SECRET_REQUESTED } from "../../lib/wording.ts";
+import { AskOrigin } from "./AskOrigin.tsx";
 import { cx, textDirection } from "./format.ts";
 import {
   card,
@@ -164,6 +165,7 @@ export function SecretDialog({ ask, onAnswer, onOutcome, headingLevel = 2 }: Pro
       >
         {name}
       </Heading>
+      <AskOrigin ask={ask} />
       <div id={`${baseId}-why`} className="mt-2 space-y-1 text-sm">
         {secret.reason && (
           <p dir="auto">

@@ -4,6 +4,7 @@ import { useNow } from "../../client/use-now.ts";
 import type { Ask, SecretAsk } from "../../lib/ask.ts";
 import type { SecretOutcome } from "../../lib/protocol.ts";
 import { KIND_LABELS, kindLabel, SECRET_REQUESTED } from "../../lib/wording.ts";
+import { AskOrigin } from "../asks/AskOrigin.tsx";
 import { AskView } from "../asks/AskView.tsx";
 import { cx, formatSpan } from "../asks/format.ts";
 import { SecretDialog } from "../asks/SecretDialog.tsx";
@@ -114,6 +115,7 @@ export function InboxRow({
             </svg>
           </button>
           <ChatLink chatId={ask.chatId} title={chatTitle} openWebUiUrl={openWebUiUrl} />
+          <AskOrigin ask={ask} className="mt-0 py-1" />
         </div>
       </div>
       {expanded && (
@@ -274,6 +276,7 @@ function SecretLauncher({
       <h3 id={titleId} className="mt-1 text-base font-semibold break-words" dir="auto">
         {ask.secret.name ?? KIND_LABELS.secret}
       </h3>
+      <AskOrigin ask={ask} />
       {ask.secret.reason && (
         <p className="mt-1 text-sm break-words" dir="auto">
           {ask.secret.reason}

@@ -1,7 +1,7 @@
 """
 title: OpenClaw Asks
 description: Shows the OpenClaw agent's questions, secret requests and tool approvals for this chat as real cards, in a widget above the reply being written, and keeps its text prompts out of the reply.
-version: 0.4.2
+version: 0.5.0
 license: MIT
 """
 
@@ -10,7 +10,9 @@ license: MIT
 # Gateway's OpenAI-compatible endpoint lists them, and any other id starting with `openclaw`), or on
 # those listed in `model_ids`. For each reply it:
 # - names the reply's Gateway session (`user` = `openwebui:<chat>:<reply>`), so an ask raised by the
-#   reply's run is shown in the reply's own widget;
+#   reply's run is shown in the reply's own widget; every other request on the model (a background task,
+#   a temporary chat, an API call with no chat) gets a fresh session OpenClaw Asks knows no reply start
+#   vouches for (`openwebui-unvouched:<uuid>`), so no `user` of the caller's own ever reaches the Gateway;
 # - tells OpenClaw Asks, server to server, whose chat it is and which reply starts, before the request
 #   goes to the model (a guest's approvals and secret requests are then refused at once);
 # - puts the OpenClaw Asks widget on the reply, as an embed, and tells it the theme chosen in Open WebUI;
@@ -29,6 +31,7 @@ import re
 import time
 import urllib.error
 import urllib.request
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -519,6 +522,27 @@ def reply_session_user(chat_id: str, message_id: str) -> str:
     return f"openwebui:{chat_id}:{message_id}"
 
 
+# The prefix of a session no reply start vouches for: OpenClaw Asks maps it to no chat, and refuses its
+# approvals and secret requests (docs/SECURITY.md#whose-run-asks).
+UNVOUCHED_PREFIX = "openwebui-unvouched:"
+
+
+def unvouched_session_user() -> str:
+    """A fresh `user` for a request that is no reply of a saved chat: a session of its own, vouched by nobody."""
+    return f"{UNVOUCHED_PREFIX}{uuid.uuid4()}"
+
+
+# The server takes ids of at most this many characters, and shows names of at most this many
+# (server/http/filter-route.ts).
+_MAX_ID_LENGTH = 200
+_MAX_NAME_LENGTH = 80
+
+
+def reply_id(message_id: str) -> str:
+    """The reply's id as OpenClaw Asks sees it: `:` and `%` percent-encoded, since the session key separates chat and reply with `:`."""
+    return message_id.replace("%", "%25").replace(":", "%3A")
+
+
 def filter_key(secret: str) -> bytes:
     """The key the filter signs its calls with: derived from the shared secret, never a tab token's key."""
     return hmac.new(
@@ -586,6 +610,23 @@ def unsupported_release(version: str | None) -> str | None:
     return f"OpenClaw Asks supports Open WebUI {lines}; this is {version}: its cards may not show"
 
 
+async def open_webui_chat_owner(chat_id: str) -> str | None:
+    """The chat's user as Open WebUI records it (this runs inside Open WebUI), or None outside it.
+
+    One column read, as models/chats.py reads a title (0.11.0 and 0.12.4 alike): in a shared chat a guest's
+    reply must not make the guest its owner.
+    """
+    try:
+        from open_webui.internal.db import get_async_db_context  # noqa: PLC0415 - only inside Open WebUI
+        from open_webui.models.chats import Chat  # noqa: PLC0415
+        from sqlalchemy import select  # noqa: PLC0415
+    except ImportError:
+        return None
+    async with get_async_db_context() as session:
+        row = (await session.execute(select(Chat.user_id).filter_by(id=chat_id))).first()
+    return row[0] if row is not None and isinstance(row[0], str) and row[0] else None
+
+
 def parse_model_ids(text: str) -> set[str]:
     return {part.strip() for part in text.split(",") if part.strip()}
 
@@ -650,6 +691,7 @@ class Filter:
         self.send_again_after: tuple[float, ...] = SEND_AGAIN_AFTER_SECONDS
         self.title_looks_after: tuple[float, ...] = TITLE_LOOKS_AFTER_SECONDS
         self.chat_title: Callable[[str], Awaitable[str | None]] = open_webui_chat_title
+        self.chat_owner: Callable[[str], Awaitable[str | None]] = open_webui_chat_owner
         # The title watches still running (a task only the event loop holds may be collected).
         self._title_watches: set[asyncio.Task] = set()
         # Once per load of the function (it is loaded again when its code changes).
@@ -680,23 +722,26 @@ class Filter:
         __model__: dict | None = None,
     ) -> dict:
         metadata = __metadata__ or {}
-        # Background tasks (title, tags, follow-ups, memory review, ...) carry `task`: no reply to put a widget on.
-        if metadata.get("task") or not self._acts_on(__model__, body):
+        if not self._acts_on(__model__, body):
             return body
         # The server sets these (main.py:1180-1212 the chat, main.py:1716-1719 the assistant message of this
         # model's run), and the emitter is bound to exactly that message (middleware.py:2398
         # get_event_emitter(metadata)). The client's body is not trusted for them.
         chat_id = metadata.get("chat_id")
         message_id = metadata.get("message_id")
-        user_id = (__user__ or {}).get("id")
-        if not (chat_id and message_id and user_id and __event_emitter__) or chat_id.startswith(
-            _UNSAVED_CHAT_PREFIXES
-        ):
+        user = __user__ or {}
+        user_id = user.get("id")
+        if not self._is_reply(metadata, user_id) or not __event_emitter__:
+            # Background tasks (title, tags, follow-ups...) carry `task`; temporary chats and API calls with
+            # no chat are no reply of a saved chat. Their runs get a session of their own that no reply start
+            # vouches for: whatever `user` the caller sent never names a chat at the Gateway.
+            body["user"] = unvouched_session_user()
             return body
         # The Gateway's session of this reply (docs/gateway/openai-http-api.md, "Session behavior"): it names the
         # chat and the reply, so the reply's asks are shown in its widget. A filter's `user` reaches a plain
         # OpenAI connection unchanged (routers/openai.py:1206-1261).
-        body["user"] = reply_session_user(chat_id, message_id)
+        server_reply_id = reply_id(message_id)
+        body["user"] = reply_session_user(chat_id, server_reply_id)
         if len(self.valves.auth_secret) < _MIN_AUTH_SECRET_LENGTH:
             # Without the shared secret no token can be minted; say so on the reply instead of failing the chat.
             await __event_emitter__(
@@ -716,7 +761,7 @@ class Filter:
             chat_id,
             self.valves.token_ttl_seconds,
             now=started,
-            message_id=message_id,
+            message_id=server_reply_id,
         )
         # `replace`: the message's embeds become exactly this widget, in the database and in open tabs
         # (socket/main.py:1036-1050); Continue re-runs the same message and must not stack a second one.
@@ -735,16 +780,49 @@ class Filter:
             self._forget(next(iter(self._replies)))
         start = {
             "chatId": chat_id,
-            "replyId": message_id,
+            "replyId": server_reply_id,
             "userId": user_id,
             "startedAt": int(started * 1000),
         }
+        owner = await self._owner_of(chat_id)
+        if owner is not None:
+            start["chatOwnerId"] = owner
+        name = user.get("name")
+        if isinstance(name, str) and name.strip():
+            # Every card of the reply's run says whose run asked (server 0.5 on; earlier ones ignore it).
+            start["userName"] = name[:_MAX_NAME_LENGTH]
         await self._tell(
             "/openwebui/replies",
             start | ({"title": title} if title else {}),
             "the start of a reply",
         )
         return body
+
+    @staticmethod
+    def _is_reply(metadata: dict, user_id: object) -> bool:
+        """Is this request a reply of a saved chat, whose start the server can be told (and whose ids fit its session key)?"""
+        chat_id = metadata.get("chat_id")
+        message_id = metadata.get("message_id")
+        return (
+            not metadata.get("task")
+            and isinstance(chat_id, str)
+            and isinstance(message_id, str)
+            and isinstance(user_id, str)
+            and bool(chat_id and message_id and user_id)
+            and not chat_id.startswith(_UNSAVED_CHAT_PREFIXES)
+            and ":" not in chat_id
+            and len(chat_id) <= _MAX_ID_LENGTH
+            and len(reply_id(message_id)) <= _MAX_ID_LENGTH
+            and len(user_id) <= _MAX_ID_LENGTH
+        )
+
+    async def _owner_of(self, chat_id: str) -> str | None:
+        try:
+            owner = await self.chat_owner(chat_id)
+        except Exception as error:  # noqa: BLE001 - without it the server records the reply's user, as before
+            log.warning("OpenClaw Asks could not read a chat's user: %s", type(error).__name__)
+            return None
+        return owner if owner is not None and len(owner) <= _MAX_ID_LENGTH else None
 
     async def _title_of(self, chat_id: str) -> str | None:
         try:
@@ -798,9 +876,25 @@ class Filter:
     # (tools/builtin.py:525-634); the Gateway refuses a caller's tool named like one of its own ("client
     # tool name conflict"), so every reply on OpenClaw would fail, and the agent's questions belong to its
     # own `ask_user`, which OpenClaw Asks shows. Such tools are dropped here.
-    async def request(self, body: dict, __model__: dict | None = None) -> dict:
+    #
+    # It also has the last word on the session (it runs after everything that edits the body): a reply the
+    # inlet announced keeps its session; any other request gets one no reply start vouches for.
+    async def request(
+        self,
+        body: dict,
+        __model__: dict | None = None,
+        __metadata__: dict | None = None,
+        __user__: dict | None = None,
+    ) -> dict:
+        if not self._acts_on(__model__, body):
+            return body
+        metadata = __metadata__ or {}
+        if self._is_reply(metadata, (__user__ or {}).get("id")):
+            body["user"] = reply_session_user(metadata["chat_id"], reply_id(metadata["message_id"]))
+        elif not str(body.get("user") or "").startswith(UNVOUCHED_PREFIX):
+            body["user"] = unvouched_session_user()
         tools = body.get("tools")
-        if not isinstance(tools, list) or not self._acts_on(__model__, body):
+        if not isinstance(tools, list):
             return body
         kept = [tool for tool in tools if _tool_name(tool) not in GATEWAY_OWN_TOOL_NAMES]
         if len(kept) != len(tools):

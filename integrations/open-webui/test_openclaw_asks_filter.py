@@ -23,6 +23,7 @@ from urllib.parse import parse_qs, urlparse
 
 sys.path.insert(0, str(Path(__file__).parent))
 from openclaw_asks_filter import (
+    UNVOUCHED_PREFIX,
     Filter,
     PromptScanner,
     is_openclaw_model,
@@ -148,6 +149,12 @@ class FilterTestCase(unittest.IsolatedAsyncioTestCase):
             return self.chat_titles.get(chat_id)
 
         self.plugin.chat_title = chat_title
+        self.chat_owners: dict[str, str] = {}
+
+        async def chat_owner(chat_id: str) -> str | None:
+            return self.chat_owners.get(chat_id)
+
+        self.plugin.chat_owner = chat_owner
         self.plugin.valves = Filter.Valves(
             auth_secret=SECRET, asks_url="https://asks.example.com/", server_url=self.starts.url
         )
@@ -237,11 +244,34 @@ class InletTest(FilterTestCase):
                     "chatId": "chat/42",
                     "replyId": "assistant-2",
                     "userId": "user-7",
+                    "userName": "Dana",
                     "startedAt": claims["mts"],
                 }
             ],
         )
         self.assertEqual(self.starts.refused, [])
+
+    async def test_names_the_chats_owner_as_open_webui_records_it_beside_the_replys_user(self):
+        # A guest replying in a chat shared with them ("Allow replies"): the chat stays the owner's.
+        self.chat_owners["chat/42"] = "owner-1"
+        await self.inlet()
+        self.assertEqual(
+            (self.starts.received[0]["userId"], self.starts.received[0]["chatOwnerId"]),
+            ("user-7", "owner-1"),
+        )
+
+        async def unreadable(chat_id: str) -> str | None:
+            raise RuntimeError("database locked")
+
+        self.plugin.chat_owner = unreadable
+        with self.assertLogs("openclaw_asks_filter", "WARNING"):
+            await self.inlet()
+        self.assertNotIn("chatOwnerId", self.starts.received[1])
+
+    async def test_outside_open_webui_the_chats_owner_is_not_known(self):
+        from openclaw_asks_filter import open_webui_chat_owner  # noqa: PLC0415
+
+        self.assertIsNone(await open_webui_chat_owner("chat/42"))
 
     async def test_reaches_openclaw_asks_at_asks_url_when_no_server_url_is_set(self):
         self.plugin.valves = Filter.Valves(auth_secret=SECRET, asks_url=self.starts.url)
@@ -292,7 +322,8 @@ class InletTest(FilterTestCase):
         self.assertEqual((older["msg"], newer["msg"]), ("assistant-2", "assistant-4"))
         self.assertLessEqual(older["mts"], newer["mts"])
 
-    async def test_skips_background_tasks(self):
+    async def test_background_tasks_get_no_widget_and_a_session_no_reply_start_vouches_for(self):
+        sessions = set()
         for task in (
             "title_generation",
             "tags_generation",
@@ -301,9 +332,53 @@ class InletTest(FilterTestCase):
         ):
             body, emitter = await self.inlet(metadata={"task": task})
             self.assertEqual(emitter.events, [], task)
-            self.assertNotIn("user", body)
+            self.assertTrue(body["user"].startswith(UNVOUCHED_PREFIX), body["user"])
+            sessions.add(body["user"])
+        self.assertEqual(len(sessions), 4, "each task a session of its own")
         self.assertNotIn("embeds", self.chat["messages"]["assistant-2"])
         self.assertEqual(self.starts.received, [])
+
+    async def test_a_callers_own_user_never_reaches_the_gateway(self):
+        # Naming the owner's chat: in a temporary chat (Controls > Advanced Params), from the API with no
+        # chat, in a task; and in a normal chat, where the reply's own session wins.
+        forged = "openwebui:owners-chat:their-reply"
+        for metadata in (
+            {"chat_id": "local:sock-1"},
+            {"chat_id": None, "message_id": None},
+            {"task": "title_generation"},
+        ):
+            body = {"model": "openclaw/main", "user": forged, "messages": []}
+            await self.inlet(body=body, metadata=metadata)
+            self.assertTrue(body["user"].startswith(UNVOUCHED_PREFIX), metadata)
+        self.assertEqual(self.starts.received, [])
+
+    async def test_a_message_id_with_a_colon_is_encoded_the_same_everywhere_the_server_sees_it(
+        self,
+    ):
+        self.chat["messages"]["a:b%c"] = {"role": "assistant"}
+        body, _ = await self.inlet("a:b%c")
+        self.assertEqual(body["user"], "openwebui:chat/42:a%3Ab%25c")
+        _, claims = self.widget_of("a:b%c")
+        self.assertEqual(claims["msg"], "a%3Ab%25c")
+        self.assertEqual(self.starts.received[-1]["replyId"], "a%3Ab%25c")
+
+    async def test_ids_that_cannot_name_a_reply_get_a_session_no_reply_start_vouches_for(self):
+        for metadata in ({"chat_id": "chat:42"}, {"chat_id": "c" * 201}):
+            body, emitter = await self.inlet(metadata=metadata)
+            self.assertEqual(emitter.events, [], metadata)
+            self.assertTrue(body["user"].startswith(UNVOUCHED_PREFIX), metadata)
+        self.chat["messages"]["m" * 199 + ":"] = {"role": "assistant"}
+        body, _ = await self.inlet("m" * 199 + ":")
+        self.assertTrue(body["user"].startswith(UNVOUCHED_PREFIX))
+        self.assertEqual(self.starts.received, [])
+
+    async def test_the_reply_start_names_the_user_in_one_capped_field_and_only_when_there_is_a_name(
+        self,
+    ):
+        await self.inlet(__user__={"id": "user-7", "name": "D" * 500})
+        await self.inlet(__user__={"id": "user-7", "name": "  "})
+        self.assertEqual(len(self.starts.received[0]["userName"]), 80)
+        self.assertNotIn("userName", self.starts.received[1])
 
     async def test_acts_on_openclaw_models_by_default(self):
         for model_id in (
@@ -352,7 +427,7 @@ class InletTest(FilterTestCase):
         _, claims = self.widget_of("assistant-2")
         self.assertEqual(claims["exp"] - claims["iat"], 7200)
 
-    async def test_does_nothing_without_chat_message_user_or_emitter_or_in_unsaved_chats(self):
+    async def test_no_widget_without_chat_message_user_or_emitter_or_in_unsaved_chats(self):
         for metadata in (
             {"chat_id": ""},
             {"message_id": ""},
@@ -362,9 +437,11 @@ class InletTest(FilterTestCase):
         ):
             body, emitter = await self.inlet(metadata=metadata)
             self.assertEqual(emitter.events, [], metadata)
-            self.assertNotIn("user", body, metadata)
+            self.assertTrue(body["user"].startswith(UNVOUCHED_PREFIX), metadata)
         _, emitter = await self.inlet(__user__={})
         self.assertEqual(emitter.events, [])
+        body, _ = await self.inlet(__event_emitter__=None)
+        self.assertTrue(body["user"].startswith(UNVOUCHED_PREFIX))
         body = {"messages": []}
         self.assertIs(
             await call(
@@ -686,6 +763,19 @@ class RequestTest(FilterTestCase):
         await call(self.plugin, "request", body, params)
         self.assertNotIn("tools", body)
         self.assertNotIn("tool_choice", body)
+
+    async def test_has_the_last_word_on_the_session(self):
+        params, _ = self.params()
+        body = {"model": "openclaw/main", "user": "openwebui:owners-chat:their-reply"}
+        await call(self.plugin, "request", body, params)
+        self.assertEqual(body["user"], "openwebui:chat/42:assistant-2")
+        params["__metadata__"] = {**params["__metadata__"], "chat_id": "local:sock-1"}
+        body["user"] = "openwebui:owners-chat:their-reply"
+        await call(self.plugin, "request", body, params)
+        unvouched = body["user"]
+        self.assertTrue(unvouched.startswith(UNVOUCHED_PREFIX))
+        await call(self.plugin, "request", body, params)
+        self.assertEqual(body["user"], unvouched, "a follow-up call keeps its session")
 
     async def test_other_models_keep_their_tools(self):
         params, _ = self.params()

@@ -1,4 +1,10 @@
+import { displayText } from "../display-text.ts";
 import type { PromptOption } from "./types.ts";
+
+/** The longest option label a card offers (code points): its answer becomes a chat message as it is. */
+export const OPTION_LABEL_LENGTH = 120;
+/** Markup tags: Open WebUI renders a chat message as markdown, so a tag could hide what is sent. */
+const TAG = /<\/?[A-Za-z][^<>]*>/gu;
 
 /** `1. Postgres` or `2) SQLite`, any indentation; a space must follow the marker (`1.5 GB` is text). */
 const OPTION_LINE = /^\s*\d{1,3}[.)]\s+(\S.*?)\s*$/u;
@@ -19,14 +25,27 @@ export function parseOption(text: string): PromptOption {
   return { label: match[1].trim(), description: match[2].trim() };
 }
 
-/** Options with the same label (case-insensitive, trimmed) collapse into the first one. */
+/**
+ * An option's label as the card shows it and its answer sends it: one plain line (no line breaks,
+ * control characters or markup tags), at most OPTION_LABEL_LENGTH, so what is submitted is what the
+ * person saw. Empty when nothing is left.
+ */
+export function plainLabel(label: string): string {
+  return displayText(label.replace(TAG, " "), OPTION_LABEL_LENGTH);
+}
+
+/**
+ * The options a card offers: each label made plain (those left empty dropped); options with the
+ * same label (case-insensitive) collapse into the first one.
+ */
 export function dedupeOptions(options: readonly PromptOption[]): PromptOption[] {
   const seen = new Set<string>();
-  return options.filter((option) => {
-    const key = optionKey(option.label);
-    if (seen.has(key)) return false;
+  return options.flatMap((option) => {
+    const label = plainLabel(option.label);
+    const key = optionKey(label);
+    if (label === "" || seen.has(key)) return [];
     seen.add(key);
-    return true;
+    return [{ ...option, label }];
   });
 }
 

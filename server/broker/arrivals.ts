@@ -1,6 +1,5 @@
 import type { Ask } from "../../lib/ask.ts";
 import { endedAsText, EXPIRED } from "../../lib/outcomes.ts";
-import { admit } from "../../lib/policy.ts";
 import type { AskStore } from "../store/store.ts";
 import type { Cards } from "./cards.ts";
 import type { ChatAccess } from "./chat-access.ts";
@@ -64,12 +63,12 @@ export class Arrivals {
   }
 
   /** An ask that may be known already (a listing, a text prompt): the store says first. */
-  private async takeListed(ask: Ask): Promise<void> {
+  private async takeListed(arrived: Ask): Promise<void> {
     const { asks, access, cards, store } = this.options;
-    // Both reads at once: with Redis each is a round trip on the way of the card.
-    const [stored, chatOwner] = await Promise.all([
-      store.get(ask.id),
-      ask.chatId ? access.owner(ask.chatId) : null,
+    // The reads at once: with Redis each is a round trip on the way of the card.
+    const [stored, { ask, verdict, chatOwner }] = await Promise.all([
+      store.get(arrived.id),
+      access.admission(arrived),
     ]);
     if (stored) {
       // Another instance sharing the store took it in first: follow it here too. A terminal row is a
@@ -77,7 +76,6 @@ export class Arrivals {
       if (stored.status === "pending" && ask.source !== "text-prompt") await this.adopt(stored);
       return;
     }
-    const verdict = admit(ask, { chatOwner, owners: access.owners });
     if (verdict.action === "refuse") return cards.refuse(ask, verdict.summary);
     if (ask.source === "text-prompt" && !(await cards.viewerFor(ask))) {
       // A text prompt has nowhere to wait: with no tab it stays in the reply as text.
@@ -97,11 +95,10 @@ export class Arrivals {
    * asks) and is dropped once the store names it; an ask refused by policy goes the listed way (the
    * store first: its refusal is a tombstone).
    */
-  private async takeAnnounced(ask: Ask): Promise<void> {
+  private async takeAnnounced(arrived: Ask): Promise<void> {
     const { asks, access, cards, store } = this.options;
-    const chatOwner = ask.chatId ? await access.owner(ask.chatId) : null;
-    if (admit(ask, { chatOwner, owners: access.owners }).action === "refuse")
-      return this.takeListed(ask);
+    const { ask, verdict, chatOwner } = await access.admission(arrived);
+    if (verdict.action === "refuse") return this.takeListed(ask);
     asks.track(ask, { unwritten: true });
     if (ask.chatId) await cards.route(ask.chatId, chatOwner);
     // A failed write is logged where it was made; the store is asked instead.

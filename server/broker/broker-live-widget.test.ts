@@ -230,7 +230,7 @@ describe("AskBroker (the routing rules on the broker, injected clock)", () => {
       broker,
       tabs,
     }) => {
-      await broker.replyStarted("c1", "alice", { msg: "m1", mts: T0 });
+      await broker.replyStarted({ chatId: "c1", userId: "alice", reply: { msg: "m1", mts: T0 } });
       await broker.receive(approval("p1", "c1", { replyId: "m1" }));
       await broker.receive(secret("s1", "c1", { replyId: "m1" }));
       expect(channel.refused).toEqual(["p1", "s1"]);
@@ -243,7 +243,7 @@ describe("AskBroker (the routing rules on the broker, injected clock)", () => {
       broker,
     }) => {
       await broker.receive(approval("p1", "c1"));
-      await broker.replyStarted("c1", "alice", { msg: "m1", mts: T0 });
+      await broker.replyStarted({ chatId: "c1", userId: "alice", reply: { msg: "m1", mts: T0 } });
       expect(channel.refused).toEqual(["p1"]);
     });
 
@@ -251,8 +251,12 @@ describe("AskBroker (the routing rules on the broker, injected clock)", () => {
       store,
       broker,
     }) => {
-      await broker.replyStarted("c1", "alice", { msg: "m1", mts: T0 });
-      await broker.replyStarted("c1", "mallory", { msg: "m2", mts: T0 + 5 });
+      await broker.replyStarted({ chatId: "c1", userId: "alice", reply: { msg: "m1", mts: T0 } });
+      await broker.replyStarted({
+        chatId: "c1",
+        userId: "mallory",
+        reply: { msg: "m2", mts: T0 + 5 },
+      });
       expect(await store.chatOwner("c1")).toBe("alice");
       expect(await broker.isLiveReply("c1", { msg: "m1", mts: T0 })).toBe(false);
       expect(await broker.isLiveReply("c1", { msg: "m2", mts: T0 + 5 })).toBe(true);

@@ -17,6 +17,7 @@ import type {
   Outcome,
   Presence,
   ReplyClaim,
+  ReplyStart,
   SourceListing,
   Tab,
 } from "./ports.ts";
@@ -41,6 +42,8 @@ export type BrokerOptions = {
   source: AskChannel;
   clock: Clock;
   owners: ReadonlySet<string>;
+  /** ALLOW_UNVOUCHED_RUNS: `/v1` runs no reply start vouches for may ask for approvals and secrets. */
+  allowUnvouched?: boolean;
   instanceId: string;
   log: (message: string) => void;
 };
@@ -70,7 +73,13 @@ export class AskBroker implements Subscribable<BrokerEvents> {
     this.cardEvents = presence;
     this.asks = new TrackedAsks(clock);
     const asks = this.asks;
-    this.access = new ChatAccess({ store, clock, owners, settle });
+    this.access = new ChatAccess({
+      store,
+      clock,
+      owners,
+      allowUnvouched: options.allowUnvouched,
+      settle,
+    });
     this.widgets = new LiveWidgets({ presence, store, clock });
     const access = this.access;
     this.cards = new Cards({ ...options, asks, access, feed, settle });
@@ -233,14 +242,18 @@ export class AskBroker implements Subscribable<BrokerEvents> {
    * the Gateway: the chat's owner is recorded (when none is yet, as its widget's first view would),
    * so the reply's first ask already meets the guest rules; and the reply is noted as the chat's newest.
    */
-  async replyStarted(
-    chatId: string,
-    userId: string,
-    reply: ReplyClaim,
-    title?: string,
-  ): Promise<void> {
+  async replyStarted(start: ReplyStart): Promise<void> {
+    const { chatId, userId, userName, reply, title } = start;
+    // Before the reply's request goes out, so its run's first ask finds whose it is.
+    await this.options.store.noteReplyStart(
+      chatId,
+      reply.msg,
+      userName === undefined ? { userId } : { userId, name: userName },
+      this.options.clock.now(),
+    );
+    // The chat's owner is Open WebUI's, not whoever replied first (a guest in a shared chat).
     const { owner, isNew } = await inTurn([[this.chatAdmissions, chatId]], () =>
-      this.access.claim(chatId, userId),
+      this.access.claim(chatId, start.chatOwnerId ?? userId),
     );
     this.access.noteView(chatId, owner);
     if (isNew) await this.cards.readmit(chatId, owner);

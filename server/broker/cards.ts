@@ -2,7 +2,7 @@ import { type Ask, inReply } from "../../lib/ask.ts";
 import type { Clock } from "../../lib/clock.ts";
 import { errorMessage } from "../../lib/error-message.ts";
 import { endedAsText, type Ending, EXPIRED } from "../../lib/outcomes.ts";
-import { admit, newestWhoMaySee } from "../../lib/policy.ts";
+import { newestWhoMaySee } from "../../lib/policy.ts";
 import type { AskStore } from "../store/store.ts";
 import type { ChatAccess } from "./chat-access.ts";
 import type { BrokerFeed, Settle } from "./feed.ts";
@@ -140,7 +140,7 @@ export class Cards {
       if ((entry?.phase !== "pending" && entry?.phase !== "unconfirmed") || entry.answering)
         continue;
       const { ask } = entry;
-      const verdict = admit(ask, { chatOwner: owner, owners: access.owners });
+      const verdict = access.judge(ask, owner);
       if (verdict.action !== "refuse") continue;
       // Every instance refuses it; the one that claims it (the row must exist) tells the source, once.
       await asks.write(ask.id, (unwritten) => store.put(unwritten));

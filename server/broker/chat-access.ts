@@ -1,8 +1,9 @@
 import type { Ask, AskStatus } from "../../lib/ask.ts";
 import type { Clock } from "../../lib/clock.ts";
-import { canSee } from "../../lib/policy.ts";
+import { type Admission, admit, canSee, originOf } from "../../lib/policy.ts";
 import { type Ack, fail } from "../../lib/protocol.ts";
-import type { AskStore } from "../store/store.ts";
+import { isOpenAiEndpointRun } from "../../lib/session-key.ts";
+import { type AskStore, REPLY_START_KEEP_MS } from "../store/store.ts";
 import type { Tab } from "./ports.ts";
 
 /**
@@ -22,12 +23,15 @@ export type ChatAccessOptions = {
   store: AskStore;
   clock: Clock;
   owners: ReadonlySet<string>;
+  /** ALLOW_UNVOUCHED_RUNS (lib/policy.ts `admit`). */
+  allowUnvouched?: boolean;
   /** Where background work's failures go (the broker's one boundary). */
   settle: (work: Promise<unknown>, what: string) => void;
 };
 
 export class ChatAccess {
   readonly owners: ReadonlySet<string>;
+  private readonly allowUnvouched: boolean;
   private readonly store: AskStore;
   private readonly clock: Clock;
   private readonly settle: ChatAccessOptions["settle"];
@@ -39,6 +43,7 @@ export class ChatAccess {
     this.store = options.store;
     this.clock = options.clock;
     this.owners = options.owners;
+    this.allowUnvouched = options.allowUnvouched ?? false;
     this.settle = options.settle;
   }
 
@@ -48,6 +53,32 @@ export class ChatAccess {
     const owner = await this.store.chatOwner(chatId);
     if (owner !== null) this.knownOwners.set(chatId, owner);
     return owner;
+  }
+
+  /**
+   * A new ask, with whose run it is (`origin`: a `/v1` run is its reply's, as the filter's signed reply
+   * start named it, or nobody's), and whether it is asked: both reads at once, on the card's way.
+   */
+  async admission(ask: Ask): Promise<{ ask: Ask; verdict: Admission; chatOwner: string | null }> {
+    const { chatId, replyId } = ask;
+    const vouchable =
+      ask.origin === undefined &&
+      chatId !== null &&
+      replyId !== undefined &&
+      isOpenAiEndpointRun(ask.sessionKey, ask.runId);
+    const [chatOwner, starter] = await Promise.all([
+      chatId ? this.owner(chatId) : null,
+      vouchable
+        ? this.store.replyStarter(chatId, replyId, this.clock.now() - REPLY_START_KEEP_MS)
+        : null,
+    ]);
+    const judged = ask.origin ? ask : { ...ask, origin: originOf(ask, starter) };
+    return { ask: judged, verdict: this.judge(judged, chatOwner), chatOwner };
+  }
+
+  /** The one verdict (lib/policy.ts `admit`) with this server's owners and settings. */
+  judge(ask: Ask, chatOwner: string | null): Admission {
+    return admit(ask, { chatOwner, owners: this.owners, allowUnvouched: this.allowUnvouched });
   }
 
   /** Records `userId` as the chat's owner unless one is: the owner, and whether it is new. */

@@ -23,6 +23,18 @@ export type Tab = {
   reply: ReplyClaim | null;
 };
 
+/** A reply's start, as the Open WebUI filter signs it (server/http/filter-route.ts). */
+export type ReplyStart = {
+  chatId: string;
+  /** Who started the reply: its run is theirs (its asks are judged by them and name them). */
+  userId: string;
+  userName?: string;
+  /** The chat's user as Open WebUI records it (filter 0.5.0 on); without it, the reply's user. */
+  chatOwnerId?: string;
+  reply: ReplyClaim;
+  title?: string;
+};
+
 /** The assistant message an embed token was minted for (`msg`), and when (`mts`, epoch ms): a chat's replies are ordered by it. */
 export type ReplyClaim = { msg: string; mts: number };
 

@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import type { ReplyClaim } from "../broker/ports.ts";
+import type { ReplyStart } from "../broker/ports.ts";
 import { StoreUnavailable } from "../store/store.ts";
 import {
   createFilterRoute,
@@ -13,7 +13,7 @@ import {
 const SECRET = "s".repeat(40);
 const NOW = 1_700_000_000_000;
 const key = filterKey(SECRET);
-const started: [string, string, ReplyClaim, string | undefined][] = [];
+const started: ReplyStart[] = [];
 const titled: [string, string][] = [];
 let failWith: Error | null = null;
 let server: Server;
@@ -23,9 +23,9 @@ beforeAll(async () => {
   const route = createFilterRoute({
     key,
     now: () => NOW,
-    async replyStarted(chatId, userId, reply, title) {
+    async replyStarted(start) {
       if (failWith) throw failWith;
-      started.push([chatId, userId, reply, title]);
+      started.push(start);
     },
     async chatTitled(chatId, title) {
       titled.push([chatId, title]);
@@ -72,7 +72,19 @@ async function post(
 describe("POST /openwebui/replies", () => {
   it("takes a reply's start signed by the filter: the chat's user and the reply, ordered by its start", async () => {
     expect(await post(JSON.stringify(START))).toEqual({ status: 200, body: { ok: true } });
-    expect(started).toEqual([["c1", "u1", { msg: "m1", mts: NOW }, undefined]]);
+    expect(started).toEqual([{ chatId: "c1", userId: "u1", reply: { msg: "m1", mts: NOW } }]);
+  });
+
+  it("takes the chat's owner as Open WebUI records it, beside the reply's user", async () => {
+    await post(JSON.stringify({ ...START, chatOwnerId: "owner-1" }));
+    expect(started).toMatchObject([{ userId: "u1", chatOwnerId: "owner-1" }]);
+    expect((await post(JSON.stringify({ ...START, chatOwnerId: "" }))).status).toBe(400);
+  });
+
+  it("takes the reply's user's name, as one clean line (no name when nothing is left of it): the run's cards show it", async () => {
+    await post(JSON.stringify({ ...START, userName: " Alice\u202e  Liddell\n" }));
+    await post(JSON.stringify({ ...START, userName: " \u0000 " }));
+    expect(started.map((start) => start.userName)).toEqual(["Alice Liddell", undefined]);
   });
 
   it("takes the chat's title with it, as one clean line: text from users", async () => {
@@ -80,7 +92,7 @@ describe("POST /openwebui/replies", () => {
       (await post(JSON.stringify({ ...START, title: "  Q3 report\u202e: <b>draft</b>\n " })))
         .status,
     ).toBe(200);
-    expect(started.at(-1)?.[3]).toBe("Q3 report : <b>draft</b>");
+    expect(started.at(-1)?.title).toBe("Q3 report : <b>draft</b>");
     expect(
       (await post(JSON.stringify({ ...START, title: " \u0000 " }))).body.error?.message,
     ).toMatch(/title/);

@@ -4,7 +4,7 @@ import { z } from "zod";
 import { displayText } from "../../lib/display-text.ts";
 import { fail } from "../../lib/protocol.ts";
 import { derivedKey } from "../auth/keys.ts";
-import type { ReplyClaim } from "../broker/ports.ts";
+import type { ReplyStart } from "../broker/ports.ts";
 import { unavailable } from "../store/store.ts";
 import { parseJson, readBody, refused, type Reply, serveJson } from "./json-routes.ts";
 import { requestPath } from "./request-target.ts";
@@ -29,6 +29,7 @@ const BODY_LIMIT = 2 * 1024;
 
 const Id = z.string().min(1).max(200);
 const TITLE_LENGTH = 120;
+const NAME_LENGTH = 80;
 /** Text from users: one clean line, shown where the chat's id was. */
 const Title = z
   .string()
@@ -39,8 +40,17 @@ export const ReplyStartBody = z.object({
   chatId: Id,
   /** The assistant message about to be written (Open WebUI's `message_id`). */
   replyId: Id,
-  /** The chat's user (Open WebUI's user id). */
+  /** The reply's user (Open WebUI's user id): the run is judged by them. */
   userId: Id,
+  /** The chat's user as Open WebUI records it (filter 0.5.0 on): recorded as its owner, not the reply's user. */
+  chatOwnerId: Id.optional(),
+  /** Their name in Open WebUI, which every card of the run shows (filter 0.5.0 on). */
+  userName: z
+    .string()
+    .max(2_000)
+    .transform((name) => displayText(name, NAME_LENGTH))
+    .optional()
+    .transform((name) => name || undefined),
   /** When the filter saw the reply start, epoch ms: orders a chat's replies as an embed token's `mts` does. */
   startedAt: z.number().int().positive(),
   /** The chat's title in Open WebUI, once it has one. */
@@ -72,7 +82,7 @@ export type FilterRouteOptions = {
   key: Buffer;
   now: () => number;
   /** A reply of the chat starts for this user (the broker records the owner and notes the reply, and the title). */
-  replyStarted(chatId: string, userId: string, reply: ReplyClaim, title?: string): Promise<void>;
+  replyStarted(start: ReplyStart): Promise<void>;
   chatTitled(chatId: string, title: string): Promise<void>;
   log: (message: string) => void;
 };
@@ -113,8 +123,8 @@ export function createFilterRoute(options: FilterRouteOptions) {
       } else {
         const parsed = parseJson(read.body, ReplyStartBody);
         if (!parsed.ok) return parsed.reply;
-        const { chatId, replyId, userId, startedAt, title } = parsed.value;
-        await options.replyStarted(chatId, userId, { msg: replyId, mts: startedAt }, title);
+        const { replyId, startedAt, ...start } = parsed.value;
+        await options.replyStarted({ ...start, reply: { msg: replyId, mts: startedAt } });
       }
     } catch (error) {
       const away = unavailable(

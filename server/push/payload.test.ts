@@ -104,6 +104,14 @@ describe("push payloads", () => {
     );
   });
 
+  it("says whose run asked, above the chat", () => {
+    expect(
+      askPush({ ...payment, origin: { kind: "reply", userId: "u-7", name: "Dana" } }, options).body,
+    ).toBe(
+      "Pay 49.99 EUR to Stripe\nMonthly hosting\nAsked by Dana in Open WebUI\nChat c1 · 9 min left",
+    );
+  });
+
   it("names the chat by its title in Open WebUI when known", () => {
     expect(askPush(payment, { ...options, chatTitle: "Hosting bills" }).body).toBe(
       "Pay 49.99 EUR to Stripe\nMonthly hosting\nChat Hosting bills · 9 min left",

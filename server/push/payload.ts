@@ -4,6 +4,7 @@ import {
   DECISION_LABELS,
   endingSummary,
   kindLabel,
+  originText,
   PUSH_WORDING,
   questionHeading,
 } from "../../lib/wording.ts";
@@ -114,6 +115,7 @@ export function askPush(
         },
   );
   const where = [chat, timeLeft(ask, options.now)].filter(Boolean).join(" · ");
+  const origin = originText(ask.origin);
   const actions =
     ask.kind === "approval"
       ? PUSH_DECISIONS.filter(
@@ -129,7 +131,7 @@ export function askPush(
     tag: tagOf(ask.id),
     askId: ask.id,
     title,
-    body: [...lines, where].join("\n"),
+    body: [...lines, ...(origin === null ? [] : [origin]), where].join("\n"),
     url: askUrl(options.dashboardUrl, ask.id),
     severity: ask.kind === "approval" ? ask.approval.severity : null,
     actions,

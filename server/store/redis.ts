@@ -5,7 +5,15 @@ import type { ReplyClaim } from "../broker/ports.ts";
 import { ASK_SCRIPTS } from "./redis-ask-scripts.ts";
 import { redisScripts, unavailableAs } from "./redis-scripts.ts";
 import { type SetAside, setAsideAsks } from "./rows.ts";
-import type { AskStore, OwnerLinkKeyStore, RetentionStore } from "./store.ts";
+import {
+  type AskStore,
+  type OwnerLinkKeyStore,
+  readStart,
+  REPLY_START_KEEP_MS,
+  type ReplyStarter,
+  type RetentionStore,
+  writeStart,
+} from "./store.ts";
 
 /**
  * The store that several instances share: Redis 7.x (or Valkey), standalone. Every step that reads
@@ -21,6 +29,7 @@ import type { AskStore, OwnerLinkKeyStore, RetentionStore } from "./store.ts";
  *   chat → last view (retention); `settings` hash
  * - `embed:<chat>` hash (msg, mts): the chat's newest reply seen in an embed token (the live widget's);
  *   `embed-seen` sorted set chat → when an embed of it was last noted (retention)
+ * - `reply-start:["<chat>","<reply>"]` string: who started that reply (JSON), expiring after REPLY_START_KEEP_MS
  *
  * The scripts (redis-ask-scripts.ts) name keys they build from the prefix, so this runs on one Redis,
  * not a Cluster.
@@ -141,6 +150,33 @@ export class RedisAskStore implements AskStore, RetentionStore, OwnerLinkKeyStor
     return this.run("noteEmbed", chatId, embed.msg, embed.mts, at);
   }
 
+  /** One key per reply, expiring on its own: a reply start is needed only while its run may ask. */
+  async noteReplyStart(
+    chatId: string,
+    replyId: string,
+    starter: ReplyStarter,
+    at: number,
+  ): Promise<void> {
+    const key = this.replyStartKey(chatId, replyId);
+    const keep = at + REPLY_START_KEEP_MS - this.clock.now();
+    await unavailableAs(this.redis, async () => {
+      await (keep > 0
+        ? this.redis.set(key, writeStart(starter, at), "PX", keep)
+        : this.redis.del(key));
+    });
+  }
+
+  async replyStarter(
+    chatId: string,
+    replyId: string,
+    notBefore: number,
+  ): Promise<ReplyStarter | null> {
+    const text = await unavailableAs(this.redis, () =>
+      this.redis.get(this.replyStartKey(chatId, replyId)),
+    );
+    return text === null ? null : readStart(text, notBefore);
+  }
+
   async finishedInReply(chatId: string, replyId: string): Promise<Ask[]> {
     return this.rows.readAll(await this.run("finishedInReply", chatId, replyId));
   }
@@ -160,6 +196,11 @@ export class RedisAskStore implements AskStore, RetentionStore, OwnerLinkKeyStor
   }
 
   async close(): Promise<void> {}
+
+  /** Chat and reply as JSON: ids may hold any character, and no two pairs share a key. */
+  private replyStartKey(chatId: string, replyId: string): string {
+    return this.key(`reply-start:${JSON.stringify([chatId, replyId])}`);
+  }
 
   private key(name: string): string {
     return this.prefix + name;

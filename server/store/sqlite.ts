@@ -4,7 +4,15 @@ import { errorMessage } from "../../lib/error-message.ts";
 import type { ReplyClaim } from "../broker/ports.ts";
 import { PrivateDatabase } from "./private-database.ts";
 import { type SetAside, setAsideAsks } from "./rows.ts";
-import type { AskStore, OwnerLinkKeyStore, RetentionStore } from "./store.ts";
+import {
+  type AskStore,
+  type OwnerLinkKeyStore,
+  readStart,
+  REPLY_START_KEEP_MS,
+  type ReplyStarter,
+  type RetentionStore,
+  writeStart,
+} from "./store.ts";
 
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS asks (
@@ -34,6 +42,14 @@ const SCHEMA = `
     newest_mts INTEGER NOT NULL,
     noted_at INTEGER NOT NULL
   );
+  CREATE TABLE IF NOT EXISTS reply_starts (
+    chat_id TEXT NOT NULL,
+    reply_id TEXT NOT NULL,
+    starter TEXT NOT NULL,
+    started_at INTEGER NOT NULL,
+    PRIMARY KEY (chat_id, reply_id)
+  );
+  CREATE INDEX IF NOT EXISTS reply_starts_at ON reply_starts(started_at);
 `;
 
 const TERMINAL_STATUSES = "('answered', 'cancelled', 'expired', 'denied', 'ended-as-text')";
@@ -68,6 +84,10 @@ const STATEMENTS = {
     "SELECT id, body FROM asks WHERE chat_id = ? AND status != 'pending' AND json_extract(body, '$.replyId') = ? ORDER BY updated_at",
   pruneEmbeds:
     "DELETE FROM chat_embeds WHERE chat_id IN (SELECT chat_id FROM chat_embeds WHERE noted_at < :cutoff LIMIT :limit)",
+  noteReplyStart: `INSERT INTO reply_starts (chat_id, reply_id, starter, started_at) VALUES (?, ?, ?, ?)
+    ON CONFLICT(chat_id, reply_id) DO UPDATE SET starter = excluded.starter, started_at = excluded.started_at`,
+  replyStarter: "SELECT starter FROM reply_starts WHERE chat_id = ? AND reply_id = ?",
+  pruneReplyStarts: "DELETE FROM reply_starts WHERE started_at < ?",
   titleChat: "UPDATE chats SET title = ? WHERE chat_id = ?",
   // One JSON parameter, however many chats: the statement's size is fixed.
   chatTitles:
@@ -243,6 +263,25 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
     );
   }
 
+  async noteReplyStart(
+    chatId: string,
+    replyId: string,
+    starter: ReplyStarter,
+    at: number,
+  ): Promise<void> {
+    this.database.statements.noteReplyStart.run(chatId, replyId, writeStart(starter, at), at);
+  }
+
+  async replyStarter(
+    chatId: string,
+    replyId: string,
+    notBefore: number,
+  ): Promise<ReplyStarter | null> {
+    const row = this.database.statements.replyStarter.get(chatId, replyId) as
+      { starter: string } | undefined;
+    return row ? readStart(row.starter, notBefore) : null;
+  }
+
   async titleChat(chatId: string, title: string): Promise<void> {
     this.database.statements.titleChat.run(title, chatId);
   }
@@ -261,6 +300,7 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
     const chats = Number(this.database.statements.pruneChats.run({ cutoff, limit }).changes);
     // A chat nobody embedded for as long has no widget to order: a later one starts a new note.
     this.database.statements.pruneEmbeds.run({ cutoff, limit });
+    this.database.statements.pruneReplyStarts.run(this.clock.now() - REPLY_START_KEEP_MS);
     return { asks, chats };
   }
 

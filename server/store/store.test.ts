@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { question } from "../../test/support/ask-fixtures.ts";
 import { ManualClock } from "../../test/support/manual-clock.ts";
 import { storeBackends } from "../../test/support/store-backends.ts";
+import { REPLY_START_KEEP_MS } from "./store.ts";
 
 /** The contract every AskStore keeps, run against SQLite and a real Redis alike. */
 
@@ -267,6 +268,23 @@ describe.each(storeBackends())("AskStore on $name", (backend) => {
     await store.recordChatOwner("early", "alice");
     expect(await store.prune(1_000, 10)).toEqual({ asks: 0, chats: 1 });
     expect(await store.chatOwner("early")).toBeNull();
+  });
+
+  it("reply starts: who started each reply, a later start of the same reply replacing it, none noted before `notBefore`", async () => {
+    const clock = new ManualClock(10 * REPLY_START_KEEP_MS);
+    const store = await backend.open({ clock });
+    const now = clock.now();
+    const since = now - REPLY_START_KEEP_MS;
+    await store.noteReplyStart("c1", "m1", { userId: "alice", name: "Alice" }, now);
+    await store.noteReplyStart("c1", "m:2", { userId: "alice" }, now);
+    await store.noteReplyStart("c1", "m:2", { userId: "bob" }, now);
+    await store.noteReplyStart("c1", "old", { userId: "alice" }, since - 1);
+    expect(await store.replyStarter("c1", "m1", since)).toEqual({ userId: "alice", name: "Alice" });
+    expect(await store.replyStarter("c1", "m:2", since)).toEqual({ userId: "bob" });
+    expect(await store.replyStarter("c1:m", "2", since)).toBeNull();
+    expect(await store.replyStarter("c2", "m1", since)).toBeNull();
+    expect(await store.replyStarter("c1", "old", since)).toBeNull();
+    expect(await store.replyStarter("c1", "m1", now + 1)).toBeNull();
   });
 
   it("titles: a recorded chat keeps the last title given; a chat nobody owns gets none; retention removes it with its chat", async () => {

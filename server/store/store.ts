@@ -1,4 +1,6 @@
+import { z } from "zod";
 import type { Ask, AskStatus } from "../../lib/ask.ts";
+import type { ReplyStarter } from "../../lib/policy.ts";
 import { type AckError, fail } from "../../lib/protocol.ts";
 import type { ReplyClaim } from "../broker/ports.ts";
 
@@ -46,10 +48,52 @@ export interface AskStore {
   /** The finished asks whose card was last shown in this reply of the chat (its widget's summaries), oldest first. */
   finishedInReply(chatId: string, replyId: string): Promise<Ask[]>;
 
+  /**
+   * Notes who started this reply of the chat (the filter's signed reply start): the run of that reply
+   * is judged by that user (lib/policy.ts). A later start of the same reply (Continue) replaces it.
+   */
+  noteReplyStart(chatId: string, replyId: string, starter: ReplyStarter, at: number): Promise<void>;
+  /**
+   * Who started this reply, as last noted at `notBefore` or later, or null: no reply start vouches for
+   * it. Starts older than REPLY_START_KEEP_MS may be forgotten.
+   */
+  replyStarter(chatId: string, replyId: string, notBefore: number): Promise<ReplyStarter | null>;
+
   /** The chat's title as Open WebUI knows it (its filter says), for a chat whose owner is recorded; kept as long as the chat. */
   titleChat(chatId: string, title: string): Promise<void>;
   /** The titles known for these chats (those without one are absent). */
   chatTitles(chatIds: readonly string[]): Promise<Map<string, string>>;
+}
+
+export type { ReplyStarter };
+
+/**
+ * How long a reply start vouches for its run: a run waits on its asks for an hour at most (ask_user), so
+ * a day covers a restart in between; older starts are forgotten.
+ */
+export const REPLY_START_KEEP_MS = 24 * 3_600_000;
+
+const StoredStart = z.object({
+  userId: z.string().min(1),
+  name: z.string().optional(),
+  at: z.number(),
+});
+
+/** A reply start as a store keeps it (JSON): who, and when it was noted. */
+export function writeStart(starter: ReplyStarter, at: number): string {
+  return JSON.stringify({ ...starter, at });
+}
+
+/** A stored reply start noted at `notBefore` or later; one that does not parse vouches for nothing. */
+export function readStart(text: string, notBefore: number): ReplyStarter | null {
+  try {
+    const parsed = StoredStart.safeParse(JSON.parse(text));
+    if (!parsed.success || parsed.data.at < notBefore) return null;
+    const { at: _at, ...starter } = parsed.data;
+    return starter;
+  } catch {
+    return null;
+  }
 }
 
 /** The store cannot be reached now (Redis is down): nothing was read or written; it may be back soon. */

@@ -292,6 +292,66 @@ describe("a guest's /v1 reply", () => {
   });
 });
 
+describe("a /v1 run no reply start vouches for (deny by default)", () => {
+  /** A run as a temporary chat, a task or a direct call makes it: no reply start; `user` as given. */
+  function unvouched(user: string | undefined, script: Parameters<typeof stubScript>[0]) {
+    const tag = `v1-${randomUUID()}`;
+    const response = streamChatCompletion({
+      gatewayUrl,
+      token: gatewayToken,
+      model: `openclaw/${TEST_AGENT}`,
+      ...(user === undefined ? {} : { user }),
+      messages: [{ role: "user", content: stubScript({ ...script, tag }) }],
+    });
+    return { response, tag };
+  }
+
+  it.for([
+    ["no `user` (a temporary chat, a task)", (): string | undefined => undefined],
+    ["the filter's unvouched session (a task it saw)", () => `openwebui-unvouched:${randomUUID()}`],
+  ] as const)(
+    "%s: its approval is denied at once, nothing runs, and the dashboard says why",
+    async ([, user]) => {
+      const marker = join(markers, `marker-${randomUUID()}`);
+      const dashboard = await tab(null);
+      const started = Date.now();
+      const { response, tag } = unvouched(user(), {
+        tool: { id: "asks_touch_marker", args: { path: marker } },
+        then: "Told it was denied.",
+      });
+      expect((await response.done).text).toBe("Told it was denied.");
+      expect(existsSync(marker)).toBe(false);
+      const requests = await fetchStubRequests(stubModelUrl, tag);
+      const tools = (requests.at(-1)?.body.messages ?? []).filter((m) => m.role === "tool");
+      expect(messageText(tools.at(-1))).toContain("Denied");
+      const denied = (await dashboard.list("all")).find(
+        (ask) => ask.kind === "approval" && ask.createdAt >= started,
+      );
+      expect(denied).toMatchObject({
+        status: "denied",
+        origin: { kind: "unvouched" },
+        resolution: {
+          summary:
+            "Denied: no owner started this run in an Open WebUI chat (a temporary chat, a background task or a direct /v1 request)",
+        },
+      });
+    },
+  );
+
+  it("a `user` naming the owner's chat and a reply no reply start names: denied at once, never shown in the owner's open widget", async () => {
+    const at = await startReply();
+    const opened = await widget(at);
+    const marker = join(markers, `marker-${randomUUID()}`);
+    const { response } = unvouched(`openwebui:${at.chatId}:forged-${randomUUID()}`, {
+      tool: { id: "asks_touch_marker", args: { path: marker } },
+      then: "Told it was denied.",
+    });
+    expect((await response.done).text).toBe("Told it was denied.");
+    expect(existsSync(marker)).toBe(false);
+    expect(opened.shown).toEqual([]);
+  });
+});
+
 describe("a text prompt in a /v1 reply", () => {
   it("is answered as the person's next message in the chat: the widget gets it to submit, and the Gateway is sent nothing", async () => {
     const at = await startReply();
