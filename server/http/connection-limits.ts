@@ -33,6 +33,15 @@ export function capConnections(http: Server, cap: ConnectionCap): void {
   const open = new Map<string, number>();
   /** Addresses at the cap whose refusal is logged: once until they drop below it, not per connection. */
   const logged = new Set<string>();
+  // One listener shared by every socket, not a closure each: 5,000 idle tabs hold 5,000 sockets. The
+  // peer's address stays readable after the close (Node keeps what it read at the connection).
+  function release(this: Socket): void {
+    const address = unmappedAddress(this.remoteAddress ?? "unknown");
+    const left = (open.get(address) ?? 1) - 1;
+    logged.delete(address);
+    if (left > 0) open.set(address, left);
+    else open.delete(address);
+  }
   http.on("connection", (socket: Socket) => {
     const address = unmappedAddress(socket.remoteAddress ?? "unknown");
     if (cap.trusted.has(address)) return;
@@ -46,11 +55,6 @@ export function capConnections(http: Server, cap: ConnectionCap): void {
       return;
     }
     open.set(address, count + 1);
-    socket.once("close", () => {
-      const left = (open.get(address) ?? 1) - 1;
-      logged.delete(address);
-      if (left > 0) open.set(address, left);
-      else open.delete(address);
-    });
+    socket.on("close", release);
   });
 }
