@@ -1,4 +1,6 @@
-import { type ModelSettings, OpenWebuiError } from "./admin-api.ts";
+import { errorMessage } from "../../lib/error-message.ts";
+import type { EndpointState } from "../gateway/openai-endpoint.ts";
+import { type ModelSettings, OpenWebuiError, OpenWebuiUnreachable } from "./admin-api.ts";
 
 /**
  * What `npm run connect-openwebui` concludes from Open WebUI's answers, as pure functions: which
@@ -48,6 +50,32 @@ export function refusalReason(error: OpenWebuiError): string | null {
   if (error.status === 403)
     return `Open WebUI refused this call (403${detail ? `: ${detail}` : ""}): give an admin's API key`;
   return null;
+}
+
+/** Why a call to Open WebUI failed, for a step's line. */
+export function reason(error: unknown): string {
+  if (error instanceof OpenWebuiUnreachable) return error.message;
+  if (error instanceof OpenWebuiError) {
+    const refused = refusalReason(error);
+    if (refused) return refused;
+    if (error.status === 404)
+      return `this Open WebUI has no such route (404): OpenClaw Asks needs Open WebUI 0.11 or later (${error.message})`;
+    return error.message;
+  }
+  return errorMessage(error);
+}
+
+export function endpointRefusal(state: EndpointState, base: string): string {
+  switch (state) {
+    case "off":
+      return `✗ the Gateway's OpenAI-compatible endpoint is off (${base} does not answer): set gateway.http.endpoints.chatCompletions.enabled: true in the Gateway's config, or run again with --add-connection to have it set`;
+    case "token refused":
+      return `✗ the Gateway refused OPENCLAW_GATEWAY_TOKEN at ${base}: give its token`;
+    case "unreachable":
+      return `✗ cannot reach the Gateway at ${base}: is OPENCLAW_GATEWAY_URL right and the Gateway running?`;
+    case "on":
+      return "";
+  }
 }
 
 // --- the tools Open WebUI sends with a chat's request ---------------------------------------------
