@@ -41,7 +41,7 @@ export function isUserStatusOff(error: unknown): boolean {
 export function refusalReason(error: OpenWebuiError): string | null {
   const detail = error.detail ?? "";
   if (error.status === 403 && API_KEYS_OFF.test(detail))
-    return "API keys are turned off in this Open WebUI (or for this key's user): turn on Admin Panel → Settings → Authentication (General on 0.11) → API Keys, or set ENABLE_API_KEYS=true; this command takes an API key, not a password, since Open WebUI's sign-in may ask for a second factor";
+    return "API keys are turned off in this Open WebUI (or for this key's user): turn on Admin Panel → Settings → Authentication → API Keys, or set ENABLE_API_KEYS=true; this command takes an API key, not a password, since Open WebUI's sign-in may ask for a second factor";
   if (error.status === 403 && NO_PERMISSION.test(detail))
     return `this Open WebUI lets API keys call only the endpoints it lists (API key endpoint restrictions, ENABLE_API_KEYS_ENDPOINT_RESTRICTIONS): add ${KEY_ROUTES} to its allowed endpoints (API_KEYS_ALLOWED_ENDPOINTS), or turn the restrictions off`;
   if (error.status === 401 && NO_PERMISSION.test(detail))
