@@ -6,10 +6,11 @@ import { errorMessage } from "../lib/error-message.ts";
 import { loadOrCreateAuthSecret } from "./auth/secret.ts";
 import { parseConfig } from "./config.ts";
 import { connectOpenWebui, ConnectRefused, frontMatterVersion } from "./openwebui/connect.ts";
+import { PLAIN_HTTP_FLAG, printable } from "./openwebui/safety.ts";
 
 /**
  * `npm run connect-openwebui -- --url <Open WebUI URL> --api-key <an admin's API key> [--asks-url <URL>]
- * [--add-connection]`: connects Open WebUI to this server and its Gateway (server/openwebui/connect.ts).
+ * [--add-connection] [--allow-plain-http]`: connects Open WebUI to this server and its Gateway (server/openwebui/connect.ts).
  * Run it where `npm start` runs, with the same environment (DATA_DIR, AUTH_SECRET, PUBLIC_URL, the
  * Gateway's URL and token, AGENT_ID); `OPENWEBUI_URL` and `OPENWEBUI_API_KEY` stand in for the two flags.
  * Exit code 0: connected and the whole chain checked; 1: refused or failed (the reason printed); 3:
@@ -21,7 +22,7 @@ const FILTER_FILE = path.resolve(
   "../integrations/open-webui/openclaw_asks_filter.py",
 );
 const USAGE =
-  "usage: npm run connect-openwebui -- --url <Open WebUI URL> --api-key <an admin's API key> [--asks-url <URL as browsers reach OpenClaw Asks>] [--add-connection]";
+  "usage: npm run connect-openwebui -- --url <Open WebUI URL> --api-key <an admin's API key> [--asks-url <URL as browsers reach OpenClaw Asks>] [--add-connection] [--allow-plain-http]";
 
 const URL_NEEDED =
   "--url (or OPENWEBUI_URL) must be Open WebUI's URL, e.g. https://chat.example.com";
@@ -33,6 +34,7 @@ const Args = z.object({
   apiKey: z.string({ error: KEY_NEEDED }).min(1, KEY_NEEDED),
   asksUrl: z.url("--asks-url must be a URL").optional(),
   addConnection: z.boolean(),
+  allowPlainHttp: z.boolean(),
 });
 
 export function parseArgs(
@@ -43,6 +45,7 @@ export function parseArgs(
     url: env.OPENWEBUI_URL || undefined,
     apiKey: env.OPENWEBUI_API_KEY || undefined,
     addConnection: false,
+    allowPlainHttp: false,
   };
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
@@ -56,6 +59,7 @@ export function parseArgs(
     else if (arg === "--api-key") raw.apiKey = value();
     else if (arg === "--asks-url") raw.asksUrl = value();
     else if (arg === "--add-connection") raw.addConnection = true;
+    else if (arg === PLAIN_HTTP_FLAG) raw.allowPlainHttp = true;
     else throw new Error(`unknown argument ${arg}: ${USAGE}`);
   }
   const parsed = Args.safeParse(raw);
@@ -82,6 +86,7 @@ async function main(): Promise<number> {
     gatewayToken: config.OPENCLAW_GATEWAY_TOKEN,
     agentId: config.AGENT_ID,
     addConnection: args.addConnection,
+    allowPlainHttp: args.allowPlainHttp,
     filter: { content, version },
     print: (line) => console.log(line),
   });
@@ -92,7 +97,9 @@ if (import.meta.main) {
   main().then(
     (code) => process.exit(code),
     (error: unknown) => {
-      console.error(error instanceof ConnectRefused ? error.message : `✗ ${errorMessage(error)}`);
+      console.error(
+        error instanceof ConnectRefused ? error.message : printable(`✗ ${errorMessage(error)}`),
+      );
       process.exit(1);
     },
   );

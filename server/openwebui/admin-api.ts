@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { errorMessage } from "../../lib/error-message.ts";
+import { MAX_ANSWER_BYTES, readCapped } from "./safety.ts";
 
 /**
  * The few routes of Open WebUI's admin API that connecting it takes (open-webui 0.11 and 0.12:
@@ -163,7 +164,12 @@ export class OpenWebuiAdmin {
         `cannot reach Open WebUI at ${this.url}: ${errorMessage(error instanceof Error && error.cause instanceof Error ? error.cause : error)}`,
       );
     }
-    const text = await response.text();
+    const text = await readCapped(response);
+    if (text === null)
+      throw new OpenWebuiError(
+        response.status,
+        `${method} ${route} answered more than ${MAX_ANSWER_BYTES / 1024 / 1024} MiB: is ${this.url} Open WebUI?`,
+      );
     if (!response.ok)
       throw new OpenWebuiError(
         response.status,

@@ -1,4 +1,6 @@
-import { type ModelSettings, OpenWebuiError } from "./admin-api.ts";
+import { errorMessage } from "../../lib/error-message.ts";
+import type { EndpointState } from "../gateway/openai-endpoint.ts";
+import { type ModelSettings, OpenWebuiError, OpenWebuiUnreachable } from "./admin-api.ts";
 
 /**
  * What `npm run connect-openwebui` concludes from Open WebUI's answers, as pure functions: which
@@ -39,7 +41,7 @@ export function isUserStatusOff(error: unknown): boolean {
 export function refusalReason(error: OpenWebuiError): string | null {
   const detail = error.detail ?? "";
   if (error.status === 403 && API_KEYS_OFF.test(detail))
-    return "API keys are turned off in this Open WebUI (or for this key's user): turn on Admin Panel → Settings → Authentication (General on 0.11) → API Keys, or set ENABLE_API_KEYS=true; this command takes an API key, not a password, since Open WebUI's sign-in may ask for a second factor";
+    return "API keys are turned off in this Open WebUI (or for this key's user): turn on Admin Panel → Settings → Authentication → API Keys, or set ENABLE_API_KEYS=true; this command takes an API key, not a password, since Open WebUI's sign-in may ask for a second factor";
   if (error.status === 403 && NO_PERMISSION.test(detail))
     return `this Open WebUI lets API keys call only the endpoints it lists (API key endpoint restrictions, ENABLE_API_KEYS_ENDPOINT_RESTRICTIONS): add ${KEY_ROUTES} to its allowed endpoints (API_KEYS_ALLOWED_ENDPOINTS), or turn the restrictions off`;
   if (error.status === 401 && NO_PERMISSION.test(detail))
@@ -48,6 +50,32 @@ export function refusalReason(error: OpenWebuiError): string | null {
   if (error.status === 403)
     return `Open WebUI refused this call (403${detail ? `: ${detail}` : ""}): give an admin's API key`;
   return null;
+}
+
+/** Why a call to Open WebUI failed, for a step's line. */
+export function reason(error: unknown): string {
+  if (error instanceof OpenWebuiUnreachable) return error.message;
+  if (error instanceof OpenWebuiError) {
+    const refused = refusalReason(error);
+    if (refused) return refused;
+    if (error.status === 404)
+      return `this Open WebUI has no such route (404): OpenClaw Asks needs Open WebUI 0.11 or later (${error.message})`;
+    return error.message;
+  }
+  return errorMessage(error);
+}
+
+export function endpointRefusal(state: EndpointState, base: string): string {
+  switch (state) {
+    case "off":
+      return `✗ the Gateway's OpenAI-compatible endpoint is off (${base} does not answer): set gateway.http.endpoints.chatCompletions.enabled: true in the Gateway's config, or run again with --add-connection to have it set`;
+    case "token refused":
+      return `✗ the Gateway refused OPENCLAW_GATEWAY_TOKEN at ${base}: give its token`;
+    case "unreachable":
+      return `✗ cannot reach the Gateway at ${base}: is OPENCLAW_GATEWAY_URL right and the Gateway running?`;
+    case "on":
+      return "";
+  }
 }
 
 // --- the tools Open WebUI sends with a chat's request ---------------------------------------------

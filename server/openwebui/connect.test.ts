@@ -123,9 +123,17 @@ describe("npm run connect-openwebui: its decisions", () => {
   it("takes its flags, or the environment, and says what is missing", () => {
     expect(
       parseArgs(["--url", "https://chat.example.com", "--api-key", "sk-1", "--add-connection"], {}),
-    ).toEqual({ url: "https://chat.example.com", apiKey: "sk-1", addConnection: true });
+    ).toEqual({
+      url: "https://chat.example.com",
+      apiKey: "sk-1",
+      addConnection: true,
+      allowPlainHttp: false,
+    });
+    expect(
+      parseArgs(["--url", "http://10.0.0.5:8080", "--api-key", "k", "--allow-plain-http"], {}),
+    ).toMatchObject({ allowPlainHttp: true });
     expect(parseArgs([], { OPENWEBUI_URL: "http://owui:8080", OPENWEBUI_API_KEY: "sk-2" })).toEqual(
-      { url: "http://owui:8080", apiKey: "sk-2", addConnection: false },
+      { url: "http://owui:8080", apiKey: "sk-2", addConnection: false, allowPlainHttp: false },
     );
     expect(() => parseArgs(["--url", "https://chat.example.com"], {})).toThrow(
       /--api-key \(or OPENWEBUI_API_KEY\)/,
@@ -311,6 +319,32 @@ describe("npm run connect-openwebui against a fake Open WebUI: the key, the rele
       "✗ not connected: every reply of a chat on openclaw/main would fail (the step marked ✗ above)",
     );
     expect(run.lines.some((line) => line.startsWith("Connected"))).toBe(false);
+  });
+
+  it("prints none of a server's control characters, and sends nothing over plain http:// to another host", async () => {
+    const run = await runConnect({
+      "GET /api/version": [200, { version: "0.12.4\u001b]52;c;ZXZpbA==\u0007" }],
+    });
+    expect(run.lines.join("\n")).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+    expect(run.lines[1]).toBe(
+      "✓ Open WebUI 0.12.4\ufffd]52;c;ZXZpbA==\ufffd; the key is an admin's (Admin)",
+    );
+    const sent: string[] = [];
+    const refused = await connectOpenWebui({
+      openWebuiUrl: "http://chat.example.com",
+      apiKey: "sk-admins-key",
+      asksUrl: { url: "https://asks.example.com", explicit: true },
+      authSecret: "s".repeat(40),
+      gatewayUrl: "ws://127.0.0.1:9",
+      gatewayToken: "gateway-token",
+      agentId: "main",
+      addConnection: true,
+      filter: { content: FILTER, version: frontMatterVersion(FILTER)! },
+      print: (line) => sent.push(line),
+    }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(ConnectRefused);
+    expect((refused as Error).message).toMatch(/^✗ chat\.example\.com over plain http:\/\//);
+    expect(sent).toEqual([]);
   });
 
   it("decides from the model's settings and the release which tools Open WebUI sends", () => {

@@ -1,21 +1,27 @@
-import { io } from "socket.io-client";
 import { errorMessage } from "../../lib/error-message.ts";
-import { mintTabToken, secretKey } from "../auth/tokens.ts";
+import { enableEndpoint, endpointState, openaiBaseUrl } from "../gateway/openai-endpoint.ts";
+import { type InstalledFunction, OpenWebuiAdmin } from "./admin-api.ts";
+import { endpointRefusal, isUserStatusOff, reason, releaseLine, toolsVerdict } from "./checks.ts";
 import {
-  enableEndpoint,
-  type EndpointState,
-  endpointState,
-  openaiBaseUrl,
-} from "../gateway/openai-endpoint.ts";
-import {
-  type InstalledFunction,
-  type OpenaiConfig,
-  OpenWebuiAdmin,
-  OpenWebuiError,
-  OpenWebuiUnreachable,
-} from "./admin-api.ts";
-import { isUserStatusOff, refusalReason, releaseLine, toolsVerdict } from "./checks.ts";
-import { OWN_VALVES, VALVE_DEFAULTS } from "./filter-valves.ts";
+  type FilterPlan,
+  findConnection,
+  planFilter,
+  planValves,
+  SESSION_HEADER,
+  type ValvePlan,
+} from "./plans.ts";
+import { plainHttpRefusal, printable } from "./safety.ts";
+import { widgetTokenAccepted } from "./widget-check.ts";
+
+export {
+  compareVersions,
+  type FilterPlan,
+  findConnection,
+  frontMatterVersion,
+  planFilter,
+  planValves,
+  type ValvePlan,
+} from "./plans.ts";
 
 /**
  * `npm run connect-openwebui`: connects an Open WebUI to this server and its Gateway through Open
@@ -28,8 +34,6 @@ import { OWN_VALVES, VALVE_DEFAULTS } from "./filter-valves.ts";
 
 export const FILTER_ID = "openclaw_asks";
 const FILTER_NAME = "OpenClaw Asks";
-/** The header that would pin every reply to one session, overriding the filter's `user` (one session per reply). */
-const SESSION_HEADER = "x-openclaw-session-key";
 
 export type ConnectOptions = {
   openWebuiUrl: string;
@@ -41,107 +45,28 @@ export type ConnectOptions = {
   gatewayToken: string | undefined;
   agentId: string;
   addConnection: boolean;
+  /** `--allow-plain-http`: secrets may go over plain http:// to a host other than this machine. */
+  allowPlainHttp?: boolean;
   /** The filter to install: its source, and the version its front matter states. */
   filter: { content: string; version: string };
   print: (line: string) => void;
 };
 
-/** A refusal: the step that failed and why; nothing was written, or what was is undone. */
-export class ConnectRefused extends Error {}
-
-// --- decisions (pure) ------------------------------------------------------------------------------
-
-/** `version: x.y.z` of a function's front matter (its docstring), as Open WebUI reads it. */
-export function frontMatterVersion(content: string): string | null {
-  return (
-    /^\s*version:\s*([0-9][0-9A-Za-z.+-]*)\s*$/m.exec(
-      /^\s*"""([\s\S]*?)"""/.exec(content)?.[1] ?? "",
-    )?.[1] ?? null
-  );
-}
-
-export function compareVersions(a: string, b: string): number {
-  const parts = (version: string) =>
-    version.split(/[.+-]/).map((part) => (/^\d+$/.test(part) ? Number(part) : 0));
-  const [x, y] = [parts(a), parts(b)];
-  for (let i = 0; i < Math.max(x.length, y.length); i++)
-    if ((x[i] ?? 0) !== (y[i] ?? 0)) return (x[i] ?? 0) - (y[i] ?? 0);
-  return 0;
-}
-
-export type FilterPlan =
-  | { action: "install" }
-  | { action: "update"; from: string }
-  | { action: "keep"; version: string; newer: boolean };
-
-export function planFilter(
-  installed: Pick<InstalledFunction, "content" | "meta"> | null,
-  ours: string,
-): FilterPlan {
-  if (installed === null) return { action: "install" };
-  const version =
-    (typeof installed.meta.manifest?.version === "string"
-      ? installed.meta.manifest.version
-      : null) ??
-    frontMatterVersion(installed.content) ??
-    "0";
-  const order = compareVersions(version, ours);
-  return order < 0
-    ? { action: "update", from: version }
-    : { action: "keep", version, newer: order > 0 };
-}
-
-export type ValvePlan = { valves: Record<string, unknown>; set: string[]; kept: string[] };
-
-/**
- * The valves to save: `auth_secret` is always this server's; `asks_url` this server's unless it was
- * only guessed and the admin set another; every other valve as it is, those not at their default
- * named as kept.
- */
-export function planValves(
-  current: Record<string, unknown> | null,
-  desired: { asksUrl: ConnectOptions["asksUrl"]; authSecret: string },
-): ValvePlan {
-  const valves: Record<string, unknown> = { ...(current ?? {}) };
-  const set: string[] = [];
-  const kept: string[] = [];
-  const isDefault = (name: string) =>
-    valves[name] === undefined || valves[name] === VALVE_DEFAULTS[name];
-  if (desired.asksUrl.explicit || isDefault("asks_url")) {
-    if (valves.asks_url !== desired.asksUrl.url) set.push("asks_url");
-    valves.asks_url = desired.asksUrl.url;
-  } else if (valves.asks_url !== desired.asksUrl.url) {
-    kept.push("asks_url");
+/** A refusal: the step that failed and why; nothing was written, or what was is undone. Printable as it is. */
+export class ConnectRefused extends Error {
+  constructor(message: string) {
+    super(printable(message));
   }
-  if (valves.auth_secret !== desired.authSecret) set.push("auth_secret");
-  valves.auth_secret = desired.authSecret;
-  for (const name of Object.keys(valves))
-    if (!OWN_VALVES.includes(name as (typeof OWN_VALVES)[number]) && !isDefault(name))
-      kept.push(name);
-  return { valves, set, kept };
-}
-
-/** The OpenAI connection to this Gateway's /v1 in Open WebUI's config (its index), and whether it pins sessions. */
-export function findConnection(
-  config: OpenaiConfig,
-  base: string,
-): { index: number; pinsSessions: boolean } | null {
-  const normal = (url: string) => url.replace(/\/+$/, "").toLowerCase();
-  const index = config.OPENAI_API_BASE_URLS.findIndex((url) => normal(url) === normal(base));
-  if (index < 0) return null;
-  const headers = config.OPENAI_API_CONFIGS[String(index)]?.headers;
-  const pinsSessions =
-    typeof headers === "object" &&
-    headers !== null &&
-    Object.keys(headers).some((name) => name.toLowerCase() === SESSION_HEADER);
-  return { index, pinsSessions };
 }
 
 // --- the run ---------------------------------------------------------------------------------------
 
 /** Connects Open WebUI; resolves true when the whole chain works, false when something is left to do. Rejects with ConnectRefused. */
 export async function connectOpenWebui(options: ConnectOptions): Promise<boolean> {
-  const { print } = options;
+  // Open WebUI's strings are printed too: none of their control characters reach the terminal.
+  const print = (line: string) => options.print(printable(line));
+  const insecure = plainHttpRefusal(options.openWebuiUrl, options.allowPlainHttp ?? false);
+  if (insecure) throw new ConnectRefused(insecure);
   const admin = new OpenWebuiAdmin(options.openWebuiUrl, options.apiKey);
   const gatewayBase = openaiBaseUrl(options.gatewayUrl);
   print(`Connecting Open WebUI at ${admin.url} to OpenClaw Asks at ${options.asksUrl.url}`);
@@ -283,31 +208,6 @@ export async function connectOpenWebui(options: ConnectOptions): Promise<boolean
   }
 }
 
-function reason(error: unknown): string {
-  if (error instanceof OpenWebuiUnreachable) return error.message;
-  if (error instanceof OpenWebuiError) {
-    const refused = refusalReason(error);
-    if (refused) return refused;
-    if (error.status === 404)
-      return `this Open WebUI has no such route (404): OpenClaw Asks needs Open WebUI 0.11 or later (${error.message})`;
-    return error.message;
-  }
-  return errorMessage(error);
-}
-
-function endpointRefusal(state: EndpointState, base: string): string {
-  switch (state) {
-    case "off":
-      return `✗ the Gateway's OpenAI-compatible endpoint is off (${base} does not answer): set gateway.http.endpoints.chatCompletions.enabled: true in the Gateway's config, or run again with --add-connection to have it set`;
-    case "token refused":
-      return `✗ the Gateway refused OPENCLAW_GATEWAY_TOKEN at ${base}: give its token`;
-    case "unreachable":
-      return `✗ cannot reach the Gateway at ${base}: is OPENCLAW_GATEWAY_URL right and the Gateway running?`;
-    case "on":
-      return "";
-  }
-}
-
 function filterLine(plan: FilterPlan, ours: string): string {
   switch (plan.action) {
     case "install":
@@ -368,35 +268,5 @@ async function writeFilter(
     throw new ConnectRefused(
       `✗ write the filter: ${reason(error)} (what this step had written is undone)`,
     );
-  }
-}
-
-/** Opens a socket with a widget token signed as the filter signs one: true when accepted, else what went wrong. */
-async function widgetTokenAccepted(asksUrl: string, authSecret: string): Promise<true | string> {
-  const token = await mintTabToken(secretKey(authSecret), {
-    userId: "openclaw-asks-connect-check",
-    chat: "openclaw-asks-connect-check",
-    reply: { msg: "check", mts: Date.now() },
-    ttlSeconds: 60,
-  });
-  const socket = io(asksUrl, {
-    auth: { token },
-    transports: ["websocket"],
-    reconnection: false,
-    timeout: 10_000,
-  });
-  try {
-    return await new Promise<true | string>((resolve) => {
-      socket.once("connect", () => resolve(true));
-      socket.once("connect_error", (error) =>
-        resolve(
-          /xhr|websocket|timeout/i.test(error.message)
-            ? "does not answer: start it (npm start) and run this again"
-            : `refused a widget token signed with auth_secret: ${error.message}`,
-        ),
-      );
-    });
-  } finally {
-    socket.close();
   }
 }
