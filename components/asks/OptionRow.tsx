@@ -22,7 +22,9 @@ type Props = {
 
 // Open WebUI's option rows (AskUserCard.svelte): a line of small text, the description beside the
 // label, "Recommended" at the end; the picked one is darker (and here tinted, to be seen at a glance).
-const rowBase = "flex items-baseline gap-2 rounded-lg px-1.5 py-1.5 text-xs transition-colors";
+// Touch-sized on the dashboard; Open WebUI's height in the widget.
+const rowBase =
+  "flex min-h-11 items-baseline gap-2 rounded-lg px-1.5 py-1.5 text-xs transition-colors widget:min-h-0";
 const rowState = (picked: boolean) =>
   picked
     ? "bg-neutral-200/80 text-neutral-950 dark:bg-white/[0.08] dark:text-white"

@@ -16,7 +16,7 @@ export const askCard =
 export const quietText = "text-neutral-600 dark:text-neutral-300";
 
 const smallButtonBase =
-  "inline-flex h-7 shrink-0 items-center justify-center gap-1.5 rounded-lg px-2.5 text-xs font-normal transition disabled:cursor-not-allowed disabled:opacity-60";
+  "inline-flex min-h-11 shrink-0 items-center justify-center gap-1.5 rounded-lg px-2.5 text-xs font-normal transition widget:min-h-7 disabled:cursor-not-allowed disabled:opacity-60";
 export const smallButton = `${smallButtonBase} text-neutral-600 hover:text-neutral-900 dark:text-neutral-300 dark:hover:text-white`;
 export const smallPrimaryButton = `${smallButtonBase} bg-neutral-900 text-white hover:bg-black dark:bg-neutral-100 dark:text-neutral-900 dark:hover:bg-white`;
 
