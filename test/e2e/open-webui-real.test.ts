@@ -26,7 +26,13 @@ import { type AppServer, PROJECT_ROOT, startAppServer } from "../support/app-ser
 import { launchBrowser } from "../support/browser.ts";
 import type { OperatorConnection } from "../support/gateway-client.ts";
 import { gatewayOperator, TEST_AGENT } from "../support/on-gateway.ts";
-import { FILTER_ID, FILTER_PATH, type OpenWebui, startOpenWebui } from "../support/open-webui.ts";
+import {
+  FILTER_ID,
+  FILTER_PATH,
+  OPEN_WEBUI_VERSION,
+  type OpenWebui,
+  startOpenWebui,
+} from "../support/open-webui.ts";
 import { gatewayHttpUrl } from "../support/openai-http.ts";
 import { freePort, startRealGateway } from "../support/real-gateway.ts";
 import {
@@ -929,6 +935,58 @@ describe.skipIf(!enabled || !gatewayUrl)(
         expect(await answered).toMatchObject({ status: "answered" });
       } finally {
         await dashboard.close();
+      }
+    }, 120_000);
+
+    it("connect-openwebui's last check reads the tools Open WebUI sends: Ask User turned on for the model, a reply still works; the filter told to act elsewhere, no Connected", async () => {
+      // Open WebUI's own Ask User turned on for the model by hand, as an admin does in its settings.
+      const settings = {
+        id: MODEL,
+        name: "OpenClaw",
+        meta: { builtinTools: { user_input: true } },
+        params: {},
+        access_grants: [{ principal_type: "user", principal_id: "*", permission: "read" }],
+      };
+      const exists = await openWebui
+        .api("GET", `/api/v1/models/model?id=${encodeURIComponent(MODEL)}`)
+        .then(
+          () => true,
+          () => false,
+        );
+      await openWebui.api(
+        "POST",
+        exists ? "/api/v1/models/model/update" : "/api/v1/models/create",
+        settings,
+      );
+      // The filter drops it from the request (0.12.4; 0.11.0 has none): the reply is written.
+      await askInNewChat({ reply: "Tools are fine TOOLS-OK" });
+      await replyText("TOOLS-OK").waitFor({ timeout: UI_TIMEOUT });
+
+      const valves = (await openWebui.api(
+        "GET",
+        `/api/v1/functions/id/${FILTER_ID}/valves`,
+      )) as Record<string, unknown>;
+      await openWebui.api("POST", `/api/v1/functions/id/${FILTER_ID}/valves/update`, {
+        ...valves,
+        model_ids: "some-other-model",
+      });
+      try {
+        const run = await connect(["--api-key", apiKey]);
+        if (OPEN_WEBUI_VERSION === "0.11.0") {
+          expect(run.status, run.output).toBe(0);
+          expect(run.output).toContain(`✓ Open WebUI sends no ask_user of its own with ${MODEL}`);
+        } else {
+          expect(run.status, run.output).toBe(1);
+          expect(run.output).toContain(
+            `✗ Open WebUI sends its own ask_user with every request of ${MODEL}, which the Gateway refuses, and the filter does not act on ${MODEL}`,
+          );
+          expect(run.output).toContain(
+            `✗ not connected: every reply of a chat on ${MODEL} would fail`,
+          );
+          expect(run.output).not.toMatch(/^Connected/m);
+        }
+      } finally {
+        await openWebui.api("POST", `/api/v1/functions/id/${FILTER_ID}/valves/update`, valves);
       }
     }, 120_000);
   },
