@@ -222,7 +222,10 @@ describe.skipIf(!gatewayUrl)("service worker and push", () => {
       actions: ["deny", "allow-once"],
     });
     expect(notification!.body).toMatch(
-      new RegExp(`^git push --force origin main\\nChat ${chat} · (9|10) min left$`),
+      // What to decide on, whose run asked (an Open WebUI chat's session: lib/wording.ts originText), where.
+      new RegExp(
+        `^git push --force origin main\\nAsked from an Open WebUI chat \\(the Pipe\\)\\nChat ${chat} · (9|10) min left$`,
+      ),
     );
 
     // The click handler with Allow once: the worker posts the token; the Gateway gets allow-once.

@@ -188,10 +188,12 @@ describe("an exec approval no tab shows", () => {
       severity: "critical",
       title: "Critical approval: run a command",
     });
-    const [command, where] = pushed.body.split("\n");
+    // What to decide on, whose run asked (an Open WebUI chat's session: lib/wording.ts originText), where.
+    const [command, origin, where] = pushed.body.split("\n");
     expect(command).toHaveLength(120);
     expect(command).toMatch(/…$/);
     expect(LONG_COMMAND.startsWith(command!.slice(0, -1))).toBe(true);
+    expect(origin).toBe("Asked from an Open WebUI chat (the Pipe)");
     expect(where).toMatch(new RegExp(`^Chat ${chatId} · (9|10) min left$`));
     expect(pushed.url).toBe(`${server.url}/#ask=${encodeURIComponent(id)}`);
     expect(pushed.actions.map((action) => [action.action, action.title])).toEqual([
@@ -282,7 +284,7 @@ describe("an exec approval no tab shows", () => {
     const pushed = await pushFor<AskPush>(owner, id, "ask");
     expect(pushed).toMatchObject({
       title: "Approval: Rotate the signing key",
-      body: `Replaces the production signing key.\nChat ${chatId} · less than a minute left`,
+      body: `Replaces the production signing key.\nAsked from an Open WebUI chat (the Pipe)\nChat ${chatId} · less than a minute left`,
     });
     // The Gateway's own expiry ends it (its outcome push is the proof), then the token is worth nothing.
     expect(await pushFor<OutcomePush>(owner, id, "outcome")).toMatchObject({ body: "Expired" });
@@ -324,7 +326,7 @@ describe("who is pushed", () => {
     });
     expect(await pushFor<AskPush>(owner, question.id, "ask")).toMatchObject({
       title: "Question",
-      body: `Which database?\nChat ${unviewed} · 2 min left`,
+      body: `Which database?\nAsked from an Open WebUI chat (the Pipe)\nChat ${unviewed} · 2 min left`,
       actions: [],
     });
     await server.push.notifier.idle();
