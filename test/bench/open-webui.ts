@@ -75,7 +75,8 @@ function pageClocks(): void {
     document.addEventListener(
       "click",
       (event) => {
-        if ((event.target as Element | null)?.closest("button")?.textContent?.trim() === "Submit") bench.__submitAt = Date.now();
+        // The question card's last step reads "Submit answers".
+        if ((event.target as Element | null)?.closest("button")?.textContent?.trim().startsWith("Submit")) bench.__submitAt = Date.now();
       },
       true,
     );
