@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import type { Clock } from "../lib/clock.ts";
 import { createDeviceRoutes } from "./auth/device-routes.ts";
 import { createAuth } from "./auth/index.ts";
+import { filterSecret } from "./auth/keys.ts";
 import { startLinkCheck } from "./auth/link-check.ts";
 import { AskBroker } from "./broker/broker.ts";
 import type { Presence } from "./broker/ports.ts";
@@ -121,7 +122,8 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
   });
 
   const filterRoute = createFilterRoute({
-    key: filterKey(options.authSecret),
+    key: filterKey(filterSecret(options.authSecret)),
+    legacyKey: filterKey(options.authSecret),
     now: () => clock.now(),
     replyStarted: (start) => broker.replyStarted(start),
     chatTitled: (chatId, title) => broker.chatTitled(chatId, title),
@@ -131,6 +133,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
   const widgetPage = createWidgetPageRoute({
     broker,
     key,
+    embedKey: auth.embedKey,
     owners: config.owners,
     maxTokenDays: config.MAX_TOKEN_DAYS,
     frameAncestors: config.OPENWEBUI_ORIGINS,
@@ -173,6 +176,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     gateway: status,
     adapter: backend.socketAdapter,
     key,
+    embedKey: auth.embedKey,
     owners: config.owners,
     allowedOrigins: config.OPENWEBUI_ORIGINS,
     isKnownKid: auth.isKnownKid,

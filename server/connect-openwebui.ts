@@ -3,6 +3,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { errorMessage } from "../lib/error-message.ts";
+import { filterSecret } from "./auth/keys.ts";
 import { loadOrCreateAuthSecret } from "./auth/secret.ts";
 import { parseConfig } from "./config.ts";
 import { connectOpenWebui, ConnectRefused, frontMatterVersion } from "./openwebui/connect.ts";
@@ -81,7 +82,7 @@ async function main(): Promise<number> {
     asksUrl: asksUrl
       ? { url: asksUrl.replace(/\/+$/, ""), explicit: true }
       : { url: `http://${config.HOST}:${config.PORT}`, explicit: false },
-    authSecret: loadOrCreateAuthSecret(config),
+    filterSecret: filterSecret(loadOrCreateAuthSecret(config)),
     gatewayUrl: config.OPENCLAW_GATEWAY_URL,
     gatewayToken: config.OPENCLAW_GATEWAY_TOKEN,
     agentId: config.AGENT_ID,

@@ -1,7 +1,7 @@
 """
 title: OpenClaw Asks
 description: Shows the OpenClaw agent's questions, secret requests and tool approvals for this chat as real cards, in a widget above the reply being written, and keeps its text prompts out of the reply.
-version: 0.5.0
+version: 0.5.1
 license: MIT
 """
 
@@ -663,7 +663,8 @@ class Filter:
             description="Where OpenClaw Asks is served, as the browser reaches it.",
         )
         auth_secret: str = Field(
-            "", description="The OpenClaw Asks AUTH_SECRET (at least 32 characters)."
+            "",
+            description="The filter's secret from OpenClaw Asks: npm run connect-openwebui sets it, npm run filter-secret prints it. Not AUTH_SECRET itself.",
         )
         server_url: str = Field(
             "",

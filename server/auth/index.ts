@@ -2,6 +2,7 @@ import type { IncomingMessage } from "node:http";
 import type { Clock } from "../../lib/clock.ts";
 import type { OwnerLinkKeyStore } from "../store/store.ts";
 import type { DeviceStore } from "./device-store.ts";
+import { filterSecret } from "./keys.ts";
 import { isCurrentOwnerLinkKid } from "./owner-links.ts";
 import { type OwnerRequest, ownerRequests } from "./owner-request.ts";
 import { Revocations } from "./revocations.ts";
@@ -25,6 +26,8 @@ export type AuthOptions = {
 
 export type Auth = {
   key: Uint8Array;
+  /** The Open WebUI filter's key (its `auth_secret` valve): widget tokens only, never a link. */
+  embedKey: Uint8Array;
   /** Whether a token's key id still works: the owner links' current one, or an active device's. */
   isKnownKid: (kid: string) => Promise<boolean>;
   /** Whether a key id is the owner links' current one (not a device's, not revoked). */
@@ -48,6 +51,7 @@ export function createAuth({
     (await devices.isActive(kid, clock.now())) || (await isOwnerLinkKid(kid));
   return {
     key,
+    embedKey: secretKey(filterSecret(authSecret)),
     isKnownKid,
     isOwnerLinkKid,
     ownerOf: ownerRequests({ key, owners, maxTokenDays, isKnownKid, now: () => clock.now() }),

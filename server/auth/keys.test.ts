@@ -7,6 +7,7 @@ const SECRET = "s".repeat(40);
 // signed or sealed with it (push links, subscriptions, the kept VAPID pair, the filter's signatures).
 const KNOWN: Record<KeyPurpose, string> = {
   pushActions: "311ab3041cdb33ad",
+  openWebuiValve: "20a1df6f6edb6638",
   openWebuiFilter: "604dc62ab0fd7d7d",
   vapidPrivateKey: "39ba1cc63cdc4607",
   pushSubscriptions: "64fdb0442df830f8",

@@ -10,7 +10,13 @@ import { createHmac } from "node:crypto";
 const LABELS = {
   /** Push notifications' Allow/Deny links (action-tokens.ts). */
   pushActions: "openclaw-asks push action tokens v1",
-  /** The Open WebUI filter's signed requests (http/filter-route.ts); the filter derives it the same way. */
+  /**
+   * What the Open WebUI filter's `auth_secret` valve holds (`filterSecret`): it signs the widget tokens
+   * the filter mints, good for one chat only (auth/tokens.ts), and keys the filter's signed requests.
+   * Anyone who can read Open WebUI's valves holds it; it mints no owner link and no device link.
+   */
+  openWebuiValve: "openclaw-asks open-webui valve v1",
+  /** The Open WebUI filter's signed requests (http/filter-route.ts), derived from the valve's secret as the filter does. */
   openWebuiFilter: "openclaw-asks open-webui filter v1",
   /** The kept VAPID private key's encryption (push/vapid.ts). */
   vapidPrivateKey: "openclaw-asks vapid private key v1",
@@ -24,4 +30,9 @@ export type KeyPurpose = keyof typeof LABELS;
 
 export function derivedKey(authSecret: string, purpose: KeyPurpose): Buffer {
   return createHmac("sha256", authSecret).update(LABELS[purpose]).digest();
+}
+
+/** The Open WebUI filter's secret, as its `auth_secret` valve holds it: 64 hex characters. */
+export function filterSecret(authSecret: string): string {
+  return derivedKey(authSecret, "openWebuiValve").toString("hex");
 }

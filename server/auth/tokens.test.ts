@@ -2,6 +2,7 @@ import { execFileSync } from "node:child_process";
 import path from "node:path";
 import { decodeJwt, jwtVerify, SignJWT } from "jose";
 import { describe, expect, it } from "vitest";
+import { filterSecret } from "./keys.ts";
 import { mintTabToken, secretKey, verifyTabToken } from "./tokens.ts";
 
 const SECRET = "s".repeat(40);
@@ -81,6 +82,39 @@ describe("tab tokens", () => {
     expect(payload.mts).toBeGreaterThanOrEqual(Math.floor(mintedAfterMs / 1000) * 1000);
     expect(payload.mts).toBeLessThanOrEqual(Date.now());
     expect(Math.floor((payload.mts as number) / 1000)).toBe(payload.iat);
+  });
+});
+
+describe("the Open WebUI filter's key (its auth_secret valve): widget tokens only", () => {
+  const embedKey = secretKey(filterSecret(SECRET));
+  const withEmbedKey = { ...rules, embedKey };
+  const byFilter = (claims: Record<string, unknown>, header: Record<string, string> = {}) =>
+    new SignJWT(claims).setProtectedHeader({ alg: "HS256", ...header }).sign(embedKey);
+  const exp = seconds(NOW + 3600_000);
+
+  it("signs a widget token, bound to one chat and reply, as the Python filter mints it", async () => {
+    const token = await byFilter({ sub: "u1", chat: "c1", msg: "m1", mts: NOW, exp });
+    expect(await verifyTabToken(token, key, withEmbedKey)).toMatchObject({
+      userId: "u1",
+      chat: "c1",
+      reply: { msg: "m1", mts: NOW },
+      kid: null,
+    });
+  });
+
+  it("signs nothing else: a token for every chat, a link's key id; and nothing where it is not offered", async () => {
+    await expect(
+      verifyTabToken(await byFilter({ sub: "owner", exp }), key, withEmbedKey),
+    ).rejects.toThrow("must be bound to one chat");
+    await expect(
+      verifyTabToken(await byFilter({ sub: "owner", chat: "c1", exp }, { kid: "k1" }), key, {
+        ...withEmbedKey,
+        isKnownKid: async () => true,
+      }),
+    ).rejects.toThrow("must be bound to one chat");
+    await expect(
+      verifyTabToken(await byFilter({ sub: "u1", chat: "c1", exp }), key, rules),
+    ).rejects.toThrow("token signature is invalid");
   });
 });
 

@@ -37,6 +37,11 @@ export type TokenRules = {
    * validly signed and well-formed all the same. Sockets never set this.
    */
   allowExpired?: boolean;
+  /**
+   * The Open WebUI filter's key (auth/keys.ts `filterSecret`), which Open WebUI's valves hold: a token
+   * it signed is good only as an embed token, bound to one chat and naming no link.
+   */
+  embedKey?: Uint8Array;
 };
 
 export function secretKey(secret: string): Uint8Array {
@@ -51,14 +56,24 @@ export async function verifyTabToken(
   if (typeof token !== "string" || token.length === 0)
     throw new AuthError("missing token: connect with auth: {token}");
   const now = rules.now();
+  const options = {
+    algorithms: ["HS256"],
+    requiredClaims: ["exp"],
+    currentDate: new Date(now),
+    // jose takes no "ignore exp": a tolerance reaching back to the epoch admits every past exp.
+    ...(rules.allowExpired ? { clockTolerance: Math.ceil(now / 1000) } : {}),
+  };
   try {
-    const { payload, protectedHeader } = await jwtVerify(token, key, {
-      algorithms: ["HS256"],
-      requiredClaims: ["exp"],
-      currentDate: new Date(now),
-      // jose takes no "ignore exp": a tolerance reaching back to the epoch admits every past exp.
-      ...(rules.allowExpired ? { clockTolerance: Math.ceil(now / 1000) } : {}),
+    const verified = await jwtVerify(token, key, options).catch(async (error: unknown) => {
+      if (!rules.embedKey || !(error instanceof errors.JWSSignatureVerificationFailed)) throw error;
+      const embed = await jwtVerify(token, rules.embedKey, options);
+      if (embed.payload.chat === undefined || embed.protectedHeader.kid !== undefined)
+        throw new AuthError(
+          "a token signed with the Open WebUI filter's key must be bound to one chat",
+        );
+      return embed;
     });
+    const { payload, protectedHeader } = verified;
     if (protectedHeader.kid !== undefined && !(await rules.isKnownKid?.(protectedHeader.kid)))
       throw new AuthError("this owner link was revoked: mint a new one with npm run owner-link");
     const userId =

@@ -1,6 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { filterSecret } from "../auth/keys.ts";
 import type { ReplyStart } from "../broker/ports.ts";
 import { StoreUnavailable } from "../store/store.ts";
 import {
@@ -12,7 +13,11 @@ import {
 
 const SECRET = "s".repeat(40);
 const NOW = 1_700_000_000_000;
-const key = filterKey(SECRET);
+/** What the filter's valve holds: the filter's own secret, derived from AUTH_SECRET. */
+const key = filterKey(filterSecret(SECRET));
+/** A valve that still holds AUTH_SECRET itself. */
+const legacyKey = filterKey(SECRET);
+const logged: string[] = [];
 const started: ReplyStart[] = [];
 const titled: [string, string][] = [];
 let failWith: Error | null = null;
@@ -22,6 +27,7 @@ let url: string;
 beforeAll(async () => {
   const route = createFilterRoute({
     key,
+    legacyKey,
     now: () => NOW,
     async replyStarted(start) {
       if (failWith) throw failWith;
@@ -30,7 +36,7 @@ beforeAll(async () => {
     async chatTitled(chatId, title) {
       titled.push([chatId, title]);
     },
-    log: () => {},
+    log: (line) => logged.push(line),
   });
   server = createServer((request, response) =>
     route.handles(request) ? route.handle(request, response) : response.writeHead(404).end(),
@@ -105,6 +111,17 @@ describe("POST /openwebui/replies", () => {
     );
   });
 
+  it("takes a valve that still holds AUTH_SECRET itself, and says once how to take it out of Open WebUI", async () => {
+    logged.length = 0;
+    const body = JSON.stringify(START);
+    expect((await post(body, signFilterRequest(legacyKey, body, NOW))).status).toBe(200);
+    expect((await post(body, signFilterRequest(legacyKey, body, NOW))).status).toBe(200);
+    expect(started).toHaveLength(2);
+    expect(logged).toEqual([expect.stringContaining("run npm run connect-openwebui")]);
+    expect((await post(body, signFilterRequest(key, body, NOW))).status).toBe(200);
+    expect(logged).toHaveLength(1);
+  });
+
   it("refuses, and records nothing, without the filter's signature: none, another key's, a tab token's key, a changed body, an old one", async () => {
     const body = JSON.stringify(START);
     const tampered = JSON.stringify({ ...START, userId: "mallory" });
@@ -113,6 +130,7 @@ describe("POST /openwebui/replies", () => {
       await post(body, "v1=abc"),
       await post(body, signFilterRequest(filterKey("o".repeat(40)), body, NOW)),
       await post(body, signFilterRequest(Buffer.from(SECRET), body, NOW)),
+      await post(body, signFilterRequest(Buffer.from(filterSecret(SECRET)), body, NOW)),
       await post(tampered, signFilterRequest(key, body, NOW)),
       await post(body, signFilterRequest(key, body, NOW - 6 * 60_000)),
       await post(body, signFilterRequest(key, body, NOW + 6 * 60_000)),

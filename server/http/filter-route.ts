@@ -59,8 +59,9 @@ export const ReplyStartBody = z.object({
 /** A chat's title, when Open WebUI gives it one after a reply (its title task runs once the reply is done). */
 export const ChatTitleBody = z.object({ chatId: Id, title: Title });
 
-export function filterKey(authSecret: string): Buffer {
-  return derivedKey(authSecret, "openWebuiFilter");
+/** The key the filter signs its requests with, from the secret its `auth_secret` valve holds (auth/keys.ts `filterSecret`). */
+export function filterKey(valveSecret: string): Buffer {
+  return derivedKey(valveSecret, "openWebuiFilter");
 }
 
 /** The signature header for `body` at `now`, as the filter computes it (tests, and the filter's own tests, use it). */
@@ -80,6 +81,11 @@ function verified(key: Buffer, header: string | undefined, body: Buffer, now: nu
 
 export type FilterRouteOptions = {
   key: Buffer;
+  /**
+   * The key of a valve that still holds AUTH_SECRET itself (set by hand, or by connect-openwebui before
+   * the filter had its own secret): accepted, and the log says once how to take AUTH_SECRET out of it.
+   */
+  legacyKey?: Buffer;
   now: () => number;
   /** A reply of the chat starts for this user (the broker records the owner and notes the reply, and the title). */
   replyStarted(start: ReplyStart): Promise<void>;
@@ -89,7 +95,11 @@ export type FilterRouteOptions = {
 
 const ROUTES: ReadonlySet<string> = new Set(["/openwebui/replies", "/openwebui/titles"]);
 
+const LEGACY_VALVE_WARNING =
+  "the Open WebUI filter's auth_secret valve holds AUTH_SECRET itself, which mints owner links: run npm run connect-openwebui to give it the filter's own secret";
+
 export function createFilterRoute(options: FilterRouteOptions) {
+  let warnedLegacy = false;
   async function route(request: IncomingMessage, pathname: string): Promise<Reply> {
     if (!ROUTES.has(pathname) || request.method !== "POST")
       return refused(
@@ -98,19 +108,21 @@ export function createFilterRoute(options: FilterRouteOptions) {
       );
     const read = await readBody(request, BODY_LIMIT);
     if (!read.ok) return read.reply;
-    const signature = request.headers[FILTER_SIGNATURE_HEADER];
-    if (
-      !verified(
-        options.key,
-        typeof signature === "string" ? signature : undefined,
-        read.body,
-        options.now(),
-      )
-    ) {
+    const header = request.headers[FILTER_SIGNATURE_HEADER];
+    const signature = typeof header === "string" ? header : undefined;
+    const signedWith = (key: Buffer | undefined) =>
+      key !== undefined && verified(key, signature, read.body, options.now());
+    const current = signedWith(options.key);
+    const legacy = !current && signedWith(options.legacyKey);
+    if (legacy && !warnedLegacy) {
+      warnedLegacy = true;
+      options.log(LEGACY_VALVE_WARNING);
+    }
+    if (!current && !legacy) {
       return refused(
         fail(
           "FORBIDDEN",
-          "the body must be signed by the Open WebUI filter with the shared auth_secret (X-OpenClaw-Asks-Signature), within five minutes",
+          "the body must be signed by the Open WebUI filter with the secret its auth_secret valve holds (X-OpenClaw-Asks-Signature), within five minutes",
         ),
         401,
       );

@@ -33,6 +33,8 @@ export type WidgetPageOptions = {
     ): Promise<Ask[]>;
   };
   key: Uint8Array;
+  /** The Open WebUI filter's key: it signs widget tokens, good for one chat each (auth/tokens.ts). */
+  embedKey?: Uint8Array;
   owners: ReadonlySet<string>;
   maxTokenDays: number;
   /** OPENWEBUI_ORIGINS: who may frame the widget. */
@@ -91,7 +93,7 @@ export function createWidgetPageRoute(
     token: string | null,
     chatId: string,
   ): Promise<{ live: boolean; identity: TabIdentity } | null> {
-    const rules = { maxTokenDays: options.maxTokenDays, now };
+    const rules = { maxTokenDays: options.maxTokenDays, now, embedKey: options.embedKey };
     try {
       const identity = await verifyTabToken(token, options.key, rules);
       if (identity.chat !== chatId) return null;

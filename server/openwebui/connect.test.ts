@@ -54,7 +54,7 @@ describe("npm run connect-openwebui: its decisions", () => {
 
   it("sets asks_url and auth_secret, keeping the valves the admin changed and saying so", () => {
     expect(
-      planValves(null, { asksUrl: asks("https://asks.example.com"), authSecret: "s".repeat(40) }),
+      planValves(null, { asksUrl: asks("https://asks.example.com"), filterSecret: "s".repeat(40) }),
     ).toEqual({
       valves: { asks_url: "https://asks.example.com", auth_secret: "s".repeat(40) },
       set: ["asks_url", "auth_secret"],
@@ -71,7 +71,7 @@ describe("npm run connect-openwebui: its decisions", () => {
     expect(
       planValves(current, {
         asksUrl: asks("https://asks.example.com"),
-        authSecret: "s".repeat(40),
+        filterSecret: "s".repeat(40),
       }),
     ).toEqual({
       valves: { ...current, auth_secret: "s".repeat(40) },
@@ -82,13 +82,13 @@ describe("npm run connect-openwebui: its decisions", () => {
     expect(
       planValves(current, {
         asksUrl: asks("http://127.0.0.1:3000", false),
-        authSecret: "s".repeat(40),
+        filterSecret: "s".repeat(40),
       }),
     ).toMatchObject({ set: ["auth_secret"], kept: ["asks_url", "model_ids"] });
     expect(
       planValves(
         { asks_url: "http://127.0.0.1:3000" },
-        { asksUrl: asks("http://10.0.0.5:3000", false), authSecret: "x" },
+        { asksUrl: asks("http://10.0.0.5:3000", false), filterSecret: "x" },
       ),
     ).toMatchObject({
       valves: { asks_url: "http://10.0.0.5:3000" },
@@ -210,7 +210,7 @@ async function runConnect(routes: Record<string, Answer>) {
       apiKey: "sk-admins-key",
       // Nothing listens there: the last check says so, with `!`.
       asksUrl: { url: "http://127.0.0.1:9", explicit: true },
-      authSecret: "s".repeat(40),
+      filterSecret: "s".repeat(40),
       gatewayUrl: fake.url.replace(/^http/, "ws"),
       gatewayToken: "gateway-token",
       agentId: "main",
@@ -334,7 +334,7 @@ describe("npm run connect-openwebui against a fake Open WebUI: the key, the rele
       openWebuiUrl: "http://chat.example.com",
       apiKey: "sk-admins-key",
       asksUrl: { url: "https://asks.example.com", explicit: true },
-      authSecret: "s".repeat(40),
+      filterSecret: "s".repeat(40),
       gatewayUrl: "ws://127.0.0.1:9",
       gatewayToken: "gateway-token",
       agentId: "main",

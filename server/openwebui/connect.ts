@@ -40,7 +40,8 @@ export type ConnectOptions = {
   apiKey: string;
   /** Where browsers reach this server, and whether it was given (`--asks-url`, `PUBLIC_URL`) rather than guessed from HOST and PORT. */
   asksUrl: { url: string; explicit: boolean };
-  authSecret: string;
+  /** The filter's own secret (auth/keys.ts `filterSecret`), for its `auth_secret` valve: never AUTH_SECRET itself. */
+  filterSecret: string;
   gatewayUrl: string;
   gatewayToken: string | undefined;
   agentId: string;
@@ -105,7 +106,7 @@ export async function connectOpenWebui(options: ConnectOptions): Promise<boolean
   const filterPlan = planFilter(installed, options.filter.version);
   const valvePlan = planValves(current, {
     asksUrl: options.asksUrl,
-    authSecret: options.authSecret,
+    filterSecret: options.filterSecret,
   });
   await writeFilter(admin, options, installed, current, filterPlan, valvePlan);
   print(filterLine(filterPlan, options.filter.version));
@@ -179,7 +180,7 @@ export async function connectOpenWebui(options: ConnectOptions): Promise<boolean
     },
   );
   print(tools.line);
-  const accepted = await widgetTokenAccepted(options.asksUrl.url, options.authSecret);
+  const accepted = await widgetTokenAccepted(options.asksUrl.url, options.filterSecret);
   if (accepted === true)
     print(
       `✓ OpenClaw Asks at ${options.asksUrl.url} accepts a widget token signed with these valves`,

@@ -49,13 +49,14 @@ export function planFilter(
 export type ValvePlan = { valves: Record<string, unknown>; set: string[]; kept: string[] };
 
 /**
- * The valves to save: `auth_secret` is always this server's; `asks_url` this server's unless it was
+ * The valves to save: `auth_secret` is always this server's filter secret (one that held AUTH_SECRET
+ * itself is replaced); `asks_url` this server's unless it was
  * only guessed and the admin set another; every other valve as it is, those not at their default
  * named as kept.
  */
 export function planValves(
   current: Record<string, unknown> | null,
-  desired: { asksUrl: { url: string; explicit: boolean }; authSecret: string },
+  desired: { asksUrl: { url: string; explicit: boolean }; filterSecret: string },
 ): ValvePlan {
   const valves: Record<string, unknown> = { ...(current ?? {}) };
   const set: string[] = [];
@@ -68,8 +69,8 @@ export function planValves(
   } else if (valves.asks_url !== desired.asksUrl.url) {
     kept.push("asks_url");
   }
-  if (valves.auth_secret !== desired.authSecret) set.push("auth_secret");
-  valves.auth_secret = desired.authSecret;
+  if (valves.auth_secret !== desired.filterSecret) set.push("auth_secret");
+  valves.auth_secret = desired.filterSecret;
   for (const name of Object.keys(valves))
     if (!OWN_VALVES.includes(name as (typeof OWN_VALVES)[number]) && !isDefault(name))
       kept.push(name);

@@ -9,7 +9,7 @@ describe("npm run connect-openwebui: what it does not take on trust", () => {
       expect(plainHttpRefusal(`http://${host}:8080`, false), host).toBeNull();
     expect(plainHttpRefusal("https://chat.example.com", false)).toBeNull();
     expect(plainHttpRefusal("http://chat.example.com", false)).toBe(
-      "✗ chat.example.com over plain http:// would carry the API key, AUTH_SECRET and the Gateway token unencrypted: give its https:// URL, or pass --allow-plain-http if the network in between is yours",
+      "✗ chat.example.com over plain http:// would carry the API key, the filter's secret and the Gateway token unencrypted: give its https:// URL, or pass --allow-plain-http if the network in between is yours",
     );
     expect(plainHttpRefusal("http://10.0.0.5:8080", false)).toMatch(/^✗ 10\.0\.0\.5:8080 over/);
     expect(plainHttpRefusal("http://10.0.0.5:8080", true)).toBeNull();

@@ -26,12 +26,12 @@ export function isLoopback(hostname: string): boolean {
 
 /**
  * Why sending secrets to `url` is refused, or null: plain http:// to another host carries the API
- * key, AUTH_SECRET (the filter's valve) and the Gateway token unencrypted.
+ * key, the filter's secret (its auth_secret valve) and the Gateway token unencrypted.
  */
 export function plainHttpRefusal(url: string, allowed: boolean): string | null {
   const parsed = new URL(url);
   if (parsed.protocol !== "http:" || allowed || isLoopback(parsed.hostname)) return null;
-  return `✗ ${parsed.host} over plain http:// would carry the API key, AUTH_SECRET and the Gateway token unencrypted: give its https:// URL, or pass ${PLAIN_HTTP_FLAG} if the network in between is yours`;
+  return `✗ ${parsed.host} over plain http:// would carry the API key, the filter's secret and the Gateway token unencrypted: give its https:// URL, or pass ${PLAIN_HTTP_FLAG} if the network in between is yours`;
 }
 
 /** `text` with control characters (C0, DEL, C1) shown as U+FFFD, cut to `max` characters. */

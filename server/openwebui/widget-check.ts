@@ -4,9 +4,9 @@ import { mintTabToken, secretKey } from "../auth/tokens.ts";
 /** Opens a socket with a widget token signed as the filter signs one: true when accepted, else what went wrong. */
 export async function widgetTokenAccepted(
   asksUrl: string,
-  authSecret: string,
+  filterSecret: string,
 ): Promise<true | string> {
-  const token = await mintTabToken(secretKey(authSecret), {
+  const token = await mintTabToken(secretKey(filterSecret), {
     userId: "openclaw-asks-connect-check",
     chat: "openclaw-asks-connect-check",
     reply: { msg: "check", mts: Date.now() },

@@ -18,6 +18,8 @@ export const replyRoom = (chatId: string, replyId: string) => `reply:${chatId}:$
 
 export type HandshakeOptions = {
   key: Uint8Array;
+  /** The Open WebUI filter's key: it signs widget tokens, good for one chat each (auth/tokens.ts). */
+  embedKey?: Uint8Array;
   owners: ReadonlySet<string>;
   maxTokenDays: number;
   /** Whether an owner link's key id is current (not revoked). */
@@ -52,6 +54,7 @@ export function authenticateTabs(io: TabIo, options: HandshakeOptions): void {
         maxTokenDays: options.maxTokenDays,
         now: options.now,
         isKnownKid: options.isKnownKid,
+        embedKey: options.embedKey,
       });
       // A sandboxed frame may be anyone's page: only a token bound to one chat (the widget's) may use it.
       if (socket.handshake.headers.origin === OPAQUE_ORIGIN && identity.chat === null) {

@@ -25,6 +25,8 @@ export type TabServerOptions = {
   broker: AskBroker;
   gateway: StatusSource<InstanceStatus>;
   key: Uint8Array;
+  /** The Open WebUI filter's key: it signs widget tokens, good for one chat each (auth/tokens.ts). */
+  embedKey?: Uint8Array;
   owners: ReadonlySet<string>;
   /** Origins besides the app's own that may open a socket (Open WebUI). */
   allowedOrigins: readonly string[];

@@ -17,6 +17,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Frame, Page } from "playwright-core";
 import { errorMessage } from "../../lib/error-message.ts";
+import { filterSecret } from "../../server/auth/keys.ts";
 import { openaiBaseUrl } from "../../server/gateway/openai-endpoint.ts";
 import { startHarness } from "../setup/global-gateway.ts";
 import { type AppServer,startAppServer } from "../support/app-server.ts";
@@ -181,7 +182,7 @@ async function main(): Promise<number> {
     progress("starting Open WebUI (about a minute)");
     openWebui = await startOpenWebui({ openaiBaseUrl: openaiBaseUrl(harness.gatewayUrl), openaiApiKey: harness.gatewayToken });
     app = await startAppServer({ gatewayUrl: harness.gatewayUrl, gatewayToken: harness.gatewayToken, env: { AGENT_ID: AGENT, OWNER_USERS: openWebui.admin.id, OPENWEBUI_ORIGINS: openWebui.url } });
-    await openWebui.installFilter({ asks_url: app.url, auth_secret: app.authSecret });
+    await openWebui.installFilter({ asks_url: app.url, auth_secret: filterSecret(app.authSecret) });
     await openWebui.setInterfaceSettings({ richTextInput: false });
     operator = await connectOperator({ url: harness.gatewayUrl, token: harness.gatewayToken, displayName: "bench operator" });
     browser = await launchBrowser();

@@ -20,6 +20,7 @@ import { join } from "node:path";
 import { jwtVerify } from "jose";
 import type { Browser, BrowserContext, Frame, Page, WebSocket } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { filterSecret } from "../../server/auth/keys.ts";
 import { openaiBaseUrl } from "../../server/gateway/openai-endpoint.ts";
 import { frontMatterVersion } from "../../server/openwebui/connect.ts";
 import { type AppServer, PROJECT_ROOT, startAppServer } from "../support/app-server.ts";
@@ -366,8 +367,12 @@ describe.skipIf(!enabled || !gatewayUrl)(
       expect(installed).toMatchObject({ is_active: true, is_global: true });
       expect(await openWebui.api("GET", `/api/v1/functions/id/${FILTER_ID}/valves`)).toMatchObject({
         asks_url: app.url,
-        auth_secret: app.authSecret,
+        auth_secret: filterSecret(app.authSecret),
       });
+      // Open WebUI holds the filter's own secret, which mints no owner link: AUTH_SECRET stays here.
+      expect(
+        JSON.stringify(await openWebui.api("GET", `/api/v1/functions/id/${FILTER_ID}/valves`)),
+      ).not.toContain(app.authSecret);
 
       // Then a person chats on OpenClaw: the agent asks, the card shows in the reply.
       const reply = await askInNewChat({ tool: ASK_THEME, then: "Dark it is: CONNECTED" });
@@ -520,7 +525,7 @@ describe.skipIf(!enabled || !gatewayUrl)(
 
       const src = new URL((await first.getAttribute("src"))!);
       expect(src.pathname).toBe(`/embed/chat/${chatId}`);
-      const secret = new TextEncoder().encode(app.authSecret);
+      const secret = new TextEncoder().encode(filterSecret(app.authSecret));
       const { payload } = await jwtVerify(src.searchParams.get("token")!, secret, {
         algorithms: ["HS256"],
       });

@@ -6,6 +6,8 @@ import { DatabaseSync } from "node:sqlite";
 import { io } from "socket.io-client";
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
 import type { Ask } from "../../lib/ask.ts";
+import { filterSecret } from "../../server/auth/keys.ts";
+import { mintTabToken, secretKey } from "../../server/auth/tokens.ts";
 import type { OperatorConnection } from "../support/gateway-client.ts";
 import {
   newChat,
@@ -17,11 +19,14 @@ import {
   TEST_AGENT,
   useTabs,
 } from "../support/on-gateway.ts";
+import { TEST_REPLY } from "../support/replies.ts";
 import { SkippingClock } from "../support/skipping-clock.ts";
 import {
   openTab,
   startTestServer,
   type Tab,
+  TEST_AUTH_SECRET,
+  TEST_OWNER,
   type TestServer,
   waitConnected,
 } from "../support/tabs.ts";
@@ -208,6 +213,34 @@ describe("authorization", () => {
     });
     expect(embed.ok).toBe(true);
     if (embed.ok) embed.close();
+  });
+
+  it("28.7 the filter's valve: its secret signs a widget's token for one chat, never an owner's socket or request", async () => {
+    const valveKey = secretKey(filterSecret(TEST_AUTH_SECRET));
+    const mint = (chat?: string) =>
+      mintTabToken(valveKey, {
+        userId: TEST_OWNER,
+        chat,
+        reply: chat ? TEST_REPLY : undefined,
+        ttlSeconds: 600,
+        now: clock.now(),
+      });
+    const widget = await connect(server.url, await mint(newChat()), { origin: "null" });
+    expect(widget.ok).toBe(true);
+    if (widget.ok) widget.close();
+    expect(await connect(server.url, await mint())).toMatchObject({
+      ok: false,
+      message: expect.stringMatching(/bound to one chat/),
+    });
+    const health = await fetch(`${server.url}/healthz`, {
+      headers: { authorization: `Bearer ${await mint()}` },
+    });
+    // An owner's /healthz names the Gateway; anyone else's does not.
+    expect(await health.json()).not.toHaveProperty("gateway");
+    const ownerHealth = await fetch(`${server.url}/healthz`, {
+      headers: { authorization: `Bearer ${await server.token()}` },
+    });
+    expect(await ownerHealth.json()).toHaveProperty("gateway");
   });
 
   it("6. origins: with PUBLIC_URL set, a page whose Host header matches its own origin is not taken for the app", async () => {
