@@ -1,4 +1,5 @@
 import * as z from "zod/mini";
+import { cleanName } from "./display-text.ts";
 
 /**
  * What the dashboard's Devices tab and push opt-in read and send (docs/PROTOCOL.md, "Devices" and
@@ -8,36 +9,15 @@ import * as z from "zod/mini";
  * bundler keeps to what is used: the dashboard's bundle carries these schemas.
  */
 
-/**
- * Characters a device name never keeps. Replaced by a space: controls (C0, DEL, C1) and the line and
- * paragraph separators. Removed: the bidirectional formatting characters (the embeddings, overrides
- * and isolates U+202A-U+202E and U+2066-U+2069, and the marks LRM, RLM and ALM, which a name shown in
- * its own direction does not need) and the invisible ones that make two names look alike (zero-width
- * space, word joiner and invisible operators, the deprecated format characters). The zero-width
- * joiner and non-joiner stay: emoji and several scripts need them.
- */
-const NAME_SPACES = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
-const NAME_INVISIBLES = /[\u061c\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f]/g;
-
 export const DEVICE_NAME_MAX_CHARACTERS = 60;
 
 /**
- * A device's name as the owner gave it, normalized: NFC, those characters replaced or removed, runs
- * of white space made one space, trimmed; then 1-60 characters (code points). So a device cannot
+ * A device's name as the owner gave it, cleaned as every name shown is (lib/display-text.ts); then
+ * 1-60 characters (code points). So a device cannot
  * look like another in the list by hidden or reordering characters.
  */
 export const DeviceName = z.pipe(
-  z.pipe(
-    z.string().check(z.maxLength(1000)),
-    z.transform((name: string) =>
-      name
-        .normalize("NFC")
-        .replace(NAME_INVISIBLES, "")
-        .replace(NAME_SPACES, " ")
-        .replace(/\s+/g, " ")
-        .trim(),
-    ),
-  ),
+  z.pipe(z.string().check(z.maxLength(1000)), z.transform(cleanName)),
   z.string().check(
     z.minLength(1, "must name the device"),
     z.refine(

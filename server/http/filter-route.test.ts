@@ -95,10 +95,13 @@ describe("POST /openwebui/replies", () => {
 
   it("takes the chat's title with it, as one clean line: text from users", async () => {
     expect(
-      (await post(JSON.stringify({ ...START, title: "  Q3 report\u202e: <b>draft</b>\n " })))
-        .status,
+      (
+        await post(
+          JSON.stringify({ ...START, title: "  Q3 re\u200bport\u202e\u200f: <b>draft</b>\n " }),
+        )
+      ).status,
     ).toBe(200);
-    expect(started.at(-1)?.title).toBe("Q3 report : <b>draft</b>");
+    expect(started.at(-1)?.title).toBe("Q3 report: <b>draft</b>");
     expect(
       (await post(JSON.stringify({ ...START, title: " \u0000 " }))).body.error?.message,
     ).toMatch(/title/);
