@@ -23,6 +23,8 @@ export function createTabSocket(token: string): TabClientSocket {
     auth: { token, protocol: TAB_PROTOCOL_VERSION },
     transports: ["websocket"],
     autoConnect: false,
+    // A restarted server is found within 2 s of its coming back (Socket.IO's default waits up to 5 s).
+    reconnectionDelayMax: 2_000,
   });
 }
 

@@ -99,6 +99,10 @@ export function originText(origin: AskOrigin | undefined): string | null {
   }
 }
 
+/** Over a widget's cards while its socket is away: their buttons wait, greyed, until it is back. */
+export const CARDS_RECONNECTING =
+  "Reconnecting to the server… you can answer as soon as it is back.";
+
 /** An approval's severity as its card's badge names it. */
 export const SEVERITY_LABELS: Record<Severity, string> = {
   info: "Info",

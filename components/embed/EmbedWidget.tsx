@@ -6,7 +6,7 @@ import { tokenReplyId } from "../../client/token.ts";
 import { useTabSession } from "../../client/use-tab-session.ts";
 import type { Ask } from "../../lib/ask.ts";
 import type { TabAnswer } from "../../lib/protocol.ts";
-import { secretOutcomeToast } from "../../lib/wording.ts";
+import { CARDS_RECONNECTING, secretOutcomeToast } from "../../lib/wording.ts";
 import { AskSummary } from "../asks/AskSummary.tsx";
 import { AskView } from "../asks/AskView.tsx";
 import { cx } from "../asks/format.ts";
@@ -197,9 +197,14 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
   // The secret dialog is modal: the rest waits behind it, unless its answer is on its way.
   const behindSecret = (secret !== undefined && !isSending(secret)) || undefined;
   const problem = state.superseded ? null : (connectionProblem ?? viewError);
+  const connected = connection.phase === "connected";
+  // A card's answer goes only over a connected socket: while it is away, the cards say so and their
+  // controls are disabled (keeping what the person picked or typed) rather than failing on a click.
+  const reconnecting = !connected && problem === null && state.pending.length > 0;
   // No empty gap under the reply (docs/ARCHITECTURE.md#live-and-idle-widgets): with nothing to show the widget is 0 px tall, and the
   // connection's state matters only to a card waiting for an answer.
-  const showStatus = problem !== null || (state.pending.length > 0 && status.tone !== "ok");
+  const showStatus =
+    problem !== null || (state.pending.length > 0 && status.tone !== "ok" && !reconnecting);
   const empty =
     state.history.length === 0 &&
     state.pending.length === 0 &&
@@ -212,13 +217,7 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
       ref={rootRef}
       aria-label="Agent questions"
       // For tests and tools: whether this widget is its chat's live one, and how many cards it holds.
-      data-widget={
-        state.superseded
-          ? "superseded"
-          : viewing && connection.phase === "connected"
-            ? "live"
-            : "connecting"
-      }
+      data-widget={state.superseded ? "superseded" : viewing && connected ? "live" : "connecting"}
       data-pending={state.pending.length}
       className={cx(
         "flex flex-col gap-2 font-sans text-zinc-900 dark:text-zinc-100",
@@ -244,25 +243,43 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
         </section>
       )}
 
-      {secret && (
-        <div key={secret.id} data-card hidden={isSending(secret) || undefined}>
-          <AskView
-            ask={secret}
-            onAnswer={(tabAnswer) => answer(secret.id, tabAnswer)}
-            onSecretOutcome={(outcome) => setToast(secretOutcomeToast(outcome))}
+      {reconnecting && (
+        <p
+          role="status"
+          className="flex items-center gap-1.5 px-1 text-xs font-medium text-amber-800 dark:text-amber-300"
+        >
+          <span
+            aria-hidden="true"
+            className="size-2 shrink-0 animate-pulse rounded-full bg-amber-500"
           />
-        </div>
+          {CARDS_RECONNECTING}
+        </p>
       )}
 
-      {others.map((ask) => (
-        <div key={ask.id} data-card hidden={isSending(ask) || undefined} inert={behindSecret}>
-          <AskView
-            ask={ask}
-            autoFocus={!behindSecret && focusTarget === ask.id}
-            onAnswer={(tabAnswer) => answer(ask.id, tabAnswer)}
-          />
-        </div>
-      ))}
+      <fieldset
+        disabled={!connected}
+        className="m-0 flex min-w-0 flex-col gap-2 border-0 p-0 empty:hidden"
+      >
+        {secret && (
+          <div key={secret.id} data-card hidden={isSending(secret) || undefined}>
+            <AskView
+              ask={secret}
+              onAnswer={(tabAnswer) => answer(secret.id, tabAnswer)}
+              onSecretOutcome={(outcome) => setToast(secretOutcomeToast(outcome))}
+            />
+          </div>
+        )}
+
+        {others.map((ask) => (
+          <div key={ask.id} data-card hidden={isSending(ask) || undefined} inert={behindSecret}>
+            <AskView
+              ask={ask}
+              autoFocus={!behindSecret && focusTarget === ask.id}
+              onAnswer={(tabAnswer) => answer(ask.id, tabAnswer)}
+            />
+          </div>
+        ))}
+      </fieldset>
 
       {toast && (
         <p

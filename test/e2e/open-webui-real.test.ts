@@ -793,6 +793,31 @@ describe.skipIf(!enabled || !gatewayUrl)(
       expect(await message(reply).innerText()).not.toContain("NEVER-STREAMED");
     }, 120_000);
 
+    it("this server killed and started again while a card waits: the card says it is reconnecting with its buttons off, is live again within 5 s, and its answer continues the reply", async () => {
+      const reply = await askInNewChat({ tool: ASK_THEME, then: "Back again: RESTART-SURVIVED" });
+      const dark = card(reply).getByRole("radio", { name: /^Dark/ });
+      await dark.waitFor({ timeout: UI_TIMEOUT });
+      await markPage();
+      await app.kill();
+      await card(reply).getByText("Reconnecting to the server").waitFor({ timeout: UI_TIMEOUT });
+      expect(await dark.isDisabled()).toBe(true);
+      expect(await card(reply).getByRole("button", { name: "Cancel" }).isDisabled()).toBe(true);
+
+      await app.startAgain();
+      // From the server being back (listening, on the Gateway) to the card taking answers again.
+      const backAt = Date.now();
+      await expect.poll(() => dark.isEnabled(), { timeout: SETTLE_MS, interval: 100 }).toBe(true);
+      console.log(
+        `the card took answers again ${Date.now() - backAt} ms after the server was back`,
+      );
+      await dark.click();
+      await card(reply).getByRole("button", { name: "Submit" }).click();
+      await message(reply).getByText("RESTART-SURVIVED").waitFor({ timeout: UI_TIMEOUT });
+      await summaryLine(reply, "Dark").waitFor({ timeout: UI_TIMEOUT });
+      expect(await stillSamePage()).toBe(true);
+      expect(await card(reply).locator("[data-ask-id]").count()).toBe(0);
+    }, 180_000);
+
     it("a text prompt: a card instead of the trigger, which never shows (streaming, stored, reloaded); the answer becomes the person's next message and the agent replies to it there", async () => {
       await openNewChat();
       // Every reply text the page ever draws, as it streams (the user's own message holds the script).

@@ -53,6 +53,10 @@ export type AppServer = {
   ownerLink(): Promise<string>;
   /** The recent output lines of the server (stdout and stderr). */
   logs(): string[];
+  /** SIGKILL, as a crash or an OOM kill does: no goodbye to tabs or the Gateway; the data folder stays. */
+  kill(): Promise<void>;
+  /** Starts the server again (after `kill`, or killing it first), on the same port, data folder and secret. */
+  startAgain(): Promise<void>;
   stop(): Promise<void>;
 };
 
@@ -149,6 +153,48 @@ export async function startAppServer(options: AppServerOptions): Promise<AppServ
   throw lastError;
 }
 
+type ServerProcess = {
+  /** Resolves once the server printed "is running on"; rejects if it exits first. */
+  running: Promise<void>;
+  exited: () => boolean;
+  exit: Promise<void>;
+  kill(signal: NodeJS.Signals): void;
+};
+
+/** Spawns `node server/main.ts`, collecting its output lines into `lines`. */
+function spawnServer(env: NodeJS.ProcessEnv, lines: string[]): ServerProcess {
+  const child = spawn(process.execPath, ["server/main.ts"], {
+    cwd: PROJECT_ROOT,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  if (child.pid === undefined) throw new Error("could not spawn server/main.ts");
+  let exited = false;
+  const exit = new Promise<void>((resolve) =>
+    child.once("exit", () => {
+      exited = true;
+      resolve();
+    }),
+  );
+  const running = new Promise<void>((resolve, reject) => {
+    const collect = (chunk: Buffer) => {
+      for (const line of chunk.toString("utf8").split("\n")) {
+        if (!line) continue;
+        lines.push(line);
+        if (lines.length > 500) lines.shift();
+        if (line.includes("is running on")) resolve();
+      }
+    };
+    child.stdout.on("data", collect);
+    child.stderr.on("data", collect);
+    void exit.then(() =>
+      reject(new Error(`server/main.ts exited before it was running:\n${lines.join("\n")}`)),
+    );
+  });
+  running.catch(() => {});
+  return { running, exited: () => exited, exit, kill: (signal) => child.kill(signal) };
+}
+
 async function startOnce(options: AppServerOptions): Promise<AppServer> {
   const port = await freePort();
   const dataDir = await mkdtemp(path.join(tmpdir(), "openclaw-asks-e2e-"));
@@ -168,69 +214,43 @@ async function startOnce(options: AppServerOptions): Promise<AppServer> {
     OPENWEBUI_ORIGINS: "",
     ...options.env,
   };
-
-  const child = spawn(process.execPath, ["server/main.ts"], {
-    cwd: PROJECT_ROOT,
-    env,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  const pid = child.pid;
-  if (pid === undefined) throw new Error("could not spawn server/main.ts");
-  const lines: string[] = [];
-  let exited = false;
-  const exit = new Promise<void>((resolve) =>
-    child.once("exit", () => {
-      exited = true;
-      resolve();
-    }),
-  );
-
   const url = `http://127.0.0.1:${port}`;
-  const running = new Promise<void>((resolve, reject) => {
-    const collect = (chunk: Buffer) => {
-      for (const line of chunk.toString("utf8").split("\n")) {
-        if (!line) continue;
-        lines.push(line);
-        if (lines.length > 500) lines.shift();
-        if (line.includes("is running on")) resolve();
-      }
-    };
-    child.stdout.on("data", collect);
-    child.stderr.on("data", collect);
-    void exit.then(() =>
-      reject(new Error(`server/main.ts exited before it was running:\n${lines.join("\n")}`)),
-    );
-  });
+  const key = secretKey(authSecret);
+  const owner = (env.OWNER_USERS ?? "owner").split(",")[0]!.trim();
+  const lines: string[] = [];
+  let server = spawnServer(env, lines);
 
+  const kill = async () => {
+    if (server.exited()) return;
+    server.kill("SIGKILL");
+    await server.exit;
+  };
   const stop = async () => {
-    if (!exited) {
-      child.kill("SIGTERM");
-      const killed = await Promise.race([
-        exit.then(() => true),
+    if (!server.exited()) {
+      server.kill("SIGTERM");
+      const stopped = await Promise.race([
+        server.exit.then(() => true),
         sleep(STOP_GRACE_MS).then(() => false),
       ]);
-      if (!killed) {
-        child.kill("SIGKILL");
-        await exit;
-      }
+      if (!stopped) await kill();
     }
     await rm(dataDir, { recursive: true, force: true });
   };
-
-  const key = secretKey(authSecret);
-  try {
+  const ready = async () => {
     await withTimeout(
-      running,
+      server.running,
       options.startTimeoutMs ?? 60_000,
       () => `server/main.ts did not print "is running on":\n${lines.join("\n")}`,
     );
-    const owner = (env.OWNER_USERS ?? "owner").split(",")[0]!.trim();
     if (options.waitForGateway ?? true)
       await waitForGateway(
         url,
         await mintTabToken(key, { userId: owner, ttlSeconds: 600 }),
         30_000,
       );
+  };
+  try {
+    await ready();
   } catch (error) {
     await stop();
     throw error;
@@ -250,6 +270,12 @@ async function startOnce(options: AppServerOptions): Promise<AppServer> {
       }),
     ownerLink: () => printedOwnerLink({ ...env, PUBLIC_URL: url }),
     logs: () => [...lines],
+    kill,
+    startAgain: async () => {
+      await kill();
+      server = spawnServer(env, lines);
+      await ready();
+    },
     stop,
   };
 }
