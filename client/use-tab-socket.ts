@@ -1,7 +1,7 @@
 import { useEffect, useState } from "react";
 import { useLatest } from "../components/common/use-latest.ts";
 import type { InstanceStatus } from "../lib/protocol.ts";
-import type { IncompatibleProtocol } from "../lib/protocol-version.ts";
+import type { CheckUnavailable, IncompatibleProtocol } from "../lib/protocol-version.ts";
 import { createTabSocket, type TabClientSocket } from "./socket.ts";
 
 export type ConnectionState =
@@ -32,6 +32,8 @@ export function useTabSocket(
   useEffect(() => {
     if (!token) return;
     const created = createTabSocket(token);
+    /** Tries again a connect the server could not check (its store away). */
+    let retry: ReturnType<typeof setTimeout> | undefined;
     setState({ phase: "connecting" });
     created.on("connect", () => setState({ phase: "connected" }));
     created.on("disconnect", (reason) => {
@@ -43,7 +45,11 @@ export function useTabSocket(
       // `active` is false when the server's middleware refused the handshake (bad or expired token).
       if (!created.active && isIncompatible(error))
         setState({ phase: "outdated", error: error.message });
-      else if (!created.active)
+      else if (!created.active && isUnavailable(error)) {
+        setState({ phase: "reconnecting", error: error.message });
+        clearTimeout(retry);
+        retry = setTimeout(() => created.connect(), CHECK_RETRY_MS);
+      } else if (!created.active)
         setState({ phase: "refused", error: error.message || "the server refused the connection" });
       else setState({ phase: "reconnecting", error: error.message });
     });
@@ -52,6 +58,7 @@ export function useTabSocket(
     created.connect();
     setSocket(created);
     return () => {
+      clearTimeout(retry);
       cleanup?.();
       created.removeAllListeners();
       created.disconnect();
@@ -60,6 +67,12 @@ export function useTabSocket(
   }, [token, setupRef]);
 
   return { socket, state, gateway };
+}
+
+const CHECK_RETRY_MS = 2_000;
+
+function isUnavailable(error: Error & { data?: unknown }): boolean {
+  return (error.data as Partial<CheckUnavailable> | undefined)?.code === "UNAVAILABLE";
 }
 
 function isIncompatible(error: Error & { data?: unknown }): boolean {

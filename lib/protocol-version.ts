@@ -8,3 +8,6 @@ export const TAB_PROTOCOL_VERSION = 1;
 
 /** The `data` of the connect error a page of another version gets. */
 export type IncompatibleProtocol = { code: "INCOMPATIBLE_PROTOCOL"; serverProtocol: number };
+
+/** The `data` of the connect error a page gets when the server could not check its token just now: it tries again. */
+export type CheckUnavailable = { code: "UNAVAILABLE" };

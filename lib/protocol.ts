@@ -1,6 +1,10 @@
 import { z } from "zod";
 import { Ask, AskStatus, Decision } from "./ask.ts";
-export { type IncompatibleProtocol, TAB_PROTOCOL_VERSION } from "./protocol-version.ts";
+export {
+  type CheckUnavailable,
+  type IncompatibleProtocol,
+  TAB_PROTOCOL_VERSION,
+} from "./protocol-version.ts";
 
 /**
  * Tab protocol v1 (docs/PROTOCOL.md): every event between a browser tab and the server.

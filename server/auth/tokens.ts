@@ -56,6 +56,35 @@ export async function verifyTabToken(
   if (typeof token !== "string" || token.length === 0)
     throw new AuthError("missing token: connect with auth: {token}");
   const now = rules.now();
+  const { payload, protectedHeader } = await signedClaims(token, key, rules, now);
+  // Outside the signature's checks: a store that cannot say whether a kid is current (Redis away) is
+  // no verdict on the token, and its error reaches the caller as one.
+  if (protectedHeader.kid !== undefined && !(await rules.isKnownKid?.(protectedHeader.kid)))
+    throw new AuthError("this owner link was revoked: mint a new one with npm run owner-link");
+  const userId =
+    typeof payload.sub === "string" && payload.sub
+      ? payload.sub
+      : typeof payload.id === "string"
+        ? payload.id
+        : "";
+  if (!userId) throw new AuthError("token has no user id (sub or id claim)");
+  if (payload.exp! * 1000 - now > rules.maxTokenDays * DAY_MS)
+    throw new AuthError(`token lives too long: exp is more than ${rules.maxTokenDays} days ahead`);
+  // A claim that is there but not a chat id must not read as "no claim", which would mean every chat.
+  const chat = payload.chat;
+  if (chat !== undefined && (typeof chat !== "string" || chat === ""))
+    throw new AuthError("token has a malformed chat claim: it must be a chat id");
+  return {
+    userId,
+    chat: chat ?? null,
+    reply: replyClaim(payload.msg, payload.mts, chat !== undefined),
+    kid: protectedHeader.kid ?? null,
+    expiresAt: payload.exp! * 1000,
+  };
+}
+
+/** The token's claims once its signature (by `key`, or by `rules.embedKey` for an embed token) and `exp` hold. */
+async function signedClaims(token: string, key: Uint8Array, rules: TokenRules, now: number) {
   const options = {
     algorithms: ["HS256"],
     requiredClaims: ["exp"],
@@ -64,7 +93,7 @@ export async function verifyTabToken(
     ...(rules.allowExpired ? { clockTolerance: Math.ceil(now / 1000) } : {}),
   };
   try {
-    const verified = await jwtVerify(token, key, options).catch(async (error: unknown) => {
+    return await jwtVerify(token, key, options).catch(async (error: unknown) => {
       if (!rules.embedKey || !(error instanceof errors.JWSSignatureVerificationFailed)) throw error;
       const embed = await jwtVerify(token, rules.embedKey, options);
       if (embed.payload.chat === undefined || embed.protectedHeader.kid !== undefined)
@@ -73,31 +102,6 @@ export async function verifyTabToken(
         );
       return embed;
     });
-    const { payload, protectedHeader } = verified;
-    if (protectedHeader.kid !== undefined && !(await rules.isKnownKid?.(protectedHeader.kid)))
-      throw new AuthError("this owner link was revoked: mint a new one with npm run owner-link");
-    const userId =
-      typeof payload.sub === "string" && payload.sub
-        ? payload.sub
-        : typeof payload.id === "string"
-          ? payload.id
-          : "";
-    if (!userId) throw new AuthError("token has no user id (sub or id claim)");
-    if (payload.exp! * 1000 - now > rules.maxTokenDays * DAY_MS)
-      throw new AuthError(
-        `token lives too long: exp is more than ${rules.maxTokenDays} days ahead`,
-      );
-    // A claim that is there but not a chat id must not read as "no claim", which would mean every chat.
-    const chat = payload.chat;
-    if (chat !== undefined && (typeof chat !== "string" || chat === ""))
-      throw new AuthError("token has a malformed chat claim: it must be a chat id");
-    return {
-      userId,
-      chat: chat ?? null,
-      reply: replyClaim(payload.msg, payload.mts, chat !== undefined),
-      kid: protectedHeader.kid ?? null,
-      expiresAt: payload.exp! * 1000,
-    };
   } catch (error) {
     if (error instanceof AuthError) throw error;
     if (error instanceof errors.JWTExpired) throw new TokenExpired("token expired");

@@ -1,5 +1,6 @@
 import { errorMessage } from "../../lib/error-message.ts";
 import {
+  type CheckUnavailable,
   HandshakeProtocol,
   type IncompatibleProtocol,
   TAB_PROTOCOL_VERSION,
@@ -82,16 +83,22 @@ export function authenticateTabs(io: TabIo, options: HandshakeOptions): void {
     authenticate().then(
       () => next(),
       (error: unknown) => {
-        if (!(error instanceof AuthError))
-          options.log(`tab authentication failed: ${errorMessage(error)}`);
-        refuse(
-          error instanceof AuthError || error instanceof IncompatibleProtocolError
-            ? error
-            : new Error("authentication failed"),
-        );
+        if (error instanceof AuthError || error instanceof IncompatibleProtocolError)
+          return refuse(error);
+        // The store could not be read (Redis away, say): not the page's fault, so not counted; the
+        // page is told to try again rather than that its link is bad.
+        options.log(`tab authentication failed: ${errorMessage(error)}`);
+        next(new CheckUnavailableError());
       },
     );
   });
+}
+
+class CheckUnavailableError extends Error {
+  readonly data: CheckUnavailable = { code: "UNAVAILABLE" };
+  constructor() {
+    super("the server could not check this link just now; trying again");
+  }
 }
 
 class IncompatibleProtocolError extends Error {
