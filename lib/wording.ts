@@ -116,7 +116,7 @@ export const ALLOWED = "Allowed";
 /** How an ask ended when it ended at its source or with its run (lib/outcomes.ts). */
 export const ENDED_ELSEWHERE = {
   cancelled: "Cancelled elsewhere",
-  stopped: "Stopped",
+  stopped: "Stopped: the reply ended before an answer",
   gatewayRestarted: "The agent's run ended when the Gateway restarted",
   decided: (decision: Decision) => `${DECISION_LABELS[decision]} (elsewhere)`,
 };

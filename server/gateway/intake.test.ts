@@ -42,7 +42,7 @@ describe("Gateway records to domain events", () => {
         approvalOutcome({ id: "a", decision: "deny", resolvedBy: "approval-scope-closed", ts: 50 }),
         approvalAsk,
       ),
-    ).toEqual({ status: "cancelled", summary: "Stopped", reason: "answered-elsewhere" });
+    ).toEqual({ status: "cancelled", summary: "Stopped: the reply ended before an answer", reason: "answered-elsewhere" });
     const record = {
       id: "q",
       questions: [],
@@ -52,7 +52,7 @@ describe("Gateway records to domain events", () => {
     };
     expect(questionOutcome({ ...record, resolvedBy: "requester-inactive" })).toMatchObject({
       status: "cancelled",
-      summary: "Stopped",
+      summary: "Stopped: the reply ended before an answer",
     });
     expect(questionOutcome({ ...record, resolvedBy: "gateway-client" })).toMatchObject({
       summary: "Cancelled elsewhere",
@@ -97,7 +97,7 @@ describe("Gateway records to domain events", () => {
           resolve(outcome, { kind: "question", expiresAt: null })?.summary,
         ]),
       ),
-    ).toEqual({ stopped: "Stopped", gone: "Cancelled elsewhere", expired: "Expired" });
+    ).toEqual({ stopped: "Stopped: the reply ended before an answer", gone: "Cancelled elsewhere", expired: "Expired" });
   });
 
   it("tells how a question ended; a secret's answer never shows", () => {

@@ -260,7 +260,7 @@ describe("ChatWatcher: the run moves on without the card", () => {
     await settled();
     expect(await store.get("mine")).toMatchObject({
       status: "cancelled",
-      resolution: { summary: "Stopped" },
+      resolution: { summary: "Stopped: the reply ended before an answer" },
     });
     expect(broker.pendingAsks.map((ask) => ask.id)).toEqual(["other-run", "question"]);
   });

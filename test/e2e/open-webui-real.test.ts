@@ -793,6 +793,22 @@ describe.skipIf(!enabled || !gatewayUrl)(
       expect(await message(reply).innerText()).not.toContain("NEVER-STREAMED");
     }, 120_000);
 
+    it("Open WebUI restarted while a card waits: the card closes with the record of a stopped run, and a reload shows that record, not a live card", async () => {
+      const reply = await askInNewChat({ tool: ASK_THEME, then: "NEVER-AFTER-RESTART" });
+      await card(reply).getByRole("radio", { name: /^Dark/ }).waitFor({ timeout: UI_TIMEOUT });
+      const chat = page.url();
+      // The reply's request to the Gateway ends with Open WebUI's process: the Gateway cancels the run's
+      // question, and the widget (served by this server, still open in the page) records it.
+      await openWebui.restart();
+      await summaryLine(reply, "Stopped: the reply ended").waitFor({ timeout: UI_TIMEOUT });
+      expect(await card(reply).locator("[data-ask-id]").count()).toBe(0);
+
+      await page.goto(chat);
+      await summaryLine(reply, "Stopped: the reply ended").waitFor({ timeout: UI_TIMEOUT });
+      expect(await card(reply).locator("[data-ask-id]").count()).toBe(0);
+      expect(await message(reply).innerText()).not.toContain("NEVER-AFTER-RESTART");
+    }, 300_000);
+
     it("this server killed and started again while a card waits: the card says it is reconnecting with its buttons off, is live again within 5 s, and its answer continues the reply", async () => {
       const reply = await askInNewChat({ tool: ASK_THEME, then: "Back again: RESTART-SURVIVED" });
       const dark = card(reply).getByRole("radio", { name: /^Dark/ });

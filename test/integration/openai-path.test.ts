@@ -225,12 +225,12 @@ describe("Stop on the /v1 path", () => {
     expect(await opened.waitForClose(card.id)).toEqual({
       askId: card.id,
       reason: "answered-elsewhere",
-      summary: "Stopped",
+      summary: "Stopped: the reply ended before an answer",
     });
     expect((await opened.list("all")).find((ask) => ask.id === card.id)).toMatchObject({
       status: "cancelled",
       replyId: at.reply.msg,
-      resolution: { summary: "Stopped" },
+      resolution: { summary: "Stopped: the reply ended before an answer" },
     });
   });
 
@@ -241,7 +241,7 @@ describe("Stop on the /v1 path", () => {
     const response = request(at, { tool: { id: "asks_touch_marker", args: { path: marker } } });
     const card = await opened.waitForShow();
     response.abort();
-    expect(await opened.waitForClose(card.id)).toMatchObject({ summary: "Stopped" });
+    expect(await opened.waitForClose(card.id)).toMatchObject({ summary: "Stopped: the reply ended before an answer" });
     expect(existsSync(marker)).toBe(false);
   });
 });

@@ -105,7 +105,6 @@ export function installOpenWebui(
 
 export type OpenWebui = {
   url: string;
-  pid: number;
   /** The admin's session token (Open WebUI's own JWT), for the API and the browser's localStorage. */
   adminToken: string;
   admin: { id: string; email: string; password: string };
@@ -127,6 +126,8 @@ export type OpenWebui = {
   createApiKey(): Promise<string>;
   /** The admin API with the admin's session token: `GET /api/v1/functions/`, `/openai/config`, ... */
   api(method: string, route: string, body?: unknown): Promise<unknown>;
+  /** Restarts it as an upgrade does (SIGTERM, then `open-webui serve` again): same port, data and secret. */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 };
 
@@ -194,31 +195,38 @@ export async function startOpenWebui(options: StartOpenWebuiOptions): Promise<Op
     // Admins may make API keys (config.py:2420), as `npm run connect-openwebui` takes one.
     ENABLE_API_KEYS: "true",
   };
-  const child: ChildProcess = spawn(
-    openWebuiBin(cacheDir),
-    ["serve", "--host", "127.0.0.1", "--port", String(port)],
-    {
-      env,
-      cwd: dataDir,
-      detached: true,
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
+  /** One `open-webui serve`: its process, and a promise that settles when it exits. */
+  const serve = () => {
+    const child: ChildProcess = spawn(
+      openWebuiBin(cacheDir),
+      ["serve", "--host", "127.0.0.1", "--port", String(port)],
+      {
+        env,
+        cwd: dataDir,
+        detached: true,
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
+    child.stdout?.on("data", collect);
+    child.stderr?.on("data", collect);
+    let hasExited = false;
+    const exited = new Promise<void>((resolve) =>
+      child.once("exit", () => {
+        hasExited = true;
+        resolve();
+      }),
+    );
+    return { child, exited, hasExited: () => hasExited };
+  };
   let output = "";
   const collect = (chunk: Buffer) => {
     output = (output + chunk.toString("utf8")).slice(-200_000);
   };
-  child.stdout?.on("data", collect);
-  child.stderr?.on("data", collect);
-  let hasExited = false;
-  const exited = new Promise<void>((resolve) =>
-    child.once("exit", () => {
-      hasExited = true;
-      resolve();
-    }),
-  );
+  let server = serve();
 
-  async function stop(): Promise<void> {
+  /** Ends the running `open-webui serve`, as its service manager does: SIGTERM, then SIGKILL. */
+  async function end(): Promise<void> {
+    const { child, exited } = server;
     // Open WebUI runs uvicorn in its own process group (detached): end that group by its id.
     if (child.exitCode === null && child.signalCode === null && child.pid) {
       try {
@@ -230,16 +238,23 @@ export async function startOpenWebui(options: StartOpenWebuiOptions): Promise<Op
       await exited;
       clearTimeout(killTimer);
     }
+  }
+
+  async function stop(): Promise<void> {
+    await end();
     rmSync(dataDir, { recursive: true, force: true });
   }
 
-  try {
-    await waitForHealth(
+  const healthy = () =>
+    waitForHealth(
       url,
-      () => hasExited,
+      () => server.hasExited(),
       options.startTimeoutMs ?? 180_000,
       () => output,
     );
+
+  try {
+    await healthy();
     const email = "admin@openclaw-asks.test";
     const password = randomBytes(12).toString("hex");
     const session = sessionSchema.parse(
@@ -251,7 +266,6 @@ export async function startOpenWebui(options: StartOpenWebuiOptions): Promise<Op
     });
     return {
       url,
-      pid: child.pid!,
       adminToken,
       admin: { id: session.id, email, password },
       log: () => output,
@@ -323,6 +337,11 @@ export async function startOpenWebui(options: StartOpenWebuiOptions): Promise<Op
           .parse(await api(url, adminToken, "POST", "/api/v1/auths/api_key")).api_key;
       },
       api: (method, route, body) => api(url, adminToken, method, route, body),
+      async restart() {
+        await end();
+        server = serve();
+        await healthy();
+      },
       stop,
     };
   } catch (error) {
