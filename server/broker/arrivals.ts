@@ -1,4 +1,5 @@
 import type { Ask } from "../../lib/ask.ts";
+import type { Clock } from "../../lib/clock.ts";
 import { endedAsText, EXPIRED } from "../../lib/outcomes.ts";
 import type { AskStore } from "../store/store.ts";
 import type { Cards } from "./cards.ts";
@@ -20,7 +21,16 @@ export type ArrivalsOptions = {
   cards: Cards;
   store: AskStore;
   feed: BrokerFeed;
+  clock: Clock;
 };
+
+/**
+ * How long a text prompt of a reply the filter announced waits for that reply's widget to view the
+ * chat before it ends as text: the widget of a brand-new chat's first reply comes late (Open WebUI
+ * 0.11 gives the tab its chat id after the reply started), and a prompt the agent writes at once
+ * would otherwise never get its card.
+ */
+export const WIDGET_WAIT_MS = 15_000;
 
 export class Arrivals {
   private readonly options: ArrivalsOptions;
@@ -77,12 +87,18 @@ export class Arrivals {
       return;
     }
     if (verdict.action === "refuse") return cards.refuse(ask, verdict.summary);
-    if (ask.source === "text-prompt" && !(await cards.viewerFor(ask))) {
-      // A text prompt has nowhere to wait: with no tab it stays in the reply as text.
+    const waitsForWidget = ask.source === "text-prompt" && !(await cards.viewerFor(ask));
+    if (waitsForWidget && ask.origin?.kind !== "reply") {
+      // A text prompt has nowhere to wait: with no tab, and no widget on its way, it stays in the reply as text.
       await store.put(ask);
       return cards.finish(ask, endedAsText(ask));
     }
-    asks.track(ask, { unwritten: true });
+    asks.track(
+      ask,
+      waitsForWidget
+        ? { unwritten: true, widgetDeadline: this.options.clock.now() + WIDGET_WAIT_MS }
+        : { unwritten: true },
+    );
     if (ask.chatId) await cards.route(ask.chatId, chatOwner);
     this.taken(ask);
   }

@@ -3,6 +3,7 @@
 import { describe, expect } from "vitest";
 import { approval, question, secret, textPrompt } from "../../test/support/ask-fixtures.ts";
 import { brokerTest as it, settled, tab } from "../../test/support/broker-harness.ts";
+import { WIDGET_WAIT_MS } from "./arrivals.ts";
 import type { AskBroker } from "./broker.ts";
 
 describe("AskBroker (the routing rules on the broker, injected clock)", () => {
@@ -118,6 +119,49 @@ describe("AskBroker (the routing rules on the broker, injected clock)", () => {
         ["tp1", "ended-as-text"],
         ["tp2", "ended-as-text"],
       ]);
+      expect(broker.pendingAsks).toEqual([]);
+      expect(clock.pendingTimers).toBe(0);
+    });
+
+    // Its reply's widget is on its way: a brand-new chat's first reply gets its widget late (Open WebUI 0.11).
+    const announced = (id: string) => ({
+      ...textPrompt(id, "c1"),
+      origin: { kind: "reply" as const, userId: "owner" },
+    });
+
+    it("text prompt of a reply the filter announced: waits for its widget, and once shown keeps its own timeout", async ({
+      clock,
+      store,
+      broker,
+      tabs,
+    }) => {
+      await broker.receive(announced("tp1"));
+      clock.advance(WIDGET_WAIT_MS - 1_000);
+      await settled();
+      expect(broker.pendingAsks.map((ask) => ask.id)).toEqual(["tp1"]);
+      await broker.view(tab("widget"), "c1");
+      expect(tabs.shownOn("widget")).toEqual(["tp1"]);
+      clock.advance(2_000);
+      await settled();
+      expect((await store.get("tp1"))?.status).toBe("pending");
+      clock.advance(240_000);
+      await settled();
+      expect((await store.get("tp1"))?.status).toBe("ended-as-text");
+      expect(clock.pendingTimers).toBe(0);
+    });
+
+    it("text prompt of a reply the filter announced: no widget in time, it ends as text with its fallback text", async ({
+      clock,
+      store,
+      broker,
+    }) => {
+      await broker.receive(announced("tp1"));
+      clock.advance(WIDGET_WAIT_MS);
+      await settled();
+      expect(await store.get("tp1")).toMatchObject({
+        status: "ended-as-text",
+        resolution: { summary: "Which database?" },
+      });
       expect(broker.pendingAsks).toEqual([]);
       expect(clock.pendingTimers).toBe(0);
     });

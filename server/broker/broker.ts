@@ -84,7 +84,7 @@ export class AskBroker implements Subscribable<BrokerEvents> {
     const access = this.access;
     this.cards = new Cards({ ...options, asks, access, feed, settle });
     const cards = this.cards;
-    this.arrivals = new Arrivals({ asks, access, cards, store, feed });
+    this.arrivals = new Arrivals({ asks, access, cards, store, feed, clock: options.clock });
     this.answering = { ...options, asks, access, cards };
     const { arrivals } = this;
     this.unsubscribe = [

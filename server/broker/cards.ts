@@ -162,6 +162,7 @@ export class Cards {
       asks.update(card);
       if (!asks.unwritten(ask.id)) this.options.settle(store.put(card), `storing ask ${ask.id}`);
     }
+    asks.shown(ask.id);
     this.write(ask.id);
   }
 

@@ -48,6 +48,11 @@ export type TrackedAsk =
       readonly unwritten: boolean;
       readonly receiving: Receiving | null;
       readonly answering: Answering | null;
+      /**
+       * A text prompt of a reply the filter announced, not shown yet: its widget is on its way (a
+       * brand-new chat's comes late), so it ends as text at this time unless a tab views it first.
+       */
+      readonly widgetDeadline: number | null;
     }
   /** Over here; kept only while its arrival is still being handled, so a replay meanwhile is ignored. */
   | { readonly phase: "ended"; readonly ask: Ask };
@@ -108,8 +113,11 @@ export class TrackedAsks extends Emitter<{ expired: [ask: Ask] }> {
     return "new";
   }
 
-  /** The ask is pending from now on, its expiry timed; `unwritten` when the store does not have it yet. */
-  track(ask: Ask, options: { unwritten: boolean }): void {
+  /**
+   * The ask is pending from now on, its expiry timed; `unwritten` when the store does not have it yet;
+   * `widgetDeadline` when it waits for its reply's widget until then (a text prompt).
+   */
+  track(ask: Ask, options: { unwritten: boolean; widgetDeadline?: number }): void {
     const existing = this.entries.get(ask.id);
     const receiving: Receiving | null =
       existing?.phase === "arriving"
@@ -117,7 +125,21 @@ export class TrackedAsks extends Emitter<{ expired: [ask: Ask] }> {
         : existing?.phase === "pending"
           ? existing.receiving
           : null;
-    this.enter({ phase: "pending", ask, unwritten: options.unwritten, receiving, answering: null });
+    this.enter({
+      phase: "pending",
+      ask,
+      unwritten: options.unwritten,
+      receiving,
+      answering: null,
+      widgetDeadline: options.widgetDeadline ?? null,
+    });
+  }
+
+  /** A tab shows the ask: one that waited for its widget has its own expiry from now on. */
+  shown(id: string): void {
+    const entry = this.entries.get(id);
+    if (entry?.phase === "pending" && entry.widgetDeadline !== null)
+      this.enter({ ...entry, widgetDeadline: null });
   }
 
   /** Restored from the store at start: listed, shown once its source confirms it. */
@@ -135,7 +157,13 @@ export class TrackedAsks extends Emitter<{ expired: [ask: Ask] }> {
   confirm(id: string): boolean {
     const entry = this.entries.get(id);
     if (entry?.phase !== "unconfirmed") return false;
-    this.entries.set(id, { ...entry, phase: "pending", unwritten: false, receiving: null });
+    this.entries.set(id, {
+      ...entry,
+      phase: "pending",
+      unwritten: false,
+      receiving: null,
+      widgetDeadline: null,
+    });
     return true;
   }
 
@@ -276,10 +304,13 @@ export class TrackedAsks extends Emitter<{ expired: [ask: Ask] }> {
     const timer = this.timers.get(ask.id);
     if (timer) this.clock.clearTimer(timer);
     this.timers.delete(ask.id);
-    if (ask.expiresAt !== null)
+    const waitsUntil = entry.phase === "pending" ? entry.widgetDeadline : null;
+    const due =
+      waitsUntil === null ? ask.expiresAt : Math.min(waitsUntil, ask.expiresAt ?? waitsUntil);
+    if (due !== null)
       this.timers.set(
         ask.id,
-        this.clock.setTimer(() => this.expire(ask.id), ask.expiresAt - this.clock.now()),
+        this.clock.setTimer(() => this.expire(ask.id), due - this.clock.now()),
       );
     this.entries.set(ask.id, entry);
     if (ask.chatId) {
