@@ -25,11 +25,13 @@ import { launchBrowser } from "../support/browser.ts";
 import { connectOperator, type OperatorConnection, type Payload } from "../support/gateway-client.ts";
 import { type OpenWebui,startOpenWebui } from "../support/open-webui.ts";
 import { stubScript } from "../support/stub-model.ts";
-import { summarize, type Summary } from "./stats.ts";
+import { round, summarize, type Summary } from "./stats.ts";
 
 const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const RESULTS_FILE = path.join(PROJECT_ROOT, "bench", "open-webui.json");
-const TARGETS = { askToCard: { p50Ms: 100, p99Ms: 250 }, answerToText: { p50Ms: 150, p99Ms: 400 } } as const;
+// Issue 27: the card within 50 / 150 ms of the Gateway's event; the answer's text within 1.2x of the
+// same way without this product (an operator client's resolve → painted), at p50 and at p99.
+const TARGETS = { askToCard: { p50Ms: 50, p99Ms: 150 }, answerToTextRatio: 1.2 } as const;
 const AGENT = "dev";
 const STEP_TIMEOUT_MS = 60_000;
 
@@ -253,8 +255,11 @@ function printReport(report: Report): number {
     row(
       "answer's click → the reply's next text painted",
       report.answerToText,
-      TARGETS.answerToText,
-      `the Gateway alone (resolve → its first delta) ${pair(report.gatewayAnswerToText)}; the Gateway and Open WebUI without this product (resolve → painted) ${pair(report.withoutProductAnswerToText)}`,
+      {
+        p50Ms: round(TARGETS.answerToTextRatio * report.withoutProductAnswerToText.p50Ms, 1),
+        p99Ms: round(TARGETS.answerToTextRatio * report.withoutProductAnswerToText.p99Ms, 1),
+      },
+      `the Gateway alone (resolve → its first delta) ${pair(report.gatewayAnswerToText)}; the Gateway and Open WebUI without this product (resolve → painted) ${pair(report.withoutProductAnswerToText)}, the target ${TARGETS.answerToTextRatio}x this`,
     ),
   );
   console.log(`\nclick → the widget's answer on its socket: ${pair(report.clickToSent)}`);
