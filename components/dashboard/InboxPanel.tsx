@@ -195,28 +195,31 @@ export function InboxPanel({
           {ready ? "Nothing pending" : "—"}
         </p>
       ) : (
-        <ul
-          aria-label="Pending asks"
-          onFocus={(event) => kept.onFocus(event)}
-          className="flex flex-col gap-2 [overflow-anchor:none]"
-        >
-          {pending.map((ask) => (
-            <InboxRow
-              key={ask.id}
-              ask={ask}
-              expanded={expanded.has(ask.id)}
-              onExpand={(open) => setExpanded((current) => withMember(current, ask.id, open))}
-              selected={selected.has(ask.id)}
-              onSelect={(on) => setSelected((current) => withMember(current, ask.id, on))}
-              onAnswer={(tabAnswer) => answer(ask.id, tabAnswer)}
-              openWebUiUrl={openWebUiUrl}
-              chatTitle={ask.chatId === null ? undefined : chatTitles.get(ask.chatId)}
-              onModal={onModal}
-              onSecretOutcome={onSecretOutcome}
-              pick={pick?.id === ask.id ? pick : undefined}
-            />
-          ))}
-        </ul>
+        // While the socket is away an answer cannot go: the rows' controls wait, disabled (the header says why).
+        <fieldset disabled={!ready} className="m-0 min-w-0 border-0 p-0">
+          <ul
+            aria-label="Pending asks"
+            onFocus={(event) => kept.onFocus(event)}
+            className="flex flex-col gap-2 [overflow-anchor:none]"
+          >
+            {pending.map((ask) => (
+              <InboxRow
+                key={ask.id}
+                ask={ask}
+                expanded={expanded.has(ask.id)}
+                onExpand={(open) => setExpanded((current) => withMember(current, ask.id, open))}
+                selected={selected.has(ask.id)}
+                onSelect={(on) => setSelected((current) => withMember(current, ask.id, on))}
+                onAnswer={(tabAnswer) => answer(ask.id, tabAnswer)}
+                openWebUiUrl={openWebUiUrl}
+                chatTitle={ask.chatId === null ? undefined : chatTitles.get(ask.chatId)}
+                onModal={onModal}
+                onSecretOutcome={onSecretOutcome}
+                pick={pick?.id === ask.id ? pick : undefined}
+              />
+            ))}
+          </ul>
+        </fieldset>
       )}
       <p className={cx("mt-3 hidden text-xs sm:block", muted)}>
         Press <kbd className="font-mono">?</kbd> for keyboard shortcuts.
