@@ -44,6 +44,7 @@ import {
   type StubScript,
   stubScript,
 } from "../support/stub-model.ts";
+import { openTab } from "../support/tabs.ts";
 import { createQuestion, waitAnswer } from "./fixtures.ts";
 
 const UI_TIMEOUT = 60_000;
@@ -711,6 +712,22 @@ describe.skipIf(!enabled || !gatewayUrl)(
     const stillSamePage = () =>
       page.evaluate(() => (window as unknown as { __asksMark?: number }).__asksMark === 1);
 
+    /** The card gave way to the record of a stopped run, and the reply never went on with `never`. */
+    async function endedStopped(reply: string, never: string): Promise<void> {
+      await summaryLine(reply, "Stopped: the reply ended").waitFor({ timeout: UI_TIMEOUT });
+      expect(await card(reply).locator("[data-ask-id]").count()).toBe(0);
+      expect(await message(reply).innerText()).not.toContain(never);
+    }
+
+    /** Submits the card's pick: the same reply, in the same page, goes on with `text`, and the card gives way to its `line`. */
+    async function submitContinues(reply: string, text: string, line: string): Promise<void> {
+      await card(reply).getByRole("button", { name: "Submit" }).click();
+      await message(reply).getByText(text).waitFor({ timeout: UI_TIMEOUT });
+      await summaryLine(reply, line).waitFor({ timeout: UI_TIMEOUT });
+      expect(await stillSamePage()).toBe(true);
+      expect(await card(reply).locator("[data-ask-id]").count()).toBe(0);
+    }
+
     it("a brand-new chat whose agent asks before writing anything: the widget is there, the card shows, and the answer continues the same reply", async () => {
       // The tab misses the inlet's embed (its chat id comes 1 s late) and no text streams while the agent
       // waits: only the filter's scheduled sends put the widget on the reply.
@@ -728,11 +745,7 @@ describe.skipIf(!enabled || !gatewayUrl)(
       expect(await message(reply).locator("#response-content-container").innerText()).not.toContain(
         "THEME-CHOSEN",
       );
-      await card(reply).getByRole("button", { name: "Submit" }).click();
-      await message(reply).getByText("THEME-CHOSEN").waitFor({ timeout: UI_TIMEOUT });
-      await summaryLine(reply, "Dark").waitFor({ timeout: UI_TIMEOUT });
-      expect(await stillSamePage()).toBe(true);
-      expect(await card(reply).locator("[data-ask-id]").count()).toBe(0);
+      await submitContinues(reply, "THEME-CHOSEN", "Dark");
     }, 120_000);
 
     it("a secret request: the masked dialog in the reply, the value stored at the Gateway and nowhere in Open WebUI's chat or any model request", async () => {
@@ -788,9 +801,7 @@ describe.skipIf(!enabled || !gatewayUrl)(
       const reply = await askInNewChat({ tool: ASK_THEME, then: "NEVER-STREAMED" });
       await card(reply).getByRole("radio", { name: /^Dark/ }).waitFor({ timeout: UI_TIMEOUT });
       await page.locator('button[aria-label="Stop"]').click();
-      await summaryLine(reply, "Stopped").waitFor({ timeout: UI_TIMEOUT });
-      expect(await card(reply).locator("[data-ask-id]").count()).toBe(0);
-      expect(await message(reply).innerText()).not.toContain("NEVER-STREAMED");
+      await endedStopped(reply, "NEVER-STREAMED");
     }, 120_000);
 
     it("Open WebUI restarted while a card waits: the card closes with the record of a stopped run, and a reload shows that record, not a live card", async () => {
@@ -800,13 +811,9 @@ describe.skipIf(!enabled || !gatewayUrl)(
       // The reply's request to the Gateway ends with Open WebUI's process: the Gateway cancels the run's
       // question, and the widget (served by this server, still open in the page) records it.
       await openWebui.restart();
-      await summaryLine(reply, "Stopped: the reply ended").waitFor({ timeout: UI_TIMEOUT });
-      expect(await card(reply).locator("[data-ask-id]").count()).toBe(0);
-
+      await endedStopped(reply, "NEVER-AFTER-RESTART");
       await page.goto(chat);
-      await summaryLine(reply, "Stopped: the reply ended").waitFor({ timeout: UI_TIMEOUT });
-      expect(await card(reply).locator("[data-ask-id]").count()).toBe(0);
-      expect(await message(reply).innerText()).not.toContain("NEVER-AFTER-RESTART");
+      await endedStopped(reply, "NEVER-AFTER-RESTART");
     }, 300_000);
 
     it("this server killed and started again while a card waits: the card says it is reconnecting with its buttons off, is live again within 5 s, and its answer continues the reply", async () => {
@@ -827,12 +834,167 @@ describe.skipIf(!enabled || !gatewayUrl)(
         `the card took answers again ${Date.now() - backAt} ms after the server was back`,
       );
       await dark.click();
-      await card(reply).getByRole("button", { name: "Submit" }).click();
-      await message(reply).getByText("RESTART-SURVIVED").waitFor({ timeout: UI_TIMEOUT });
-      await summaryLine(reply, "Dark").waitFor({ timeout: UI_TIMEOUT });
-      expect(await stillSamePage()).toBe(true);
-      expect(await card(reply).locator("[data-ask-id]").count()).toBe(0);
+      await submitContinues(reply, "RESTART-SURVIVED", "Dark");
     }, 180_000);
+
+    it("ten chats waiting at once (questions, approvals and a secret; one chat in two tabs), answered in a shuffled order: each answer continues its own reply only, and nothing is left pending", async () => {
+      const run = randomUUID().slice(0, 8);
+      const errorsBefore = errors.length;
+      type Waiting = {
+        index: number;
+        kind: "question" | "approval" | "secret";
+        chatId: string;
+        reply: string;
+        marker: string;
+        /** The question's option, the approval's marker file, the secret's value. */
+        detail: string;
+      };
+      const kinds = [
+        "question",
+        "approval",
+        "question",
+        "secret",
+        "question",
+        "approval",
+        "question",
+        "approval",
+        "question",
+        "question",
+      ] as const;
+      const waiting: Waiting[] = [];
+      for (const [index, kind] of kinds.entries()) {
+        const marker = `CROWD-${run}-${index}-DONE`;
+        const detail =
+          kind === "question"
+            ? `Pick-${run}-${index}`
+            : kind === "approval"
+              ? join(markers, `crowd-${run}-${index}`)
+              : `sk-crowd-${randomUUID()}`;
+        const tool =
+          kind === "question"
+            ? {
+                id: "ask_user",
+                args: {
+                  questions: [
+                    {
+                      id: "pick",
+                      header: "Pick",
+                      question: `Crowd question ${index}?`,
+                      options: [{ label: detail }, { label: `Other-${index}` }],
+                    },
+                  ],
+                  timeoutSeconds: 600,
+                },
+              }
+            : kind === "approval"
+              ? { id: "asks_touch_marker", args: { path: detail } }
+              : {
+                  id: "secrets",
+                  args: {
+                    action: "request",
+                    name: `CROWD_TOKEN_${index}`,
+                    reason: "Crowd check",
+                    allowedHosts: ["api.example.com"],
+                    timeoutSeconds: 600,
+                  },
+                };
+        const reply = await askInNewChat({
+          tool,
+          then: `${marker}.`,
+          tag: `crowd-${run}-${index}`,
+        });
+        await card(reply).locator("[data-ask-id]").waitFor({ timeout: UI_TIMEOUT });
+        await settlesTo(reply);
+        waiting.push({
+          index,
+          kind,
+          chatId: new URL(page.url()).pathname.split("/").pop()!,
+          reply,
+          marker,
+          detail,
+        });
+      }
+      // One chat open in a second tab too: the newest view takes its card.
+      const twoTabs = waiting[4]!;
+      const other = await context.newPage();
+      other.on("pageerror", (error) => errors.push(String(error)));
+      const otherSockets = trackSockets(other);
+      await other.goto(`${openWebui.url}/c/${twoTabs.chatId}`);
+      await card(twoTabs.reply, other).locator("[data-ask-id]").waitFor({ timeout: UI_TIMEOUT });
+      await settlesTo(twoTabs.reply, other, otherSockets);
+
+      const order = [...waiting];
+      for (let index = order.length - 1; index > 0; index--) {
+        const pick = Math.floor(Math.random() * (index + 1));
+        [order[index], order[pick]] = [order[pick]!, order[index]!];
+      }
+      console.log(`crowd answered in the order ${order.map((item) => item.index).join(", ")}`);
+      const answered = new Set<number>();
+      for (const item of order) {
+        const on = item === twoTabs ? other : page;
+        if (on === page) await page.goto(`${openWebui.url}/c/${item.chatId}`);
+        const view = card(item.reply, on);
+        await view.locator("[data-ask-id]").waitFor({ timeout: UI_TIMEOUT });
+        await settlesTo(item.reply, on, on === page ? openSockets : otherSockets);
+        if (item.kind === "question") {
+          await view.getByRole("radio", { name: item.detail }).click();
+          await view.getByRole("button", { name: "Submit" }).click();
+        } else if (item.kind === "approval") {
+          await view.getByRole("button", { name: "Allow once" }).click();
+        } else {
+          await view.locator('input[type="password"]').fill(item.detail);
+          await view.getByRole("button", { name: "Submit" }).click();
+        }
+        await message(item.reply, on).getByText(item.marker).waitFor({ timeout: UI_TIMEOUT });
+        answered.add(item.index);
+        // Only the approvals answered so far ran their tool.
+        for (const approval of waiting.filter((entry) => entry.kind === "approval"))
+          expect(existsSync(approval.detail)).toBe(answered.has(approval.index));
+      }
+      await other.close();
+
+      for (const item of waiting) {
+        const stored = JSON.stringify(await openWebui.storedChat(item.chatId));
+        expect(stored).toContain(item.marker);
+        for (const elsewhere of waiting.filter((entry) => entry !== item))
+          expect(stored).not.toContain(elsewhere.marker);
+        if (item.kind === "secret") expect(stored).not.toContain(item.detail);
+        // A question's pick reached its own run's model request, and no other's.
+        if (item.kind === "question")
+          for (const request of await fetchStubRequests(stubModelUrl, item.detail))
+            expect(JSON.stringify(request.body)).toContain(`crowd-${run}-${item.index}`);
+      }
+      const owner = await openTab(app.url, await app.mintToken(openWebui.admin.id));
+      try {
+        expect(await owner.list("pending")).toEqual([]);
+      } finally {
+        owner.close();
+      }
+      expect(errors.slice(errorsBefore)).toEqual([]);
+    }, 600_000);
+
+    it("a brand-new chat whose first reply is a text prompt at once: the widget comes late, and the card still shows", async () => {
+      // As in the brand-new chat above: the tab learns its chat id 1 s late, so the reply's widget views
+      // the chat after the prompt was seen; the server waits for it (WIDGET_WAIT_MS) instead of ending it as text.
+      await page.route("**/api/chat/completions", async (route) => {
+        const response = await route.fetch();
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        await route.fulfill({ response });
+      });
+      await openNewChat();
+      const reply = await sendScript({
+        reply: "OpenClaw needs input: Which region?\n1. Europe\n2. America",
+        tag: `late-widget-${randomUUID()}`,
+      });
+      await page.unrouteAll({ behavior: "wait" });
+      await card(reply)
+        .getByRole("radio", { name: /^Europe/ })
+        .click({ timeout: UI_TIMEOUT });
+      await card(reply).getByRole("button", { name: "Submit" }).click();
+      await page.getByText("Confirm Prompt from Embed").waitFor({ timeout: UI_TIMEOUT });
+      await page.getByRole("button", { name: "Confirm" }).click();
+      await summaryLine(reply, "Europe").waitFor({ timeout: UI_TIMEOUT });
+    }, 120_000);
 
     it("a text prompt: a card instead of the trigger, which never shows (streaming, stored, reloaded); the answer becomes the person's next message and the agent replies to it there", async () => {
       await openNewChat();

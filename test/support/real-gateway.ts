@@ -133,7 +133,9 @@ export function stubGatewayConfig(
   }
   return {
     agents: {
-      defaults: { workspace, skipBootstrap: true, model: "stub/scripted" },
+      // Test files share this Gateway, and runs waiting on an ask hold their lane: the default cap,
+      // max(8, 4 per CPU), would queue a ninth waiting chat's reply on a 2-core machine.
+      defaults: { workspace, skipBootstrap: true, model: "stub/scripted", maxConcurrent: 32 },
       entries,
     },
     models: {
