@@ -42,7 +42,11 @@ describe("Gateway records to domain events", () => {
         approvalOutcome({ id: "a", decision: "deny", resolvedBy: "approval-scope-closed", ts: 50 }),
         approvalAsk,
       ),
-    ).toEqual({ status: "cancelled", summary: "Stopped: the reply ended before an answer", reason: "answered-elsewhere" });
+    ).toEqual({
+      status: "cancelled",
+      summary: "Stopped: the reply ended before an answer",
+      reason: "answered-elsewhere",
+    });
     const record = {
       id: "q",
       questions: [],
@@ -97,7 +101,11 @@ describe("Gateway records to domain events", () => {
           resolve(outcome, { kind: "question", expiresAt: null })?.summary,
         ]),
       ),
-    ).toEqual({ stopped: "Stopped: the reply ended before an answer", gone: "Cancelled elsewhere", expired: "Expired" });
+    ).toEqual({
+      stopped: "Stopped: the reply ended before an answer",
+      gone: "Cancelled elsewhere",
+      expired: "Expired",
+    });
   });
 
   it("tells how a question ended; a secret's answer never shows", () => {

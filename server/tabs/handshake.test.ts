@@ -15,7 +15,7 @@ let url: string;
 
 beforeAll(async () => {
   const http = createServer();
-  io = new Server(http) as TabIo;
+  io = new Server(http);
   authenticateTabs(io, {
     key,
     owners: new Set(["owner"]),
@@ -33,7 +33,7 @@ beforeAll(async () => {
   url = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
 });
 
-afterAll(() => new Promise<void>((resolve) => io.close(() => resolve())));
+afterAll(() => io.close());
 
 function handshake(token: string): Promise<{ message: string; data: unknown } | "connected"> {
   const socket = connect(url, {

@@ -241,7 +241,9 @@ describe("Stop on the /v1 path", () => {
     const response = request(at, { tool: { id: "asks_touch_marker", args: { path: marker } } });
     const card = await opened.waitForShow();
     response.abort();
-    expect(await opened.waitForClose(card.id)).toMatchObject({ summary: "Stopped: the reply ended before an answer" });
+    expect(await opened.waitForClose(card.id)).toMatchObject({
+      summary: "Stopped: the reply ended before an answer",
+    });
     expect(existsSync(marker)).toBe(false);
   });
 });
