@@ -133,9 +133,7 @@ export function stubGatewayConfig(
   }
   return {
     agents: {
-      // Test files share this Gateway, and runs waiting on an ask hold their lane: the default cap,
-      // max(8, 4 per CPU), would queue a ninth waiting chat's reply on a 2-core machine.
-      defaults: { workspace, skipBootstrap: true, model: "stub/scripted", maxConcurrent: 32 },
+      defaults: { workspace, skipBootstrap: true, model: "stub/scripted" },
       entries,
     },
     models: {
