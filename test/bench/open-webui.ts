@@ -12,7 +12,7 @@
 // Options: --samples=N (default 50)   --warmup=N (default 3)
 //          --report-only: exit 0 when a figure misses its target (CI prints the figures; a loaded
 //          machine's tail must not fail the run), non-zero only when a step fails
-import { mkdirSync,writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Frame, Page } from "playwright-core";
@@ -111,6 +111,7 @@ async function until<T>(read: () => Promise<T | null | undefined>, what: string)
  * Gateway plus Open WebUI (to the text painted).
  */
 type Answerer = "click" | "operator";
+type Harness = Awaited<ReturnType<typeof startHarness>>;
 type Sample =
   | { by: "click"; askToCardMs: number; answerToTextMs: number; clickToSentMs: number }
   | { by: "operator"; askToCardMs: number; gatewayAnswerToTextMs: number; withoutProductAnswerToTextMs: number };
@@ -145,6 +146,8 @@ async function oneAsk(index: number, by: Answerer, page: Page, app: AppServer, o
   await new Promise((resolve) => setTimeout(resolve, 300 + Math.random() * 200));
   const isText = (payload: Payload) => payload.sessionKey === question.sessionKey && JSON.stringify(payload.message ?? payload.deltaText ?? "").includes(mark);
   const textDelta = operator.waitForEvent("chat", isText, STEP_TIMEOUT_MS);
+  // Awaited below on every path; until then a timeout must not surface as an unhandled rejection.
+  textDelta.catch(() => {});
   const painted = () => until(() => page.evaluate((key) => (window as unknown as { __texts: Record<string, number | null> }).__texts[key] ?? null, String(index)), "the reply's next text painted");
   if (by === "operator") {
     const resolvedAt = Date.now();
@@ -167,6 +170,19 @@ async function oneAsk(index: number, by: Answerer, page: Page, app: AppServer, o
   return { by, askToCardMs: cardAt - requestedAt, answerToTextMs: textAt - submitAt, clickToSentMs: sentAt - submitAt };
 }
 
+/** What each part said around a failed ask: the logs of the Gateway, this server and Open WebUI, the stub model's requests of that ask, the operator's events. */
+function failureLog(index: number, harness: Harness, app: AppServer | undefined, openWebui: OpenWebui | undefined, operator: OperatorConnection | undefined): string {
+  const section = (title: string, lines: readonly string[]) => `===== ${title}\n${lines.join("\n")}\n`;
+  const requests = harness.stub.requests().filter((request) => JSON.stringify(request.body).includes(`bench-${index}`));
+  return [
+    section("Gateway", harness.gateway.logs()),
+    section("this server", app?.logs() ?? []),
+    section("Open WebUI (last 400 lines)", (openWebui?.log() ?? "").split("\n").slice(-400)),
+    section(`stub model requests of ask ${index}`, requests.map((request) => `${new Date(request.receivedAtMs).toISOString()} ${JSON.stringify(request.body.messages?.slice(-3))}`)),
+    section("operator events (last 60)", (operator?.events ?? []).slice(-60).map((item) => `${new Date(item.receivedAtMs).toISOString()} ${item.event} ${JSON.stringify(item.payload).slice(0, 400)}`)),
+  ].join("\n");
+}
+
 function receivedAt(operator: OperatorConnection, event: string, predicate: (payload: Payload) => boolean): number {
   const found = operator.events.find((item) => item.event === event && predicate(item.payload));
   if (!found) throw new Error(`no ${event} seen`);
@@ -175,7 +191,7 @@ function receivedAt(operator: OperatorConnection, event: string, predicate: (pay
 
 async function main(): Promise<number> {
   progress("starting the stub model and a real OpenClaw Gateway");
-  const harness = await startHarness();
+  const harness = await startHarness({ keepGatewayLogLines: 2000 });
   let openWebui: OpenWebui | undefined;
   let app: AppServer | undefined;
   let operator: OperatorConnection | undefined;
@@ -207,7 +223,10 @@ async function main(): Promise<number> {
       const sample = await oneAsk(index, by, page, app, operator, replies).catch(async (error: unknown) => {
         const shot = path.join(PROJECT_ROOT, "bench", "open-webui-failure.png");
         await page.screenshot({ path: shot }).catch(() => {});
-        throw new Error(`ask ${index} failed (screenshot: ${path.relative(PROJECT_ROOT, shot)}): ${errorMessage(error)}`, { cause: error });
+        const logFile = path.join(PROJECT_ROOT, "bench", "open-webui-failure.log");
+        writeFileSync(logFile, failureLog(index, harness, app, openWebui, operator));
+        copyFileSync(path.join(harness.gateway.home, "openclaw.log"), path.join(PROJECT_ROOT, "bench", "open-webui-failure-gateway.log"));
+        throw new Error(`ask ${index} failed (screenshot: ${path.relative(PROJECT_ROOT, shot)}, logs: ${path.relative(PROJECT_ROOT, logFile)}): ${errorMessage(error)}`, { cause: error });
       });
       if (index >= 2 * warmup) measured.push(sample);
       if ((index + 1) % 20 === 0) progress(`${index + 1} asks`);

@@ -25,9 +25,9 @@ declare module "vitest" {
 export type HarnessContext = { gatewayUrl: string; gatewayToken: string; stubModelUrl: string };
 
 /** Starts the stub model, then a Gateway configured to use it. */
-export async function startHarness(): Promise<
-  HarnessContext & { gateway: RealGateway; stub: StubModel; stop(): Promise<void> }
-> {
+export async function startHarness(
+  opts: { keepGatewayLogLines?: number } = {},
+): Promise<HarnessContext & { gateway: RealGateway; stub: StubModel; stop(): Promise<void> }> {
   const stub = await startStubModel();
   let gateway: RealGateway;
   try {
@@ -35,6 +35,7 @@ export async function startHarness(): Promise<
       stubModelUrl: stub.url,
       agentId: DEFAULT_AGENT,
       moreAgents: testFileAgents(),
+      keepLogLines: opts.keepGatewayLogLines,
     });
   } catch (error) {
     await stub.stop();
