@@ -1,7 +1,7 @@
 """
 title: OpenClaw Asks
 description: Shows the OpenClaw agent's questions, secret requests and tool approvals for this chat as real cards, in a widget above the reply being written, and keeps its text prompts out of the reply.
-version: 0.5.1
+version: 0.5.2
 license: MIT
 """
 
@@ -602,6 +602,19 @@ def open_webui_version() -> str | None:
     return VERSION if isinstance(VERSION, str) else None
 
 
+# The first release whose tab takes a brand-new chat's id from the first event of its messages
+# (CHANGELOG 0.12.4 "Early updates in new chats", chat/Chat.svelte:1491-1494); before it the tab drops
+# every event until the HTTP answer tells it the chat's id (0.11.0 chat/Chat.svelte:952).
+_NEW_CHAT_EVENTS_REACH_THE_TAB = (0, 12, 4)
+
+
+def tab_may_miss_new_chat_events(version: str | None) -> bool:
+    """Whether a tab of Open WebUI `version` may miss the first events of a brand-new chat (unknown: it may)."""
+    parts = len(_NEW_CHAT_EVENTS_REACH_THE_TAB)
+    numbers = re.findall(r"\d+", version or "")[:parts]
+    return len(numbers) < parts or tuple(map(int, numbers)) < _NEW_CHAT_EVENTS_REACH_THE_TAB
+
+
 def unsupported_release(version: str | None) -> str | None:
     """One line for Open WebUI's log when `version` is not a supported release, else None."""
     if version is None or any(version.startswith(f"{line}.") for line in SUPPORTED_RELEASES):
@@ -653,6 +666,8 @@ class _Reply:
     # The chat's title when the reply started (None: it had none yet).
     title: str | None
     scanner: PromptScanner = field(default_factory=PromptScanner)
+    # Sending the widget again is for a tab that may have missed it (`_send_again`), and only then: each
+    # embeds event makes the tab scroll the widget into view, under a person's pointer.
     send_again: asyncio.Task | None = None
 
 
@@ -696,7 +711,9 @@ class Filter:
         # The title watches still running (a task only the event loop holds may be collected).
         self._title_watches: set[asyncio.Task] = set()
         # Once per load of the function (it is loaded again when its code changes).
-        warning = unsupported_release(open_webui_version())
+        version = open_webui_version()
+        self.tab_may_miss_new_chat_events = tab_may_miss_new_chat_events(version)
+        warning = unsupported_release(version)
         if warning:
             log.warning(warning)
 
@@ -775,7 +792,8 @@ class Filter:
         self._forget(message_id)
         title = await self._title_of(chat_id)
         reply = _Reply(event, chat_id, title)
-        reply.send_again = asyncio.create_task(self._send_again(__event_emitter__, event))
+        if self.tab_may_miss_new_chat_events and _is_first_reply(body):
+            reply.send_again = asyncio.create_task(self._send_again(__event_emitter__, event))
         self._replies[message_id] = reply
         while len(self._replies) > _REPLIES_KEPT:
             self._forget(next(iter(self._replies)))
@@ -859,12 +877,13 @@ class Filter:
                 )
                 return
 
-    # In a brand-new chat the tab learns the chat id only from the HTTP answer to its request
+    # Before 0.12.4, in a brand-new chat the tab learns the chat id only from the HTTP answer to its request
     # (src/lib/components/chat/Chat.svelte:3235-3236) and drops events for any other chat id (line 952),
     # while the inlet runs in a task started before that answer (main.py:1751-1756): the inlet's embed is
     # stored, but the open tab can miss it. The same event is sent again on a schedule, whether or not the
     # reply streams text (an agent that asks first streams none while it waits). It carries the same URL,
-    # so a tab that already shows the widget keeps its iframe as it is.
+    # so a tab that already shows the widget keeps its iframe, but scrolls it into view each time
+    # (Chat.svelte:1007-1017): never for a chat the tab already knows.
     async def _send_again(self, emit: EventEmitter, event: dict) -> None:
         async for _ in _after_each(self.send_again_after):
             try:
@@ -931,8 +950,8 @@ class Filter:
             choice["delta"] = delta
         return event
 
-    # Once the reply is finished (utils/middleware.py:3505-3521): the widget once more, for a tab that was
-    # slower still; a reply that did not stream is cleaned of its trigger here, in `content` and in the
+    # Once the reply is finished (utils/middleware.py:3505-3521): the widget once more, for a new chat's tab
+    # that was slower still; a reply that did not stream is cleaned of its trigger here, in `content` and in the
     # `output` items the page draws (utils/middleware.py:3528-3553); then the reply is forgotten.
     async def outlet(
         self,
@@ -944,7 +963,7 @@ class Filter:
         reply = self._forget(message_id)
         if reply is None:
             return body
-        if __event_emitter__:
+        if __event_emitter__ and reply.send_again is not None:
             await __event_emitter__(reply.event)
             await __event_emitter__(theme_relay_event(self.valves.asks_url))
         if reply.title is None:
@@ -971,6 +990,14 @@ class Filter:
         if reply is not None and reply.send_again is not None:
             reply.send_again.cancel()
         return reply
+
+
+def _is_first_reply(body: dict) -> bool:
+    """Whether the request is a chat's first reply: no assistant message before it (a new chat's, in the tab)."""
+    return not any(
+        isinstance(message, dict) and message.get("role") == "assistant"
+        for message in body.get("messages") or []
+    )
 
 
 def _tool_name(tool: object) -> str | None:

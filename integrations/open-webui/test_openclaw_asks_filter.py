@@ -30,6 +30,7 @@ from openclaw_asks_filter import (
     mint_embed_token,
     open_webui_chat_title,
     sign_request,
+    tab_may_miss_new_chat_events,
     theme_relay_event,
     unsupported_release,
     visible_reply,
@@ -559,6 +560,45 @@ class SendAgainTest(FilterTestCase):
         _, again = await self.inlet()
         await asyncio.sleep(0.08)
         self.assertEqual(again.events, [again.events[0], again.events[0]])
+
+    async def test_never_for_a_chat_the_tab_already_knows(self):
+        # Each embeds event scrolls the widget into view: a later reply's card would move under the pointer.
+        self.plugin.send_again_after = (0.02,)
+        earlier = [
+            {"id": "user-1", "role": "user", "content": "hi"},
+            {"id": "assistant-0", "role": "assistant", "content": "hello"},
+            {"id": "user-3", "role": "user", "content": "again"},
+        ]
+        _, emitter = await self.inlet(body={"model": "openclaw/main", "messages": earlier})
+        await asyncio.sleep(0.08)
+        self.assertEqual(len(emitter.events), 1, "the inlet's widget only")
+        params, at_outlet = self.params()
+        await call(self.plugin, "outlet", {"messages": []}, params)
+        self.assertEqual(at_outlet.events, [])
+
+    async def test_never_on_a_release_whose_tab_takes_a_new_chats_first_event(self):
+        self.plugin.tab_may_miss_new_chat_events = False
+        self.plugin.send_again_after = (0.02,)
+        _, emitter = await self.inlet()
+        await asyncio.sleep(0.08)
+        self.assertEqual(len(emitter.events), 1, "the inlet's widget only")
+        params, at_outlet = self.params()
+        await call(self.plugin, "outlet", {"messages": []}, params)
+        self.assertEqual(at_outlet.events, [])
+
+    def test_releases_before_0_12_4_may_miss_a_new_chats_first_events(self):
+        for version, may_miss in [
+            ("0.11.0", True),
+            ("0.12.3", True),
+            ("0.12.4", False),
+            ("0.12.10", False),
+            ("0.13.0", False),
+            ("1.0.0-rc1", False),
+            (None, True),
+            ("dev", True),
+        ]:
+            with self.subTest(version=version):
+                self.assertEqual(tab_may_miss_new_chat_events(version), may_miss)
 
     async def test_nothing_for_a_reply_whose_inlet_sent_nothing(self):
         self.plugin.valves = Filter.Valves(
