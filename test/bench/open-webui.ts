@@ -224,8 +224,14 @@ async function main(): Promise<number> {
         const shot = path.join(PROJECT_ROOT, "bench", "open-webui-failure.png");
         await page.screenshot({ path: shot }).catch(() => {});
         const logFile = path.join(PROJECT_ROOT, "bench", "open-webui-failure.log");
-        writeFileSync(logFile, failureLog(index, harness, app, openWebui, operator));
-        copyFileSync(path.join(harness.gateway.home, "openclaw.log"), path.join(PROJECT_ROOT, "bench", "open-webui-failure-gateway.log"));
+        // The logs help; failing to write them must not hide the ask's own error.
+        try {
+          mkdirSync(path.dirname(logFile), { recursive: true });
+          writeFileSync(logFile, failureLog(index, harness, app, openWebui, operator));
+          copyFileSync(path.join(harness.gateway.home, "openclaw.log"), path.join(PROJECT_ROOT, "bench", "open-webui-failure-gateway.log"));
+        } catch (writeError) {
+          progress(`could not write the failure logs: ${errorMessage(writeError)}`);
+        }
         throw new Error(`ask ${index} failed (screenshot: ${path.relative(PROJECT_ROOT, shot)}, logs: ${path.relative(PROJECT_ROOT, logFile)}): ${errorMessage(error)}`, { cause: error });
       });
       if (index >= 2 * warmup) measured.push(sample);
