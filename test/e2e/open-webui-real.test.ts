@@ -44,6 +44,7 @@ import {
   type StubScript,
   stubScript,
 } from "../support/stub-model.ts";
+import { openTab } from "../support/tabs.ts";
 import { createQuestion, waitAnswer } from "./fixtures.ts";
 
 const UI_TIMEOUT = 60_000;
@@ -835,6 +836,146 @@ describe.skipIf(!enabled || !gatewayUrl)(
       await dark.click();
       await submitContinues(reply, "RESTART-SURVIVED", "Dark");
     }, 180_000);
+
+    it("ten chats waiting at once (questions, approvals and a secret; one chat in two tabs), answered in a shuffled order: each answer continues its own reply only, and nothing is left pending", async () => {
+      const run = randomUUID().slice(0, 8);
+      const errorsBefore = errors.length;
+      type Waiting = {
+        index: number;
+        kind: "question" | "approval" | "secret";
+        chatId: string;
+        reply: string;
+        marker: string;
+        /** The question's option, the approval's marker file, the secret's value. */
+        detail: string;
+      };
+      const kinds = [
+        "question",
+        "approval",
+        "question",
+        "secret",
+        "question",
+        "approval",
+        "question",
+        "approval",
+        "question",
+        "question",
+      ] as const;
+      const waiting: Waiting[] = [];
+      for (const [index, kind] of kinds.entries()) {
+        const marker = `CROWD-${run}-${index}-DONE`;
+        const detail =
+          kind === "question"
+            ? `Pick-${run}-${index}`
+            : kind === "approval"
+              ? join(markers, `crowd-${run}-${index}`)
+              : `sk-crowd-${randomUUID()}`;
+        const tool =
+          kind === "question"
+            ? {
+                id: "ask_user",
+                args: {
+                  questions: [
+                    {
+                      id: "pick",
+                      header: "Pick",
+                      question: `Crowd question ${index}?`,
+                      options: [{ label: detail }, { label: `Other-${index}` }],
+                    },
+                  ],
+                  timeoutSeconds: 600,
+                },
+              }
+            : kind === "approval"
+              ? // Ten chats take minutes to open: the approval outlives the Gateway's default timeout.
+                {
+                  id: "asks_touch_marker",
+                  args: { path: detail, approval: { timeoutMs: 600_000 } },
+                }
+              : {
+                  id: "secrets",
+                  args: {
+                    action: "request",
+                    name: `CROWD_TOKEN_${index}`,
+                    reason: "Crowd check",
+                    allowedHosts: ["api.example.com"],
+                    timeoutSeconds: 600,
+                  },
+                };
+        const reply = await askInNewChat({
+          tool,
+          then: `${marker}.`,
+          tag: `crowd-${run}-${index}`,
+        });
+        await card(reply).locator("[data-ask-id]").waitFor({ timeout: UI_TIMEOUT });
+        await settlesTo(reply);
+        waiting.push({
+          index,
+          kind,
+          chatId: new URL(page.url()).pathname.split("/").pop()!,
+          reply,
+          marker,
+          detail,
+        });
+      }
+      // One chat open in a second tab too: the newest view takes its card.
+      const twoTabs = waiting[4]!;
+      const other = await context.newPage();
+      other.on("pageerror", (error) => errors.push(String(error)));
+      const otherSockets = trackSockets(other);
+      await other.goto(`${openWebui.url}/c/${twoTabs.chatId}`);
+      await card(twoTabs.reply, other).locator("[data-ask-id]").waitFor({ timeout: UI_TIMEOUT });
+      await settlesTo(twoTabs.reply, other, otherSockets);
+
+      const order = [...waiting];
+      for (let index = order.length - 1; index > 0; index--) {
+        const pick = Math.floor(Math.random() * (index + 1));
+        [order[index], order[pick]] = [order[pick]!, order[index]!];
+      }
+      console.log(`crowd answered in the order ${order.map((item) => item.index).join(", ")}`);
+      const answered = new Set<number>();
+      for (const item of order) {
+        const on = item === twoTabs ? other : page;
+        if (on === page) await page.goto(`${openWebui.url}/c/${item.chatId}`);
+        const view = card(item.reply, on);
+        await view.locator("[data-ask-id]").waitFor({ timeout: UI_TIMEOUT });
+        await settlesTo(item.reply, on, on === page ? openSockets : otherSockets);
+        if (item.kind === "question") {
+          await view.getByRole("radio", { name: item.detail }).click();
+          await view.getByRole("button", { name: "Submit" }).click();
+        } else if (item.kind === "approval") {
+          await view.getByRole("button", { name: "Allow once" }).click();
+        } else {
+          await view.locator('input[type="password"]').fill(item.detail);
+          await view.getByRole("button", { name: "Submit" }).click();
+        }
+        await message(item.reply, on).getByText(item.marker).waitFor({ timeout: UI_TIMEOUT });
+        answered.add(item.index);
+        // Only the approvals answered so far ran their tool.
+        for (const approval of waiting.filter((entry) => entry.kind === "approval"))
+          expect(existsSync(approval.detail)).toBe(answered.has(approval.index));
+      }
+      await other.close();
+
+      for (const item of waiting) {
+        const stored = JSON.stringify(await openWebui.storedChat(item.chatId));
+        expect(stored).toContain(item.marker);
+        for (const elsewhere of waiting.filter((entry) => entry !== item))
+          expect(stored).not.toContain(elsewhere.marker);
+        if (item.kind === "secret") expect(stored).not.toContain(item.detail);
+        // A question's pick reached its own run's model request, and no other's.
+        if (item.kind === "question")
+          for (const request of await fetchStubRequests(stubModelUrl, item.detail))
+            expect(JSON.stringify(request.body)).toContain(`crowd-${run}-${item.index}`);
+      }
+      const owner = await openTab(app.url, await app.mintToken(openWebui.admin.id));
+      try {
+        expect(await owner.list("pending")).toEqual([]);
+      } finally {
+        owner.close();
+      }
+      expect(errors.slice(errorsBefore)).toEqual([]);
+    }, 600_000);
 
     it("a text prompt: a card instead of the trigger, which never shows (streaming, stored, reloaded); the answer becomes the person's next message and the agent replies to it there", async () => {
       await openNewChat();
