@@ -25,6 +25,7 @@ import { launchBrowser } from "../support/browser.ts";
 import { connectOperator, type OperatorConnection, type Payload } from "../support/gateway-client.ts";
 import { type OpenWebui,startOpenWebui } from "../support/open-webui.ts";
 import { stubScript } from "../support/stub-model.ts";
+import { clickInWidget } from "../support/widget-clicks.ts";
 import { round, summarize, type Summary } from "./stats.ts";
 
 const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
@@ -116,13 +117,14 @@ type Sample =
   | { by: "click"; askToCardMs: number; answerToTextMs: number; clickToSentMs: number }
   | { by: "operator"; askToCardMs: number; gatewayAnswerToTextMs: number; withoutProductAnswerToTextMs: number };
 
-async function widgetFrame(page: Page, app: AppServer, known: ReadonlySet<string>): Promise<{ reply: string; frame: Frame }> {
+async function widgetFrame(page: Page, app: AppServer, known: ReadonlySet<string>): Promise<{ reply: string; iframe: Locator; frame: Frame }> {
   return until(async () => {
     const ids = await page.locator("[id$='-embeds-container']").evaluateAll((containers) => containers.filter((container) => container.querySelector("iframe")).map((container) => container.id.replace(/-embeds-container$/, "")));
     const reply = ids.find((id) => !known.has(id));
     if (!reply) return null;
-    const frame = await page.locator(`[id="${reply}-embeds-container"] iframe[src^="${app.url}/embed/chat/"]`).elementHandle().then((handle) => handle?.contentFrame());
-    return frame ? { reply, frame } : null;
+    const iframe = page.locator(`[id="${reply}-embeds-container"] iframe[src^="${app.url}/embed/chat/"]`);
+    const frame = await iframe.elementHandle().then((handle) => handle?.contentFrame());
+    return frame ? { reply, iframe, frame } : null;
   }, "the new reply's widget");
 }
 
@@ -139,7 +141,7 @@ async function oneAsk(index: number, by: Answerer, page: Page, app: AppServer, o
   await page.keyboard.press("Enter");
   const question = await requested;
   const requestedAt = receivedAt(operator, "question.requested", (payload) => payload.id === question.id);
-  const { reply, frame } = await widgetFrame(page, app, replies);
+  const { reply, iframe, frame } = await widgetFrame(page, app, replies);
   replies.add(reply);
   const cardAt = await until(() => frame.evaluate((id) => (window as unknown as { __cards?: Record<string, number | null> }).__cards?.[id] ?? null, question.id as string), "the card painted");
   // A person reads the card before answering it.
@@ -156,9 +158,10 @@ async function oneAsk(index: number, by: Answerer, page: Page, app: AppServer, o
     const textAt = await painted();
     return { by, askToCardMs: cardAt - requestedAt, gatewayAnswerToTextMs: receivedAt(operator, "chat", isText) - resolvedAt, withoutProductAnswerToTextMs: textAt - resolvedAt };
   }
+  // The page may still be scrolling: a click that missed is made again, and counted.
   const alpha = frame.getByRole("radio", { name: /^Alpha/ });
-  await clickUntil(alpha, () => alpha.isChecked(), "Alpha checked");
-  await clickUntil(frame.getByRole("button", { name: "Submit" }), () => frame.evaluate(() => (window as unknown as { __submitAt: number | null }).__submitAt !== null), "Submit clicked");
+  missedClicks += await clickInWidget(iframe, alpha, () => alpha.isChecked(), "Alpha checked");
+  missedClicks += await clickInWidget(iframe, frame.getByRole("button", { name: "Submit" }), () => frame.evaluate(() => (window as unknown as { __submitAt: number | null }).__submitAt !== null), "Submit clicked");
   const { submitAt, sentAt } = await until(
     () => frame.evaluate(() => {
       const bench = window as unknown as { __submitAt: number | null; __answerSentAt: number | null };
@@ -173,27 +176,8 @@ async function oneAsk(index: number, by: Answerer, page: Page, app: AppServer, o
   return { by, askToCardMs: cardAt - requestedAt, answerToTextMs: textAt - submitAt, clickToSentMs: sentAt - submitAt };
 }
 
-/**
- * Open WebUI scrolls its page while a reply is written (to the newest message, and to an embed when it
- * mounts), and Playwright's checks that a control holds still see only the widget's own frame, not the
- * frame moving in the page: a click can land where the control was. A person sees the miss and clicks
- * again; so does the bench, and it reports how often (the answer's clock starts at the Submit click
- * the widget received).
- */
+/** Clicks made again where the page had moved the card (test/support/widget-clicks.ts). */
 let missedClicks = 0;
-async function clickUntil(control: Locator, took: () => Promise<boolean>, what: string): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    await control.click({ timeout: STEP_TIMEOUT_MS });
-    const deadline = Date.now() + 2_000;
-    while (Date.now() < deadline) {
-      if (await took().catch(() => false)) return;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    missedClicks++;
-    progress(`a click missed (${what} not seen; attempt ${attempt})`);
-    if (attempt === 3) throw new Error(`three clicks and still not ${what}`);
-  }
-}
 
 /** What a stuck widget showed: whether the click and the answer were seen, its radios, and its text. */
 async function widgetState(frame: Frame): Promise<string> {
