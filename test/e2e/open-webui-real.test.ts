@@ -45,6 +45,7 @@ import {
   stubScript,
 } from "../support/stub-model.ts";
 import { openTab } from "../support/tabs.ts";
+import { clickInWidget } from "../support/widget-clicks.ts";
 import { createQuestion, waitAnswer } from "./fixtures.ts";
 
 const UI_TIMEOUT = 60_000;
@@ -257,6 +258,33 @@ describe.skipIf(!enabled || !gatewayUrl)(
     const lastReply = async () => (await replyIds()).at(-1)!;
     const card = (messageId: string, on = page) =>
       on.frameLocator(`[id="${messageId}-embeds-container"] iframe`);
+    // Clicks on a card wait for its widget to hold still in Open WebUI's scrolling page, and are made
+    // again when they missed (test/support/widget-clicks.ts); each returns how many missed.
+    const widgetIframe = (messageId: string, on = page) =>
+      on.locator(`[id="${messageId}-embeds-container"] iframe`);
+    /** Picks a question card's option. */
+    const pick = (messageId: string, name: string | RegExp, on = page) => {
+      const option = card(messageId, on).getByRole("radio", { name });
+      return clickInWidget(
+        widgetIframe(messageId, on),
+        option,
+        () => option.isChecked(),
+        "checked",
+      );
+    };
+    /** Presses a card's button (Submit, Allow once): it took once the card sends its answer or is gone. */
+    const press = (messageId: string, name: string, on = page) => {
+      const view = card(messageId, on);
+      const sent = async () =>
+        (await view.locator("[data-ask-id]").count()) === 0 ||
+        (await view.locator('[aria-busy="true"]').count()) > 0;
+      return clickInWidget(
+        widgetIframe(messageId, on),
+        view.getByRole("button", { name }),
+        sent,
+        "sent",
+      );
+    };
 
     // ---------------------------------------------------------------------------------------------
     // npm run connect-openwebui, from a fresh Open WebUI
@@ -381,8 +409,8 @@ describe.skipIf(!enabled || !gatewayUrl)(
       console.log(
         `from nothing to a working card: ${Math.round(performance.now() - started)} ms (the command ${Math.round(commandMs)} ms, then a new chat's first reply)`,
       );
-      await card(reply).getByRole("radio", { name: /^Dark/ }).click();
-      await card(reply).getByRole("button", { name: "Submit" }).click();
+      await pick(reply, /^Dark/);
+      await press(reply, "Submit");
       await message(reply).getByText("CONNECTED").waitFor({ timeout: UI_TIMEOUT });
     }, 180_000);
 
@@ -593,10 +621,8 @@ describe.skipIf(!enabled || !gatewayUrl)(
       }
 
       // Answered in the last reply: the Gateway gets it, and the reply keeps the summary.
-      await card(last)
-        .getByRole("radio", { name: /^SQLite/ })
-        .click();
-      await card(last).getByRole("button", { name: "Submit" }).click();
+      await pick(last, /^SQLite/);
+      await press(last, "Submit");
       expect(await answered).toMatchObject({
         status: "answered",
         answers: { answers: { db: ["SQLite"] } },
@@ -653,10 +679,8 @@ describe.skipIf(!enabled || !gatewayUrl)(
         summaries: 1,
       });
 
-      await card(newest)
-        .getByRole("radio", { name: /^Postgres/ })
-        .click();
-      await card(newest).getByRole("button", { name: "Submit" }).click();
+      await pick(newest, /^Postgres/);
+      await press(newest, "Submit");
       expect(await pendingAnswer).toMatchObject({
         status: "answered",
         answers: { answers: { db: ["Postgres"] } },
@@ -721,7 +745,7 @@ describe.skipIf(!enabled || !gatewayUrl)(
 
     /** Submits the card's pick: the same reply, in the same page, goes on with `text`, and the card gives way to its `line`. */
     async function submitContinues(reply: string, text: string, line: string): Promise<void> {
-      await card(reply).getByRole("button", { name: "Submit" }).click();
+      await press(reply, "Submit");
       await message(reply).getByText(text).waitFor({ timeout: UI_TIMEOUT });
       await summaryLine(reply, line).waitFor({ timeout: UI_TIMEOUT });
       expect(await stillSamePage()).toBe(true);
@@ -741,7 +765,8 @@ describe.skipIf(!enabled || !gatewayUrl)(
       // the handler may still be holding it: let it finish rather than fall back under it.
       await page.unrouteAll({ behavior: "wait" });
       await markPage();
-      await card(reply).getByRole("radio", { name: /^Dark/ }).click({ timeout: UI_TIMEOUT });
+      await card(reply).getByRole("radio", { name: /^Dark/ }).waitFor({ timeout: UI_TIMEOUT });
+      await pick(reply, /^Dark/);
       expect(await message(reply).locator("#response-content-container").innerText()).not.toContain(
         "THEME-CHOSEN",
       );
@@ -765,7 +790,7 @@ describe.skipIf(!enabled || !gatewayUrl)(
       });
       const field = card(reply).locator('input[type="password"]');
       await field.fill(value, { timeout: UI_TIMEOUT });
-      await card(reply).getByRole("button", { name: "Submit" }).click();
+      await press(reply, "Submit");
       await message(reply).getByText("KEY-STORED").waitFor({ timeout: UI_TIMEOUT });
       await summaryLine(reply, "•••• (secret entered)").waitFor({ timeout: UI_TIMEOUT });
       const chatId = new URL(page.url()).pathname.split("/").pop()!;
@@ -780,7 +805,10 @@ describe.skipIf(!enabled || !gatewayUrl)(
         tool: { id: "asks_touch_marker", args: { path: marker } },
         then: "MARKER-WRITTEN.",
       });
-      await card(reply).getByRole("button", { name: "Allow once" }).click({ timeout: UI_TIMEOUT });
+      await card(reply)
+        .getByRole("button", { name: "Allow once" })
+        .waitFor({ timeout: UI_TIMEOUT });
+      await press(reply, "Allow once");
       await message(reply).getByText("MARKER-WRITTEN.").waitFor({ timeout: UI_TIMEOUT });
       expect(existsSync(marker)).toBe(true);
       await summaryLine(reply, "Allow once").waitFor({ timeout: UI_TIMEOUT });
@@ -792,7 +820,10 @@ describe.skipIf(!enabled || !gatewayUrl)(
         tool: { id: "exec", args: { command: `touch ${marker}`, host: "gateway", ask: "always" } },
         then: "COMMAND-RAN.",
       });
-      await card(reply).getByRole("button", { name: "Allow once" }).click({ timeout: UI_TIMEOUT });
+      await card(reply)
+        .getByRole("button", { name: "Allow once" })
+        .waitFor({ timeout: UI_TIMEOUT });
+      await press(reply, "Allow once");
       await message(reply).getByText("COMMAND-RAN.").waitFor({ timeout: UI_TIMEOUT });
       expect(existsSync(marker)).toBe(true);
     }, 120_000);
@@ -833,7 +864,7 @@ describe.skipIf(!enabled || !gatewayUrl)(
       console.log(
         `the card took answers again ${Date.now() - backAt} ms after the server was back`,
       );
-      await dark.click();
+      await pick(reply, /^Dark/);
       await submitContinues(reply, "RESTART-SURVIVED", "Dark");
     }, 180_000);
 
@@ -907,7 +938,17 @@ describe.skipIf(!enabled || !gatewayUrl)(
           then: `${marker}.`,
           tag: `crowd-${run}-${index}`,
         });
-        await card(reply).locator("[data-ask-id]").waitFor({ timeout: UI_TIMEOUT });
+        await card(reply)
+          .locator("[data-ask-id]")
+          .waitFor({ timeout: UI_TIMEOUT })
+          .catch(async (error: unknown) => {
+            await page.screenshot({ path: join(tmpdir(), `crowd-${index}.png`) });
+            const widget = await card(reply).locator("body").innerText().catch(String);
+            throw new Error(
+              `chat ${index} (${kind}): no card. Widget: ${widget}\nMessage: ${await message(reply).innerText().catch(String)}\nServer:\n${app.logs().slice(-40).join("\n")}`,
+              { cause: error },
+            );
+          });
         await settlesTo(reply);
         waiting.push({
           index,
@@ -934,6 +975,7 @@ describe.skipIf(!enabled || !gatewayUrl)(
       }
       console.log(`crowd answered in the order ${order.map((item) => item.index).join(", ")}`);
       const answered = new Set<number>();
+      let missedClicks = 0;
       for (const item of order) {
         const on = item === twoTabs ? other : page;
         if (on === page) await page.goto(`${openWebui.url}/c/${item.chatId}`);
@@ -941,21 +983,35 @@ describe.skipIf(!enabled || !gatewayUrl)(
         await view.locator("[data-ask-id]").waitFor({ timeout: UI_TIMEOUT });
         await settlesTo(item.reply, on, on === page ? openSockets : otherSockets);
         if (item.kind === "question") {
-          await view.getByRole("radio", { name: item.detail }).click();
-          await view.getByRole("button", { name: "Submit" }).click();
-        } else if (item.kind === "approval") {
-          await view.getByRole("button", { name: "Allow once" }).click();
-        } else {
+          missedClicks += await pick(item.reply, item.detail, on);
+        } else if (item.kind === "secret") {
           await view.locator('input[type="password"]').fill(item.detail);
-          await view.getByRole("button", { name: "Submit" }).click();
         }
-        await message(item.reply, on).getByText(item.marker).waitFor({ timeout: UI_TIMEOUT });
+        missedClicks += await press(
+          item.reply,
+          item.kind === "approval" ? "Allow once" : "Submit",
+          on,
+        );
+        await message(item.reply, on)
+          .getByText(item.marker)
+          .waitFor({ timeout: UI_TIMEOUT })
+          .catch(async (error: unknown) => {
+            await on.screenshot({ path: join(tmpdir(), `crowd-answer-${item.index}.png`) });
+            const widget = await card(item.reply, on).locator("body").innerText().catch(String);
+            throw new Error(
+              `chat ${item.index} (${item.kind}): no text after the answer. Widget: ${widget}\nMessage: ${await message(item.reply, on).innerText().catch(String)}\nServer:\n${app.logs().slice(-40).join("\n")}`,
+              { cause: error },
+            );
+          });
         answered.add(item.index);
         // Only the approvals answered so far ran their tool.
         for (const approval of waiting.filter((entry) => entry.kind === "approval"))
           expect(existsSync(approval.detail)).toBe(answered.has(approval.index));
       }
       await other.close();
+      console.log(
+        `crowd: ${missedClicks} click(s) missed a card the page moved, and were made again`,
+      );
 
       for (const item of waiting) {
         const stored = JSON.stringify(await openWebui.storedChat(item.chatId));

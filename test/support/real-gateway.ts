@@ -133,7 +133,10 @@ export function stubGatewayConfig(
   }
   return {
     agents: {
-      defaults: { workspace, skipBootstrap: true, model: "stub/scripted" },
+      // A run waiting on an ask holds one of the Gateway's run slots; the default cap, max(8, 4 per
+      // CPU), would queue the real Open WebUI suite's ninth waiting chat on a 2-core machine. Raised as
+      // docs/OPEN-WEBUI.md tells operators whose people keep more chats waiting.
+      defaults: { workspace, skipBootstrap: true, model: "stub/scripted", maxConcurrent: 16 },
       entries,
     },
     models: {
