@@ -712,6 +712,24 @@ describe.skipIf(!enabled || !gatewayUrl)(
       },
     };
 
+    /** A reply's step failed: the error says what its widget, its message and this server showed, beside a screenshot. */
+    async function replyFailure(
+      what: string,
+      reply: string,
+      on: Page,
+      cause: unknown,
+    ): Promise<Error> {
+      const shot = join(tmpdir(), `open-webui-real-${reply}.png`);
+      await on.screenshot({ path: shot }).catch(() => {});
+      const widget = await card(reply, on).locator("body").innerText().catch(String);
+      const text = await message(reply, on).innerText().catch(String);
+      const server = app.logs().slice(-40).join("\n");
+      return new Error(
+        `${what} (screenshot ${shot}). Widget: ${widget}\nMessage: ${text}\nServer:\n${server}`,
+        { cause },
+      );
+    }
+
     /** Sends a script and waits for the widget of the reply it starts: that reply's message id. */
     async function sendScript(script: StubScript, on = page): Promise<string> {
       const before = await replyIds(on);
@@ -942,12 +960,7 @@ describe.skipIf(!enabled || !gatewayUrl)(
           .locator("[data-ask-id]")
           .waitFor({ timeout: UI_TIMEOUT })
           .catch(async (error: unknown) => {
-            await page.screenshot({ path: join(tmpdir(), `crowd-${index}.png`) });
-            const widget = await card(reply).locator("body").innerText().catch(String);
-            throw new Error(
-              `chat ${index} (${kind}): no card. Widget: ${widget}\nMessage: ${await message(reply).innerText().catch(String)}\nServer:\n${app.logs().slice(-40).join("\n")}`,
-              { cause: error },
-            );
+            throw await replyFailure(`chat ${index} (${kind}): no card`, reply, page, error);
           });
         await settlesTo(reply);
         waiting.push({
@@ -996,12 +1009,8 @@ describe.skipIf(!enabled || !gatewayUrl)(
           .getByText(item.marker)
           .waitFor({ timeout: UI_TIMEOUT })
           .catch(async (error: unknown) => {
-            await on.screenshot({ path: join(tmpdir(), `crowd-answer-${item.index}.png`) });
-            const widget = await card(item.reply, on).locator("body").innerText().catch(String);
-            throw new Error(
-              `chat ${item.index} (${item.kind}): no text after the answer. Widget: ${widget}\nMessage: ${await message(item.reply, on).innerText().catch(String)}\nServer:\n${app.logs().slice(-40).join("\n")}`,
-              { cause: error },
-            );
+            const what = `chat ${item.index} (${item.kind}): no text after the answer`;
+            throw await replyFailure(what, item.reply, on, error);
           });
         answered.add(item.index);
         // Only the approvals answered so far ran their tool.
