@@ -26,7 +26,7 @@ export type HarnessContext = { gatewayUrl: string; gatewayToken: string; stubMod
 
 /** Starts the stub model, then a Gateway configured to use it. */
 export async function startHarness(
-  opts: { keepGatewayLogLines?: number } = {},
+  opts: { keepGatewayLogLines?: number; maxConcurrent?: number } = {},
 ): Promise<HarnessContext & { gateway: RealGateway; stub: StubModel; stop(): Promise<void> }> {
   const stub = await startStubModel();
   let gateway: RealGateway;
@@ -36,6 +36,7 @@ export async function startHarness(
       agentId: DEFAULT_AGENT,
       moreAgents: testFileAgents(),
       keepLogLines: opts.keepGatewayLogLines,
+      maxConcurrent: opts.maxConcurrent,
     });
   } catch (error) {
     await stub.stop();
@@ -68,7 +69,13 @@ export default async function setup(project: TestProject): Promise<() => Promise
     });
     return async () => {};
   }
-  const harness = await startHarness();
+  // A run waiting on an ask holds one of the Gateway's run slots; OpenClaw's cap, max(8, 4 per CPU),
+  // would queue the real Open WebUI suite's ninth waiting chat on a 2-core machine. That suite raises
+  // it as docs/OPEN-WEBUI.md tells operators whose people keep more chats waiting; the others keep
+  // OpenClaw's default.
+  const harness = await startHarness({
+    maxConcurrent: env.OPENCLAW_ASKS_OPEN_WEBUI === "1" ? 16 : undefined,
+  });
   console.log(
     `[global-gateway] OpenClaw Gateway ready at ${harness.gatewayUrl} in ${harness.gateway.startupMs} ms (stub model ${harness.stubModelUrl})`,
   );

@@ -61,6 +61,8 @@ export type StartRealGatewayOptions = {
   readyTimeoutMs?: number;
   /** Log lines kept for diagnostics. Default 200. */
   keepLogLines?: number;
+  /** The Gateway's run cap, `agents.defaults.maxConcurrent` (only with `stubModelUrl`). Default: OpenClaw's. */
+  maxConcurrent?: number;
 };
 
 export type RealGateway = {
@@ -120,6 +122,7 @@ export function stubGatewayConfig(
   stubModelUrl: string,
   agentId: string,
   moreAgents: string[] = [],
+  maxConcurrent?: number,
 ): object {
   const workspace = join(home, "workspace");
   const entries: Record<string, object> = {
@@ -133,10 +136,12 @@ export function stubGatewayConfig(
   }
   return {
     agents: {
-      // A run waiting on an ask holds one of the Gateway's run slots; the default cap, max(8, 4 per
-      // CPU), would queue the real Open WebUI suite's ninth waiting chat on a 2-core machine. Raised as
-      // docs/OPEN-WEBUI.md tells operators whose people keep more chats waiting.
-      defaults: { workspace, skipBootstrap: true, model: "stub/scripted", maxConcurrent: 16 },
+      defaults: {
+        workspace,
+        skipBootstrap: true,
+        model: "stub/scripted",
+        ...(maxConcurrent === undefined ? {} : { maxConcurrent }),
+      },
       entries,
     },
     models: {
@@ -221,6 +226,7 @@ async function startOnce(bin: string, opts: StartRealGatewayOptions): Promise<Re
       opts.stubModelUrl,
       opts.agentId ?? "dev",
       opts.moreAgents,
+      opts.maxConcurrent,
     );
     await mkdir(join(home, "workspace"), { recursive: true });
     await mkdir(join(home, ".openclaw"), { recursive: true });
