@@ -256,12 +256,12 @@ describe.skipIf(!enabled || !gatewayUrl)(
     }
 
     const lastReply = async () => (await replyIds()).at(-1)!;
-    const card = (messageId: string, on = page) =>
-      on.frameLocator(`[id="${messageId}-embeds-container"] iframe`);
-    // Clicks on a card wait for its widget to hold still in Open WebUI's scrolling page, and are made
-    // again when they missed (test/support/widget-clicks.ts); each returns how many missed.
+    /** The reply's widget iframe in Open WebUI's page, and its inside (the card). */
     const widgetIframe = (messageId: string, on = page) =>
       on.locator(`[id="${messageId}-embeds-container"] iframe`);
+    const card = (messageId: string, on = page) => widgetIframe(messageId, on).contentFrame();
+    // Clicks on a card wait for its widget to hold still in Open WebUI's scrolling page, and are made
+    // again when they missed (test/support/widget-clicks.ts); each returns how many missed.
     /** Picks a question card's option. */
     const pick = (messageId: string, name: string | RegExp, on = page) => {
       const option = card(messageId, on).getByRole("radio", { name });

@@ -13,7 +13,7 @@ const TOOK_WITHIN_MS = 2_000;
 const ATTEMPTS = 3;
 
 /** Resolves once the element's place in its page has not changed for a few animation frames in a row (or after 5 s). */
-export async function holdsStill(element: Locator): Promise<void> {
+async function holdsStill(element: Locator): Promise<void> {
   await element.evaluate(
     (node, { frames, timeoutMs }) =>
       new Promise<void>((resolve) => {
