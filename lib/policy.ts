@@ -30,9 +30,8 @@ export function admit(ask: Ask, context: AdmissionContext): Admission {
   if (ask.kind === "approval" && parsed?.isThread) {
     return { action: "refuse", summary: REFUSALS.inThread };
   }
-  const isApproval = ask.kind === "approval" && ask.source !== "text-prompt";
-  const isSecret = ask.source === "gateway.secret";
-  if (!isApproval && !isSecret) return { action: "ask" };
+  if (!usesOwnersPower(ask)) return { action: "ask" };
+  const isApproval = ask.kind === "approval";
   const origin = ask.origin;
   if (origin?.kind === "unvouched" && !context.allowUnvouched) {
     return {
@@ -48,6 +47,16 @@ export function admit(ask: Ask, context: AdmissionContext): Admission {
     };
   }
   return { action: "ask" };
+}
+
+/**
+ * Approving a tool call (the Gateway's approvals) and entering a secret (its secret store) act with the
+ * owner's power; a question's or a text prompt's answer is what the person could type into the chat.
+ */
+export function usesOwnersPower(ask: Pick<Ask, "kind" | "source">): boolean {
+  return (
+    (ask.kind === "approval" && ask.source !== "text-prompt") || ask.source === "gateway.secret"
+  );
 }
 
 /**

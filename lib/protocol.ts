@@ -37,7 +37,12 @@ export const TabAnswer = z.discriminatedUnion("type", [
 ]);
 export type TabAnswer = z.infer<typeof TabAnswer>;
 
-export const AskAnswerPayload = z.object({ askId: AskId, answer: TabAnswer });
+/** `act`: the act token of the widget's reply, which a widget needs to approve or enter a secret (docs/PROTOCOL.md#acting). */
+export const AskAnswerPayload = z.object({
+  askId: AskId,
+  answer: TabAnswer,
+  act: z.string().min(1).max(4096).optional(),
+});
 export type AskAnswerPayload = z.infer<typeof AskAnswerPayload>;
 
 export const AsksListPayload = z.object({

@@ -83,6 +83,13 @@ export const REFUSALS = {
     "Cancelled: secrets are asked only in runs an owner started, and no owner started this one in an Open WebUI chat",
 };
 
+/**
+ * A widget without its reply's act token (opened from a share, after a reload, in another tab) shows
+ * approvals and secret requests but cannot answer them (docs/SECURITY.md#a-stored-token-never-acts).
+ */
+export const VIEW_ONLY_WIDGET =
+  "only the tab that sent the message can approve this or enter this secret here: answer it on the OpenClaw Asks dashboard";
+
 /** Whose run asked, on every card, inbox row and push (null for rows of earlier versions, which do not say). */
 export function originText(origin: AskOrigin | undefined): string | null {
   switch (origin?.kind) {

@@ -6,6 +6,7 @@ import { createDeviceRoutes } from "./auth/device-routes.ts";
 import { createAuth } from "./auth/index.ts";
 import { filterSecret } from "./auth/keys.ts";
 import { startLinkCheck } from "./auth/link-check.ts";
+import { mintActToken } from "./auth/tokens.ts";
 import { AskBroker } from "./broker/broker.ts";
 import type { Presence } from "./broker/ports.ts";
 import type { Config } from "./config.ts";
@@ -20,7 +21,7 @@ import { createPush } from "./push/index.ts";
 import { ServiceStatus } from "./status.ts";
 import type { Backend } from "./store/backend.ts";
 import { Retention } from "./store/retention.ts";
-import type { ServiceStore } from "./store/store.ts";
+import { REPLY_START_KEEP_MS, type ServiceStore } from "./store/store.ts";
 import { trustedProxies } from "./tabs/address.ts";
 import { createTabServer } from "./tabs/io.ts";
 
@@ -126,6 +127,16 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     legacyKey: filterKey(options.authSecret),
     now: () => clock.now(),
     replyStarted: (start) => broker.replyStarted(start),
+    // It lives as long as the server keeps the reply's start (the run's asks wait less), never longer
+    // than any token may.
+    mintAct: (start) =>
+      mintActToken(key, {
+        userId: start.userId,
+        chat: start.chatId,
+        reply: start.reply,
+        ttlSeconds: Math.min(REPLY_START_KEEP_MS, config.MAX_TOKEN_DAYS * 86_400_000) / 1000,
+        now: clock.now(),
+      }),
     chatTitled: (chatId, title) => broker.chatTitled(chatId, title),
     log,
   });

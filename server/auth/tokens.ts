@@ -53,6 +53,10 @@ export async function verifyTabToken(
   key: Uint8Array,
   rules: TokenRules,
 ): Promise<TabIdentity> {
+  return (await verifiedToken(token, key, rules)).identity;
+}
+
+async function verifiedToken(token: unknown, key: Uint8Array, rules: TokenRules) {
   if (typeof token !== "string" || token.length === 0)
     throw new AuthError("missing token: connect with auth: {token}");
   const now = rules.now();
@@ -74,13 +78,14 @@ export async function verifyTabToken(
   const chat = payload.chat;
   if (chat !== undefined && (typeof chat !== "string" || chat === ""))
     throw new AuthError("token has a malformed chat claim: it must be a chat id");
-  return {
+  const identity: TabIdentity = {
     userId,
     chat: chat ?? null,
     reply: replyClaim(payload.msg, payload.mts, chat !== undefined),
     kid: protectedHeader.kid ?? null,
     expiresAt: payload.exp! * 1000,
   };
+  return { identity, scope: payload.scope };
 }
 
 /** The token's claims once its signature (by `key`, or by `rules.embedKey` for an embed token) and `exp` hold. */
@@ -141,10 +146,19 @@ export async function mintTabToken(
     ttlSeconds: number;
     kid?: string;
     now?: number;
+    /** `act`: an act token (see `verifyActToken`); minted by this server only, never stored in a chat. */
+    scope?: typeof ACT_SCOPE;
   },
 ): Promise<string> {
   const issuedAt = claims.now === undefined ? undefined : Math.floor(claims.now / 1000);
-  const jwt = new SignJWT(claims.chat ? { chat: claims.chat, ...(claims.reply ?? {}) } : {})
+  const chatClaims = claims.chat
+    ? {
+        chat: claims.chat,
+        ...(claims.reply ?? {}),
+        ...(claims.scope ? { scope: claims.scope } : {}),
+      }
+    : {};
+  const jwt = new SignJWT(chatClaims)
     .setProtectedHeader(claims.kid ? { alg: "HS256", kid: claims.kid } : { alg: "HS256" })
     .setSubject(claims.userId)
     .setIssuedAt(issuedAt)
@@ -152,4 +166,34 @@ export async function mintTabToken(
       issuedAt === undefined ? `${claims.ttlSeconds}s` : issuedAt + claims.ttlSeconds,
     );
   return jwt.sign(key);
+}
+
+const ACT_SCOPE = "act";
+
+/** What an act token lets do: act (answer, approve, enter a secret) as `userId` in the widget of `chat`'s reply `msg`. */
+export type ActClaims = { userId: string; chat: string; msg: string };
+
+/**
+ * An act token (docs/SECURITY.md#a-stored-token-never-acts): the power to answer in one reply's widget,
+ * which the filter hands only to the browser that sent the reply's message, never through the chat. So it
+ * must be signed with AUTH_SECRET's key, never the filter's (which Open WebUI's valves hold), and say
+ * `scope: "act"`; a widget's own token (stored on the message, copied into every share) only views.
+ */
+export async function mintActToken(
+  key: Uint8Array,
+  claims: { userId: string; chat: string; reply: ReplyClaim; ttlSeconds: number; now: number },
+): Promise<string> {
+  return mintTabToken(key, { ...claims, scope: ACT_SCOPE });
+}
+
+export async function verifyActToken(
+  token: string,
+  key: Uint8Array,
+  rules: Pick<TokenRules, "maxTokenDays" | "now">,
+): Promise<ActClaims> {
+  // No `embedKey`: a token the filter's key signed never acts.
+  const { identity, scope } = await verifiedToken(token, key, rules);
+  if (scope !== ACT_SCOPE || identity.chat === null || identity.reply === null)
+    throw new AuthError("not an act token: the widget's own token only shows its chat's asks");
+  return { userId: identity.userId, chat: identity.chat, msg: identity.reply.msg };
 }

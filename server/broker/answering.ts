@@ -3,6 +3,7 @@ import type { Ask, AskStatus } from "../../lib/ask.ts";
 import { errorMessage } from "../../lib/error-message.ts";
 import { ANSWERED_ELSEWHERE } from "../../lib/outcomes.ts";
 import { type AnswerAck, fail, type SecretOutcome, type TabAnswer } from "../../lib/protocol.ts";
+import { VIEW_ONLY_WIDGET } from "../../lib/wording.ts";
 import { type AskStore, unavailable } from "../store/store.ts";
 import type { Cards } from "./cards.ts";
 import type { ChatAccess } from "./chat-access.ts";
@@ -51,6 +52,7 @@ export async function answerAsk(
   }
   // The same answer as for an id that does not exist: a refusal would confirm that it does.
   if (!(await access.visibleTo(tab, ask))) return fail("NOT_FOUND", "no such ask");
+  if (!access.mayAct(tab, ask)) return fail("FORBIDDEN", VIEW_ONLY_WIDGET);
   const mapped = mapAnswer(ask, answer);
   if (!mapped.ok) return fail(mapped.code, mapped.message);
   // Only the chat's own widget can put the answer into the chat, as the person's next message.

@@ -4,12 +4,15 @@ import { describe, expect } from "vitest";
 import type { Ask } from "../../lib/ask.ts";
 import { answeredElsewhere, CANCELLED_ELSEWHERE, EXPIRED } from "../../lib/outcomes.ts";
 import type { AnswerAck } from "../../lib/protocol.ts";
+import { VIEW_ONLY_WIDGET } from "../../lib/wording.ts";
 import { approval, question, secret, textPrompt } from "../../test/support/ask-fixtures.ts";
 import {
+  acting,
   brokerTest as it,
   ScriptedChannel,
   settled,
   tab,
+  widget,
 } from "../../test/support/broker-harness.ts";
 import { SqliteAskStore } from "../store/sqlite.ts";
 import { AskBroker } from "./broker.ts";
@@ -17,6 +20,73 @@ import { AskAlreadyEnded } from "./ports.ts";
 import { MemoryPresence } from "./presence.ts";
 
 describe("AskBroker (the routing rules on the broker, injected clock)", () => {
+  describe("the owner's power: a stored token never uses it (docs/SECURITY.md#a-stored-token-never-acts)", () => {
+    it("a widget decides an approval only with its own reply's act token; the ask stays pending until then", async ({
+      channel,
+      broker,
+      tabs,
+    }) => {
+      const owned = widget("w1", "c1", "a1", 0);
+      await broker.view(owned, "c1");
+      await broker.receive(approval("p1", "c1"));
+      const allow = { type: "decision", decision: "allow-once" } as const;
+      const forbidden = { ok: false, error: { code: "FORBIDDEN", message: VIEW_ONLY_WIDGET } };
+      const claims = acting(owned).act!;
+      for (const act of [
+        undefined,
+        { ...claims, msg: "a0" },
+        { ...claims, chat: "c2" },
+        { ...claims, userId: "alice" },
+      ])
+        expect(await broker.answer({ ...owned, act }, "p1", allow)).toEqual(forbidden);
+      expect(channel.delivered).toEqual([]);
+      expect(tabs.closes("w1", "p1")).toEqual([]);
+      expect(await broker.answer(acting(owned), "p1", allow)).toEqual({
+        ok: true,
+        status: "answered",
+      });
+      expect(channel.delivered).toEqual([{ askId: "p1", reply: allow }]);
+    });
+
+    it("a secret request too; a question or a text prompt, what the person could type into the chat, needs no act token", async ({
+      channel,
+      broker,
+    }) => {
+      const owned = widget("w1", "c1", "a1", 0);
+      await broker.view(owned, "c1");
+      await broker.receive(secret("s1", "c1"));
+      await broker.receive(question("q1", "c1"));
+      expect(await broker.answer(owned, "s1", { type: "secret", value: "sk-never-taken" })).toEqual(
+        { ok: false, error: { code: "FORBIDDEN", message: VIEW_ONLY_WIDGET } },
+      );
+      expect(channel.delivered).toEqual([]);
+      expect(await broker.answer(owned, "q1", { type: "text", text: "SQLite" })).toMatchObject({
+        ok: true,
+        status: "answered",
+      });
+    });
+
+    it("an ask it may not see stays NOT_FOUND for a widget without act power, as an id that does not exist", async ({
+      broker,
+    }) => {
+      await broker.receive(question("q1", "c1"));
+      const other = widget("w2", "c2", "a1", 0);
+      expect(await broker.answer(other, "q1", { type: "cancel" })).toMatchObject({
+        ok: false,
+        error: { code: "NOT_FOUND" },
+      });
+    });
+
+    it("a dashboard's token (owner link, device link) is kept in its browser, never in a chat: it needs none", async ({
+      broker,
+    }) => {
+      await broker.receive(question("q1", "c1"));
+      expect(await broker.answer(tab("dash"), "q1", { type: "cancel" })).toMatchObject({
+        ok: true,
+      });
+    });
+  });
+
   describe("§6 Cancel", () => {
     it("question: the source is told cancel, the card closes with cancelled", async ({
       channel,

@@ -4,6 +4,7 @@ import fc from "fast-check";
 import { describe, expect } from "vitest";
 import { approval, question, secret, T0, textPrompt } from "../../test/support/ask-fixtures.ts";
 import {
+  acting,
   brokerTest as it,
   ScriptedChannel,
   settled,
@@ -145,12 +146,15 @@ describe("AskBroker (the routing rules on the broker, injected clock)", () => {
       await broker.receive(question("q1", "c1"));
       await broker.receive(approval("ap1", "c1"));
       await broker.receive(secret("s1", "c1"));
-      await broker.answer(widget("w1", "c1", "a1", 1), "q1", { type: "text", text: "SQLite" });
+      await broker.answer(acting(widget("w1", "c1", "a1", 1)), "q1", {
+        type: "text",
+        text: "SQLite",
+      });
       const w2 = widget("w2", "c1", "a2", 2);
       await broker.view(w2, "c1");
       expect(tabs.holders("ap1")).toEqual(["w2"]);
       expect(tabs.holders("s1")).toEqual(["w2"]);
-      await broker.answer(w2, "ap1", { type: "decision", decision: "deny" });
+      await broker.answer(acting(w2), "ap1", { type: "decision", decision: "deny" });
       // Expired while shown in a2: its summary is a2's too.
       clock.advance(900_000);
       await settled();
@@ -213,7 +217,7 @@ describe("AskBroker (the routing rules on the broker, injected clock)", () => {
       const alice = widget("alice-w", "c1", "a1", 1, "alice");
       await broker.view(alice, "c1");
       await broker.receive(question("q1", "c1"));
-      await broker.answer(alice, "q1", { type: "text", text: "SQLite" });
+      await broker.answer(acting(alice), "q1", { type: "text", text: "SQLite" });
       expect(
         await broker.replySummaries({ userId: "alice", isOwner: false }, "c1", "a1"),
       ).toHaveLength(1);
@@ -286,7 +290,7 @@ describe("AskBroker (the routing rules on the broker, injected clock)", () => {
       expect(
         await broker.answer(widget("w2", "c2", "m9", 0), "tp1", { type: "text", text: "SQLite" }),
       ).toMatchObject({ ok: false, error: { code: "NOT_FOUND" } });
-      expect(await broker.answer(owned, "tp1", { type: "text", text: "SQLite" })).toEqual({
+      expect(await broker.answer(acting(owned), "tp1", { type: "text", text: "SQLite" })).toEqual({
         ok: true,
         status: "answered",
         chatMessage: "SQLite",

@@ -1,6 +1,6 @@
 import type { Ask, AskStatus } from "../../lib/ask.ts";
 import type { Clock } from "../../lib/clock.ts";
-import { type Admission, admit, canSee, originOf } from "../../lib/policy.ts";
+import { type Admission, admit, canSee, originOf, usesOwnersPower } from "../../lib/policy.ts";
 import { type Ack, fail } from "../../lib/protocol.ts";
 import { isOpenAiEndpointRun } from "../../lib/session-key.ts";
 import { type AskStore, REPLY_START_KEEP_MS } from "../store/store.ts";
@@ -127,6 +127,24 @@ export class ChatAccess {
   ): Promise<boolean> {
     if (tab.chatClaim !== null && ask.chatId !== tab.chatClaim) return false;
     return canSee(ask, tab.userId, tab.isOwner, ask.chatId ? await this.owner(ask.chatId) : null);
+  }
+
+  /**
+   * May this tab use the owner's power (approve a tool call, enter a secret) on an ask it sees
+   * (docs/SECURITY.md#a-stored-token-never-acts)? A token bound to a chat is stored on its reply's
+   * message, so whoever reads the chat or a share of it holds it: it does so only with the act token of
+   * its own reply and user, which the filter handed to the browser that sent the reply's message. Any
+   * other token (an owner or device link, an Open WebUI session) is kept by its browser, never in a chat.
+   */
+  mayAct(tab: Pick<Tab, "userId" | "chatClaim" | "reply" | "act">, ask: Ask): boolean {
+    if (tab.chatClaim === null || !usesOwnersPower(ask)) return true;
+    const { act } = tab;
+    return (
+      act !== undefined &&
+      act.chat === tab.chatClaim &&
+      act.userId === tab.userId &&
+      act.msg === tab.reply?.msg
+    );
   }
 
   /** Those of `asks` this tab may see, in their order. */

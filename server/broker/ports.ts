@@ -2,6 +2,7 @@ import type { AskReply } from "../../lib/answers.ts";
 import type { Ask, AskSource } from "../../lib/ask.ts";
 import type { Ending } from "../../lib/outcomes.ts";
 import type { AskClose } from "../../lib/protocol.ts";
+import type { ActClaims } from "../auth/tokens.ts";
 import type { Subscribable } from "../events.ts";
 
 /**
@@ -21,6 +22,11 @@ export type Tab = {
    * embed tokens of the first filter, which carry none: such a widget is never live (docs/PROTOCOL.md#one-live-widget-per-chat).
    */
   reply: ReplyClaim | null;
+  /**
+   * The act token an answer came with (auth/tokens.ts `verifyActToken`), on that answer's tab only:
+   * a widget answers only with one (chat-access.ts `mayAct`).
+   */
+  act?: ActClaims;
 };
 
 /** A reply's start, as the Open WebUI filter signs it (server/http/filter-route.ts). */

@@ -2,6 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { filterSecret } from "../auth/keys.ts";
+import { mintActToken, mintTabToken, secretKey, verifyActToken } from "../auth/tokens.ts";
 import type { ReplyStart } from "../broker/ports.ts";
 import { StoreUnavailable } from "../store/store.ts";
 import {
@@ -17,6 +18,8 @@ const NOW = 1_700_000_000_000;
 const key = filterKey(filterSecret(SECRET));
 /** A valve that still holds AUTH_SECRET itself. */
 const legacyKey = filterKey(SECRET);
+/** The server's own key (AUTH_SECRET's): act tokens are signed with it, never with the filter's. */
+const tabKey = secretKey(SECRET);
 const logged: string[] = [];
 const started: ReplyStart[] = [];
 const titled: [string, string][] = [];
@@ -33,6 +36,14 @@ beforeAll(async () => {
       if (failWith) throw failWith;
       started.push(start);
     },
+    mintAct: (start) =>
+      mintActToken(tabKey, {
+        userId: start.userId,
+        chat: start.chatId,
+        reply: start.reply,
+        ttlSeconds: 3600,
+        now: NOW,
+      }),
     async chatTitled(chatId, title) {
       titled.push([chatId, title]);
     },
@@ -71,14 +82,50 @@ async function post(
   });
   return {
     status: response.status,
-    body: (await response.json()) as { ok: boolean; error?: { code: string; message: string } },
+    body: (await response.json()) as {
+      ok: boolean;
+      act?: string;
+      error?: { code: string; message: string };
+    },
   };
 }
 
 describe("POST /openwebui/replies", () => {
   it("takes a reply's start signed by the filter: the chat's user and the reply, ordered by its start", async () => {
-    expect(await post(JSON.stringify(START))).toEqual({ status: 200, body: { ok: true } });
+    expect(await post(JSON.stringify(START))).toEqual({
+      status: 200,
+      body: { ok: true, act: expect.any(String) },
+    });
     expect(started).toEqual([{ chatId: "c1", userId: "u1", reply: { msg: "m1", mts: NOW } }]);
+  });
+
+  it("answers a reply's start with the act token of that reply's user, which only the server can sign", async () => {
+    const { body } = await post(JSON.stringify(START));
+    const rules = { maxTokenDays: 30, now: () => NOW };
+    expect(await verifyActToken(body.act!, tabKey, rules)).toEqual({
+      userId: "u1",
+      chat: "c1",
+      msg: "m1",
+    });
+    // The widget's own token, stored on the message, never acts: neither signed by the filter's key
+    // nor by the server's without the act scope.
+    const stored = await mintTabToken(tabKey, {
+      userId: "u1",
+      chat: "c1",
+      reply: { msg: "m1", mts: NOW },
+      ttlSeconds: 3600,
+      now: NOW,
+    });
+    await expect(verifyActToken(stored, tabKey, rules)).rejects.toThrow(/not an act token/);
+    const byFilter = await mintTabToken(secretKey(filterSecret(SECRET)), {
+      userId: "u1",
+      chat: "c1",
+      reply: { msg: "m1", mts: NOW },
+      ttlSeconds: 3600,
+      now: NOW,
+      scope: "act",
+    });
+    await expect(verifyActToken(byFilter, tabKey, rules)).rejects.toThrow(/signature/);
   });
 
   it("takes the chat's owner as Open WebUI records it, beside the reply's user", async () => {

@@ -89,6 +89,8 @@ export type FilterRouteOptions = {
   now: () => number;
   /** A reply of the chat starts for this user (the broker records the owner and notes the reply, and the title). */
   replyStarted(start: ReplyStart): Promise<void>;
+  /** The act token of a reply that starts, for its user: the filter hands it to their browser only. */
+  mintAct(start: ReplyStart): Promise<string>;
   chatTitled(chatId: string, title: string): Promise<void>;
   log: (message: string) => void;
 };
@@ -135,8 +137,10 @@ export function createFilterRoute(options: FilterRouteOptions) {
       } else {
         const parsed = parseJson(read.body, ReplyStartBody);
         if (!parsed.ok) return parsed.reply;
-        const { replyId, startedAt, ...start } = parsed.value;
-        await options.replyStarted({ ...start, reply: { msg: replyId, mts: startedAt } });
+        const { replyId, startedAt, ...rest } = parsed.value;
+        const start = { ...rest, reply: { msg: replyId, mts: startedAt } };
+        await options.replyStarted(start);
+        return { status: 200, body: { ok: true, act: await options.mintAct(start) } };
       }
     } catch (error) {
       const away = unavailable(

@@ -14,6 +14,7 @@ import {
   fail,
   type ServerToClientEvents,
 } from "../../lib/protocol.ts";
+import { type ActClaims, AuthError } from "../auth/tokens.ts";
 import type { AskBroker } from "../broker/broker.ts";
 import type { Tab } from "../broker/ports.ts";
 
@@ -77,18 +78,33 @@ export function createChatHandlers(broker: AskBroker): {
   };
 }
 
-export function createAskHandlers(broker: AskBroker): {
+/** Checks an answer's act token (auth/tokens.ts `verifyActToken`): its claims, or an AuthError. */
+export type ActCheck = (token: string) => Promise<ActClaims>;
+
+export function createAskHandlers(
+  broker: AskBroker,
+  checkAct: ActCheck,
+): {
   answer: TabHandler<"ask:answer">;
   list: TabHandler<"asks:list">;
   watch: TabHandler<"asks:watch">;
 } {
   return {
-    answer(socket, payload, acknowledge) {
+    async answer(socket, payload, acknowledge) {
       const parsed = parse(AskAnswerPayload, payload);
+      if (!parsed.ok) return parsed.ack;
+      const { askId, answer, act } = parsed.value;
+      let tab = socket.data.tab;
+      if (act !== undefined) {
+        try {
+          tab = { ...tab, act: await checkAct(act) };
+        } catch (error) {
+          if (!(error instanceof AuthError)) throw error;
+          return fail("FORBIDDEN", `this card's act token was refused: ${error.message}`);
+        }
+      }
       // The tab hears that its answer was taken before its card is closed and the end is stored.
-      return parsed.ok
-        ? broker.answer(socket.data.tab, parsed.value.askId, parsed.value.answer, acknowledge)
-        : parsed.ack;
+      return broker.answer(tab, askId, answer, acknowledge);
     },
     async list(socket, payload) {
       const parsed = parse(AsksListPayload, payload);

@@ -6,6 +6,7 @@ import type {
   InstanceStatus,
   ServerToClientEvents,
 } from "../../lib/protocol.ts";
+import { verifyActToken } from "../auth/tokens.ts";
 import type { AskBroker } from "../broker/broker.ts";
 import type { StatusSource } from "../status.ts";
 import { ackedHandlers } from "./acks.ts";
@@ -86,7 +87,9 @@ export function createTabServer(http: HttpServer, options: TabServerOptions): Ta
   relayToTabs(io, broker, gateway);
 
   const chats = createChatHandlers(broker);
-  const asks = createAskHandlers(broker);
+  const asks = createAskHandlers(broker, (token) =>
+    verifyActToken(token, options.key, { maxTokenDays: options.maxTokenDays, now }),
+  );
   const eventsPerSecond = options.eventsPerSecond ?? 20;
   io.on("connection", (socket: TabSocket) => {
     const guarded = ackedHandlers(socket, { eventsPerSecond, now, log });

@@ -1,5 +1,6 @@
 import type { Socket } from "socket.io-client";
-import { mintTabToken, secretKey } from "../../server/auth/tokens.ts";
+import type { TabAnswer } from "../../lib/protocol.ts";
+import { mintActToken, mintTabToken, secretKey } from "../../server/auth/tokens.ts";
 import { TEST_REPLY } from "../support/replies.ts";
 import { nowMs } from "./clock.ts";
 import type { Counts, Heap, Target } from "./ipc.ts";
@@ -87,6 +88,10 @@ export async function runFakePhases(options: FakeOptions): Promise<FakeResults> 
   // Each tab's user opens its chat from the widget, with an embed token for that chat (the only kind
   // of non-owner token that may view a chat nobody has opened yet).
   const token = (userId: string, chat: string) => mintTabToken(key, { userId, chat, reply: TEST_REPLY, ttlSeconds: 4 * 3600 });
+  /** The act token of each answering tab's chat, as the filter hands it to the page that sent the reply. */
+  const answerActs: Record<string, string> = {};
+  for (let k = 0; k < ANSWER_TABS; k++)
+    answerActs[`answer-${k}`] = await mintActToken(key, { userId: `answerer-${k}`, chat: `answer-${k}`, reply: TEST_REPLY, ttlSeconds: 4 * 3600, now: Date.now() });
   const { productUrl, relayUrl } = await server.call<{ productUrl: string; relayUrl: string }>({ cmd: "start-fake" });
   const url = (target: Side) => (target === "product" ? productUrl : relayUrl);
   const tokenFor = async (target: Side, userId: string, chat: string) => (target === "product" ? token(userId, chat) : null);
@@ -171,7 +176,9 @@ export async function runFakePhases(options: FakeOptions): Promise<FakeResults> 
     await pause();
     const closed = target === "product" ? tab.next("ask:close", (payload) => payload.askId === id && payload.reason === "answered") : null;
     const t0 = nowMs();
-    await tab.send("ask:answer", { askId: id, answer: { type: "questions", answers: { db: ["SQLite"] } } });
+    const answer: TabAnswer = { type: "questions", answers: { db: ["SQLite"] } };
+    // A widget answers with its reply's act token (docs/SECURITY.md#a-stored-token-never-acts), which the server checks.
+    await tab.send("ask:answer", target === "product" ? { askId: id, answer, act: answerActs[tab.chat]! } : { askId: id, answer });
     const ms = nowMs() - t0;
     await closed;
     answeredIds[target].push(id);

@@ -6,6 +6,7 @@ import { DatabaseSync } from "node:sqlite";
 import { io } from "socket.io-client";
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
 import type { Ask } from "../../lib/ask.ts";
+import { VIEW_ONLY_WIDGET } from "../../lib/wording.ts";
 import { filterSecret } from "../../server/auth/keys.ts";
 import { mintTabToken, secretKey } from "../../server/auth/tokens.ts";
 import type { OperatorConnection } from "../support/gateway-client.ts";
@@ -202,6 +203,61 @@ describe("authorization", () => {
     expect(existing).toEqual(missing);
     expect(existing).toMatchObject({ ok: false, error: { code: "NOT_FOUND" } });
     expect(server.broker.getPending(id)?.status).toBe("pending");
+  });
+
+  it("28.2 a token stored in a chat never approves: from a share's copy of the widget URL a pending approval is seen, not decided; the person's own act token decides it", async () => {
+    const chatId = newChat();
+    // The owner's own widget, as the filter put it on the reply, and its act token as the filter
+    // handed it to the owner's page; the reader has only what the message stores (a share copies it).
+    const own = await server.widget(TEST_OWNER, chatId, TEST_REPLY);
+    const reader = await server.widget(TEST_OWNER, chatId, TEST_REPLY, { act: false });
+    expect(await own.send("chat:view", { chatId })).toEqual({ ok: true });
+    const approval = requestApproval(requester, elsewhere, "plugin", {
+      pluginId: "deploy-kit",
+      title: "Deploy",
+      description: "Deploys the build",
+      toolName: "deploy",
+      sessionKey: chatKey(chatId),
+      timeoutMs: 120_000,
+    });
+    const { id: approvalId } = await approval.requested;
+    await own.waitForShow((ask) => ask.id === approvalId);
+    // The reader sees it (it may view the chat) but cannot decide it.
+    expect((await reader.list()).map((ask) => ask.id)).toContain(approvalId);
+    const refused = { ok: false, error: { code: "FORBIDDEN", message: VIEW_ONLY_WIDGET } };
+    const allow = { type: "decision", decision: "allow-once" } as const;
+    expect(await reader.send("ask:answer", { askId: approvalId, answer: allow })).toEqual(refused);
+    const deny = { type: "decision", decision: "deny" } as const;
+    expect(await reader.send("ask:answer", { askId: approvalId, answer: deny })).toEqual(refused);
+    // Nor with an act token of another reply, another user, another chat, or the filter's key.
+    const otherReply = { msg: "another-reply", mts: TEST_REPLY.mts };
+    const wrongActs = [
+      await server.actToken(TEST_OWNER, chatId, otherReply),
+      await server.actToken("mallory", chatId),
+      await server.actToken(TEST_OWNER, newChat()),
+      await mintTabToken(secretKey(filterSecret(TEST_AUTH_SECRET)), {
+        userId: TEST_OWNER,
+        chat: chatId,
+        reply: TEST_REPLY,
+        ttlSeconds: 3600,
+        scope: "act",
+      }),
+      // The widget's own token, sent as if it were an act token.
+      await server.token(TEST_OWNER, chatId),
+    ];
+    for (const act of wrongActs) {
+      const ack = await reader.send("ask:answer", { askId: approvalId, answer: allow, act });
+      expect(ack).toMatchObject({ ok: false, error: { code: "FORBIDDEN" } });
+    }
+    expect(server.broker.getPending(approvalId)?.status).toBe("pending");
+    // The page that sent the message answers.
+    expect(await own.send("ask:answer", { askId: approvalId, answer: allow })).toEqual({
+      ok: true,
+      status: "answered",
+    });
+    expect(await approval.decision).toMatchObject({ decision: "allow-once" });
+    reader.close();
+    own.close();
   });
 
   it("6. origins: a sandboxed frame (Origin null) gets no owner's full rights, only an embed token's", async () => {

@@ -22,7 +22,6 @@ import {
 } from "../support/on-gateway.ts";
 import { startRedis, type TestRedis } from "../support/redis-server.ts";
 import {
-  openTab,
   startTestServer,
   type Tab,
   TEST_AUTH_SECRET,
@@ -198,7 +197,7 @@ describe("three instances on one Redis and the real Gateway", () => {
   it("the live widget across instances: a newer reply's widget on B supersedes the older reply's on A and takes the card, no handed-off", async () => {
     const chatId = newChat();
     const widgetOn = async (server: TestServer, reply: { msg: string; mts: number }) => {
-      const opened = await openTab(server.url, await server.token(TEST_OWNER, chatId, reply));
+      const opened = await server.widget(TEST_OWNER, chatId, reply);
       widgets.push(opened);
       expect(await opened.send("chat:view", { chatId })).toEqual({ ok: true });
       return opened;

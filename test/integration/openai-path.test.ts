@@ -99,7 +99,7 @@ afterEach(() => {
 
 /** The reply's widget: a tab with an embed token of its chat and reply, viewing the chat. */
 async function widget(at: Reply, userId = TEST_OWNER): Promise<Tab> {
-  const opened = await openTab(server.url, await server.token(userId, at.chatId, at.reply));
+  const opened = await server.widget(userId, at.chatId, at.reply);
   widgets.push(opened);
   expect(await opened.send("chat:view", { chatId: at.chatId })).toEqual({ ok: true });
   return opened;

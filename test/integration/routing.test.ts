@@ -25,7 +25,7 @@ import {
   useTabs,
   waitAnswer,
 } from "../support/on-gateway.ts";
-import { openTab, type Tab, TEST_OWNER, type TestServer, waitConnected } from "../support/tabs.ts";
+import { type Tab, TEST_OWNER, type TestServer, waitConnected } from "../support/tabs.ts";
 
 let requester: OperatorConnection;
 let elsewhere: OperatorConnection;
@@ -145,7 +145,7 @@ describe("§6 arrives, no tab views the chat", () => {
 
 describe("§2 one live widget per chat: the latest reply's", () => {
   const widgetOf = async (chatId: string, reply: { msg: string; mts: number } | null) => {
-    const opened = await openTab(server.url, await server.token(TEST_OWNER, chatId, reply));
+    const opened = await server.widget(TEST_OWNER, chatId, reply);
     widgets.push(opened);
     return opened;
   };

@@ -145,6 +145,12 @@ export const widget = (
   userId = "owner",
 ): Tab => tab(id, userId, chatId, { msg, mts: T0 + mts });
 
+/** A widget's tab as it answers with its reply's act token (docs/SECURITY.md#a-stored-token-never-acts). */
+export const acting = (widgetTab: Tab): Tab => ({
+  ...widgetTab,
+  act: { userId: widgetTab.userId, chat: widgetTab.chatClaim!, msg: widgetTab.reply!.msg },
+});
+
 /**
  * Lets every step the broker started finish. Presence and store are in memory here, so all that work
  * is promise continuations: they have all run once the macrotask queue comes round.

@@ -161,7 +161,10 @@ export function useTabs(
     claim?: string,
   ): Promise<Tab> {
     const widgetClaim = claim ?? (chatId !== null && userId !== TEST_OWNER ? chatId : undefined);
-    const opened = await openTab(target.url, await target.token(userId, widgetClaim));
+    const opened =
+      widgetClaim === undefined
+        ? await openTab(target.url, await target.token(userId))
+        : await target.widget(userId, widgetClaim);
     tabs.push(opened);
     options.onOpen?.(opened);
     if (chatId) expect(await opened.send("chat:view", { chatId })).toEqual({ ok: true });

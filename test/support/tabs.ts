@@ -16,7 +16,7 @@ import type {
 } from "../../lib/protocol.ts";
 import { type Application, createApplication } from "../../server/app.ts";
 import { mintOwnerLink } from "../../server/auth/owner-links.ts";
-import { mintTabToken, secretKey } from "../../server/auth/tokens.ts";
+import { mintActToken, mintTabToken, secretKey } from "../../server/auth/tokens.ts";
 import type { Presence, ReplyClaim } from "../../server/broker/ports.ts";
 import { type Config, parseConfig } from "../../server/config.ts";
 import { gatewayFromConfig } from "../../server/gateway/gateway.ts";
@@ -41,6 +41,19 @@ export type TestServer = Application & {
    * live); `null` mints one as the first filter did, with no reply.
    */
   token(userId?: string, chat?: string, reply?: ReplyClaim | null): Promise<string>;
+  /** The act token the server gives the filter for a reply's user (docs/SECURITY.md#a-stored-token-never-acts). */
+  actToken(userId: string, chat: string, reply?: ReplyClaim): Promise<string>;
+  /**
+   * A reply's widget as the person who sent the message has it: its embed token, and the act token the
+   * filter handed their page, which it answers with. `{ act: false }`: a widget opened from the stored
+   * URL alone (a share, a reload), which only views.
+   */
+  widget(
+    userId: string,
+    chat: string,
+    reply?: ReplyClaim | null,
+    options?: { act?: boolean },
+  ): Promise<Tab>;
   /** The token of an owner link as `npm run owner-link` prints it: it carries the store's current key id (`kid`), so `--revoke` ends it. */
   ownerLink(userId?: string): Promise<string>;
   restart(): Promise<TestServer>;
@@ -107,18 +120,28 @@ export async function startTestServer(options: {
     pushAgent: options.pushAgent,
   });
   const key = secretKey(TEST_AUTH_SECRET);
+  const token = (userId = TEST_OWNER, chat?: string, reply: ReplyClaim | null = TEST_REPLY) =>
+    mintTabToken(key, {
+      userId,
+      chat,
+      reply: chat ? (reply ?? undefined) : undefined,
+      ttlSeconds: 3600,
+      now: clock.now(),
+    });
+  const actToken = (userId: string, chat: string, reply: ReplyClaim = TEST_REPLY) =>
+    mintActToken(key, { userId, chat, reply, ttlSeconds: 3600, now: clock.now() });
   return {
     ...server,
     dataDir,
     logs,
-    token: (userId = TEST_OWNER, chat?: string, reply: ReplyClaim | null = TEST_REPLY) =>
-      mintTabToken(key, {
-        userId,
-        chat,
-        reply: chat ? (reply ?? undefined) : undefined,
-        ttlSeconds: 3600,
-        now: clock.now(),
-      }),
+    token,
+    actToken,
+    widget: async (userId, chat, reply = TEST_REPLY, { act = true } = {}) =>
+      openTab(
+        server.url,
+        await token(userId, chat, reply),
+        act && reply ? await actToken(userId, chat, reply) : undefined,
+      ),
     ownerLink: async (userId = TEST_OWNER) =>
       new URL(
         (
@@ -192,7 +215,13 @@ export async function watchesAsOwner(url: string, token: string, opened: Tab[]):
   }
 }
 
-export async function openTab(url: string, token: string): Promise<Tab> {
+/** `act`: the act token this tab answers with (a widget's), added to each `ask:answer` that names none. */
+function withAct<P>(event: string, payload: P, act: string | undefined): P {
+  if (event !== "ask:answer" || act === undefined) return payload;
+  return { act, ...payload };
+}
+
+export async function openTab(url: string, token: string, act?: string): Promise<Tab> {
   const socket: TypedSocket = io(url, {
     auth: { token },
     transports: ["websocket"],
@@ -206,7 +235,7 @@ export async function openTab(url: string, token: string): Promise<Tab> {
     changed: [],
     statuses: [],
     superseded: [],
-    send: (event, payload) => emitWithAck(socket, event, payload, 20_000),
+    send: (event, payload) => emitWithAck(socket, event, withAct(event, payload, act), 20_000),
     sendRaw: (event, payload) => untyped(socket).timeout(20_000).emitWithAck(event, payload),
     async list(status) {
       const ack = await tab.send("asks:list", status ? { status } : {});
