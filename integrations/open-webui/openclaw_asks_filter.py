@@ -1,7 +1,7 @@
 """
 title: OpenClaw Asks
 description: Shows the OpenClaw agent's questions, secret requests and tool approvals for this chat as real cards, in a widget above the reply being written, and keeps its text prompts out of the reply.
-version: 0.5.2
+version: 0.6.0
 license: MIT
 """
 
@@ -16,6 +16,8 @@ license: MIT
 # - tells OpenClaw Asks, server to server, whose chat it is and which reply starts, before the request
 #   goes to the model (a guest's approvals and secret requests are then refused at once);
 # - puts the OpenClaw Asks widget on the reply, as an embed, and tells it the theme chosen in Open WebUI;
+# - hands the reply's act token (approving and entering secrets need it) to the reply's user's tabs only, never
+#   through the chat, whose stored widget URL every share copies;
 # - keeps a text prompt's trigger (`OpenClaw needs input:`) out of the reply: the question stays as text;
 # - tells OpenClaw Asks the chat's title, so its dashboard names chats as Open WebUI does.
 #
@@ -49,6 +51,8 @@ EventEmitter = Callable[[dict], Awaitable[Any]]
 SEND_AGAIN_AFTER_SECONDS = (0.5, 1.0, 2.0, 4.0, 8.0)
 # Replies whose outlet has not run yet; beyond this many the oldest are forgotten.
 _REPLIES_KEPT = 256
+# OpenClaw Asks answers a filter's call with a few hundred bytes.
+_MAX_ANSWER_BYTES = 64 * 1024
 # How long the inlet waits for OpenClaw Asks to take the reply's start before it goes on without it.
 _REPLY_START_TIMEOUT_SECONDS = 3.0
 # A chat gets its title after its first reply (Open WebUI's title task runs once the outlet is done,
@@ -517,6 +521,42 @@ def theme_relay_event(base_url: str) -> dict:
     return {"type": "execute", "data": {"code": THEME_RELAY_JS % json.dumps(origin)}}
 
 
+# The widget's URL (its token) is stored on the message and copied into every share of the chat, so it
+# never approves a tool call or enters a secret; that needs the reply's act token, which OpenClaw Asks gives the
+# filter for the reply's user when the reply starts (docs/SECURITY.md#a-stored-token-never-acts). This
+# relay keeps it in the memory of the page that sent the message and of that user's other tabs showing
+# the chat (the emitter's `execute` goes to the room of the reply's user only, socket/main.py:1448-1460
+# in 0.12.4, and no share or collaborator gets it: it is not one of the shared events, :1466-1477), and
+# posts it to that reply's widget frame: now, and when the frame asks. Nothing of it is saved.
+ACT_RELAY_JS = """\
+const origin = %s;
+const acts = (window.__openclawAsksActs = window.__openclawAsksActs || new Map());
+acts.set(%s, %s);
+const widgets = () =>
+  [...document.querySelectorAll("iframe")].filter((f) => (f.src || "").startsWith(origin + "/"));
+const tell = (target, msg) =>
+  acts.has(msg) && target.postMessage({ type: "openclaw-asks:act", msg, token: acts.get(msg) }, "*");
+if (!window.__openclawAsksActRelay) {
+  window.__openclawAsksActRelay = true;
+  window.addEventListener("message", (event) => {
+    const data = event.data;
+    const asked = data && data.type === "openclaw-asks:act?" && typeof data.msg === "string";
+    if (asked && widgets().some((f) => f.contentWindow === event.source)) tell(event.source, data.msg);
+  });
+}
+for (const frame of widgets()) if (frame.contentWindow) tell(frame.contentWindow, %s);
+"""
+
+
+def act_relay_event(base_url: str, message_id: str, act_token: str) -> dict:
+    """The event that hands the reply's act token to the reply user's tabs showing the chat (ACT_RELAY_JS)."""
+    parts = urlsplit(base_url)
+    origin = json.dumps(f"{parts.scheme}://{parts.netloc}")
+    msg = json.dumps(message_id)
+    code = ACT_RELAY_JS % (origin, msg, json.dumps(act_token), msg)
+    return {"type": "execute", "data": {"code": code}}
+
+
 def reply_session_user(chat_id: str, message_id: str) -> str:
     """The OpenAI `user` of a reply: the Gateway runs it in session `agent:<agent>:openai-user:openwebui:<chat>:<reply>`."""
     return f"openwebui:{chat_id}:{message_id}"
@@ -563,8 +603,8 @@ def sign_request(secret: str, body: bytes, now: float | None = None) -> str:
 _DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
-def post_signed(base_url: str, route: str, secret: str, payload: dict, timeout: float) -> None:
-    """`POST /openwebui/replies` (whose chat it is, which reply starts) or `/openwebui/titles`. Raises on any failure."""
+def post_signed(base_url: str, route: str, secret: str, payload: dict, timeout: float) -> dict:
+    """`POST /openwebui/replies` (whose chat it is, which reply starts) or `/openwebui/titles`: the answer's JSON. Raises on any failure."""
     body = json.dumps(payload, separators=(",", ":")).encode("utf-8")
     request = urllib.request.Request(
         f"{base_url.rstrip('/')}{route}",
@@ -577,10 +617,16 @@ def post_signed(base_url: str, route: str, secret: str, payload: dict, timeout: 
     )
     try:
         with _DIRECT.open(request, timeout=timeout) as response:
-            response.read()
+            raw = response.read(_MAX_ANSWER_BYTES)
     except urllib.error.HTTPError as error:
         error.close()
         raise
+    try:
+        answer = json.loads(raw)
+    except ValueError:
+        # Taken all the same (an answer that says nothing more than its status).
+        return {}
+    return answer if isinstance(answer, dict) else {}
 
 
 async def open_webui_chat_title(chat_id: str) -> str | None:
@@ -669,6 +715,12 @@ class _Reply:
     # Sending the widget again is for a tab that may have missed it (`_send_again`), and only then: each
     # embeds event makes the tab scroll the widget into view, under a person's pointer.
     send_again: asyncio.Task | None = None
+    # The reply's act token for its user's tabs (ACT_RELAY_JS), once OpenClaw Asks gave one.
+    act_event: dict | None = None
+
+    def events(self) -> list[dict]:
+        """What a tab that missed the inlet's events is sent again: the widget, and its act token."""
+        return [self.event] + ([self.act_event] if self.act_event else [])
 
 
 class Filter:
@@ -692,10 +744,11 @@ class Filter:
             description="Comma-separated ids of the models to act on; empty means OpenClaw's models (ids starting with openclaw).",
         )
         # An ask_user waits at most 1 hour, an approval 10 minutes, a text prompt 4 minutes; the token must
-        # outlive its reply's run by that much. It is also how long a shared copy of the chat can answer.
+        # outlive its reply's run by that much. It is also how long a shared copy of the chat shows what is
+        # pending (and can answer its questions; never an approval or a secret).
         token_ttl_seconds: int = Field(
             24 * 3600,
-            description="How long a widget token stays valid (also how long a shared copy of the chat can answer in your place).",
+            description="How long a widget token stays valid (also how long a shared copy of the chat shows what is pending there and can answer its questions).",
         )
         priority: int = Field(0, description="Filter order.")
 
@@ -793,7 +846,7 @@ class Filter:
         title = await self._title_of(chat_id)
         reply = _Reply(event, chat_id, title)
         if self.tab_may_miss_new_chat_events and _is_first_reply(body):
-            reply.send_again = asyncio.create_task(self._send_again(__event_emitter__, event))
+            reply.send_again = asyncio.create_task(self._send_again(__event_emitter__, reply))
         self._replies[message_id] = reply
         while len(self._replies) > _REPLIES_KEPT:
             self._forget(next(iter(self._replies)))
@@ -810,11 +863,15 @@ class Filter:
         if isinstance(name, str) and name.strip():
             # Every card of the reply's run says whose run asked (server 0.5 on; earlier ones ignore it).
             start["userName"] = name[:_MAX_NAME_LENGTH]
-        await self._tell(
+        answer = await self._tell(
             "/openwebui/replies",
             start | ({"title": title} if title else {}),
             "the start of a reply",
         )
+        act = (answer or {}).get("act")
+        if isinstance(act, str) and act:
+            reply.act_event = act_relay_event(self.valves.asks_url, server_reply_id, act)
+            await __event_emitter__(reply.act_event)
         return body
 
     @staticmethod
@@ -850,9 +907,9 @@ class Filter:
             log.warning("OpenClaw Asks could not read a chat's title: %s", type(error).__name__)
             return None
 
-    async def _tell(self, route: str, payload: dict, what: str) -> None:
+    async def _tell(self, route: str, payload: dict, what: str) -> dict | None:
         try:
-            await asyncio.wait_for(
+            return await asyncio.wait_for(
                 asyncio.to_thread(
                     post_signed,
                     self.valves.server_url or self.valves.asks_url,
@@ -865,6 +922,7 @@ class Filter:
             )
         except Exception as error:  # noqa: BLE001 - the chat goes on; the widget records the chat's user when it opens
             log.warning("OpenClaw Asks did not take %s (%s): %s", what, type(error).__name__, error)
+            return None
 
     # A chat that had no title when its reply started gets one after that reply, from Open WebUI's title
     # task (or its first message): looked for on a schedule, then told once.
@@ -884,10 +942,11 @@ class Filter:
     # reply streams text (an agent that asks first streams none while it waits). It carries the same URL,
     # so a tab that already shows the widget keeps its iframe, but scrolls it into view each time
     # (Chat.svelte:1007-1017): never for a chat the tab already knows.
-    async def _send_again(self, emit: EventEmitter, event: dict) -> None:
+    async def _send_again(self, emit: EventEmitter, reply: _Reply) -> None:
         async for _ in _after_each(self.send_again_after):
             try:
-                await emit(event)
+                for event in reply.events():
+                    await emit(event)
             except Exception as error:  # noqa: BLE001 - a later send, or the outlet's, may still reach the tab
                 log.warning("OpenClaw Asks could not send the widget again: %s", error)
 
@@ -964,7 +1023,8 @@ class Filter:
         if reply is None:
             return body
         if __event_emitter__ and reply.send_again is not None:
-            await __event_emitter__(reply.event)
+            for event in reply.events():
+                await __event_emitter__(event)
             await __event_emitter__(theme_relay_event(self.valves.asks_url))
         if reply.title is None:
             watch = asyncio.create_task(self._watch_title(reply.chat_id))

@@ -26,6 +26,7 @@ from openclaw_asks_filter import (
     UNVOUCHED_PREFIX,
     Filter,
     PromptScanner,
+    act_relay_event,
     is_openclaw_model,
     mint_embed_token,
     open_webui_chat_title,
@@ -97,6 +98,8 @@ class ReplyStarts:
 
     def __init__(self, status: int = 200) -> None:
         self.status = status
+        # What a reply's start is answered with: the server's act token of the reply (None: an empty answer).
+        self.act: str | None = "act-token"
         self.received: list[dict] = []
         self.titles: list[dict] = []
         self.refused: list[str] = []
@@ -115,10 +118,15 @@ class ReplyStarts:
                     starts.refused.append(header)
                     self.send_response(401)
                 else:
-                    (
-                        starts.received if self.path == "/openwebui/replies" else starts.titles
-                    ).append(json.loads(body))
+                    is_reply = self.path == "/openwebui/replies"
+                    (starts.received if is_reply else starts.titles).append(json.loads(body))
                     self.send_response(starts.status)
+                    if is_reply and starts.act is not None:
+                        answer = json.dumps({"ok": True, "act": starts.act}).encode()
+                        self.send_header("content-length", str(len(answer)))
+                        self.end_headers()
+                        self.wfile.write(answer)
+                        return
                 self.end_headers()
 
             def log_message(self, *args) -> None:
@@ -515,17 +523,62 @@ class ThemeRelayTest(FilterTestCase):
 
     async def test_the_inlet_and_the_outlet_run_the_relay_for_the_widgets_origin(self):
         _, emitter = await self.inlet()
-        self.assertEqual(emitter.executed, [theme_relay_event("https://asks.example.com/")])
-        code = emitter.executed[0]["data"]["code"]
+        theme = theme_relay_event("https://asks.example.com/")
+        self.assertEqual(emitter.executed[0], theme)
+        code = theme["data"]["code"]
         self.assertIn('const origin = "https://asks.example.com";', code)
         self.assertIn('"openclaw-asks:theme"', code)
         params, at_outlet = self.params()
         await call(self.plugin, "outlet", {"messages": []}, params)
-        self.assertEqual(at_outlet.executed, emitter.executed)
+        self.assertIn(theme, at_outlet.executed)
 
     def test_the_origin_is_a_json_string_whatever_the_url_holds(self):
         code = theme_relay_event('https://a.example:8443/x?"</script>')["data"]["code"]
         self.assertTrue(code.startswith('const origin = "https://a.example:8443";\n'))
+
+
+class ActRelayTest(FilterTestCase):
+    """The widget's stored token only views: the reply's act token goes to the page, never into the chat."""
+
+    async def test_the_replys_act_token_goes_to_its_users_tabs_and_nowhere_into_the_chat(self):
+        self.starts.act = 'act"</script>'
+        _, emitter = await self.inlet()
+        relay = act_relay_event("https://asks.example.com/", "assistant-2", 'act"</script>')
+        self.assertEqual(emitter.executed[1:], [relay], "after the server gave it, once")
+        code = relay["data"]["code"]
+        self.assertTrue(code.startswith('const origin = "https://asks.example.com";\n'))
+        self.assertIn('acts.set("assistant-2", "act\\"</script>");', code)
+        self.assertIn('"openclaw-asks:act?"', code)
+        stored = json.dumps(self.chat["messages"]["assistant-2"])
+        self.assertNotIn('act\\"</script>', stored)
+        self.assertNotIn("</script>", stored)
+        self.assertEqual([event["type"] for event in emitter.events], ["embeds"])
+
+    async def test_the_message_id_is_the_servers_reply_id(self):
+        self.chat = new_chat("assistant:2")
+        _, emitter = await self.inlet("assistant:2")
+        self.assertIn(
+            'acts.set("assistant%3A2", "act-token");', emitter.executed[-1]["data"]["code"]
+        )
+
+    async def test_no_act_token_no_relay_the_widget_only_views(self):
+        for act, status in [(None, 200), ("act-token", 503)]:
+            with self.subTest(act=act, status=status):
+                self.starts.act = act
+                self.starts.status = status
+                _, emitter = await self.inlet()
+                self.assertEqual(emitter.executed, [theme_relay_event("https://asks.example.com/")])
+
+    async def test_a_tab_that_may_miss_the_inlet_gets_the_act_token_again_with_the_widget(self):
+        self.plugin.send_again_after = (0.02,)
+        _, emitter = await self.inlet()
+        relay = emitter.executed[-1]
+        await self.plugin._replies["assistant-2"].send_again
+        self.assertEqual(emitter.executed[-1:], [relay])
+        self.assertEqual(emitter.executed.count(relay), 2)
+        params, at_outlet = self.params()
+        await call(self.plugin, "outlet", {"messages": []}, params)
+        self.assertIn(relay, at_outlet.executed)
 
 
 class SendAgainTest(FilterTestCase):
@@ -535,7 +588,7 @@ class SendAgainTest(FilterTestCase):
         self.plugin.send_again_after = (0.02, 0.05)
         _, emitter = await self.inlet()
         sent = emitter.events[0]
-        await asyncio.sleep(0.15)
+        await self.plugin._replies["assistant-2"].send_again
         self.assertEqual(emitter.events, [sent, sent, sent])
         params, at_outlet = self.params()
         await call(self.plugin, "outlet", {"messages": []}, params)
@@ -558,7 +611,7 @@ class SendAgainTest(FilterTestCase):
         self.plugin.send_again_after = (0.03,)
         await self.inlet()
         _, again = await self.inlet()
-        await asyncio.sleep(0.08)
+        await self.plugin._replies["assistant-2"].send_again
         self.assertEqual(again.events, [again.events[0], again.events[0]])
 
     async def test_never_for_a_chat_the_tab_already_knows(self):
