@@ -71,6 +71,8 @@ export function sendAnswer(
   socket: TabClientSocket | null,
   askId: string,
   answer: TabAnswer,
+  act?: string,
 ): Promise<AnswerAck | ClientFailure> {
-  return socket ? request(socket, "ask:answer", { askId, answer }) : Promise.resolve(OFFLINE);
+  const payload = act === undefined ? { askId, answer } : { askId, answer, act };
+  return socket ? request(socket, "ask:answer", payload) : Promise.resolve(OFFLINE);
 }

@@ -40,8 +40,10 @@ export function useTabSession({
     if (connection.phase === "refused") forgetToken(token, { sessionStorageKey, deviceStorageKey });
   }, [connection.phase, token, sessionStorageKey, deviceStorageKey]);
 
+  /** `act`: a widget's act token (components/embed/use-act-token.ts); a dashboard needs none. */
   const answer = useCallback(
-    (askId: string, tabAnswer: TabAnswer) => sendAnswer(socket, askId, tabAnswer),
+    (askId: string, tabAnswer: TabAnswer, act?: string) =>
+      sendAnswer(socket, askId, tabAnswer, act),
     [socket],
   );
 

@@ -13,6 +13,7 @@ import { cx } from "../asks/format.ts";
 import { muted, secondaryButton } from "../asks/styles.ts";
 import { describeStatus, StatusPill } from "../common/ConnectionStatus.tsx";
 import { useToast } from "../common/use-toast.ts";
+import { useActToken } from "./use-act-token.ts";
 import { useFrameHeight } from "./use-frame-height.ts";
 import { useHostTheme } from "./use-host-theme.ts";
 import { finishedOf, INITIAL_WIDGET, widgetReducer } from "./widget-state.ts";
@@ -145,10 +146,12 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
     problem: connectionProblem,
     token,
   } = useTabSession({ relink: "Reopen the chat to get a new link.", setup });
+  const tokenReply = token ? tokenReplyId(token) : null;
   // Before the socket's effect runs setup, which lists the summaries of this reply.
   useLayoutEffect(() => {
-    replyId.current = token ? tokenReplyId(token) : null;
-  }, [token]);
+    replyId.current = tokenReply;
+  }, [tokenReply]);
+  const actToken = useActToken(tokenReply);
   /**
    * An answered card gives way to its line at once (widget-state.ts), and comes back if the answer is
    * refused. A text prompt of a reply on the Gateway's `/v1` endpoint is answered by the person's next
@@ -160,7 +163,7 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
       if (cardOf(rootRef.current, askId)?.contains(document.activeElement))
         restoreFocus.current = true;
       dispatch({ type: "sending", askId, at: Date.now() });
-      const ack = await sendAnswer(askId, tabAnswer);
+      const ack = await sendAnswer(askId, tabAnswer, await actToken());
       if (ack.ok) dispatch({ type: "answered", askId, status: ack.status, at: Date.now() });
       else {
         refocus.current = askId;
@@ -170,7 +173,7 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
         window.parent.postMessage({ type: "input:prompt:submit", text: ack.chatMessage }, "*");
       return ack;
     },
-    [sendAnswer],
+    [sendAnswer, actToken],
   );
 
   // Focus goes back where it was once the card that had it closes or is answered (or to the widget's

@@ -82,7 +82,8 @@ export function useE2e(options: E2eOptions = {}): E2e & { host?: HostPage } {
       ...options.env,
     };
     e2e.app = await startAppServer({ gatewayUrl, gatewayToken, env });
-    e2e.browser = await launchBrowser();
+    // Each page is the one that sent the widget's reply: its widgets get their act token.
+    e2e.browser = await launchBrowser({ actTokenFor: (token) => e2e.app.actTokenFor(token) });
     e2e.requester = await gatewayOperator("requester");
   });
   afterAll(async () => {

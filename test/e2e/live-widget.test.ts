@@ -116,7 +116,7 @@ describe.skipIf(!gatewayUrl)("one live widget per chat page, in an Open WebUI ho
       gatewayToken: inject("gatewayToken"),
       env: { AGENT_ID: TEST_AGENT, OPENWEBUI_ORIGINS: host.origin },
     });
-    browser = await launchBrowser();
+    browser = await launchBrowser({ actTokenFor: (token) => app.actTokenFor(token) });
     requester = await gatewayOperator("requester");
   });
 

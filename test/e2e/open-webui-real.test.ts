@@ -20,6 +20,8 @@ import { join } from "node:path";
 import { jwtVerify } from "jose";
 import type { Browser, BrowserContext, Frame, Page, WebSocket } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { z } from "zod";
+import { VIEW_ONLY_WIDGET } from "../../lib/wording.ts";
 import { filterSecret } from "../../server/auth/keys.ts";
 import { openaiBaseUrl } from "../../server/gateway/openai-endpoint.ts";
 import { frontMatterVersion } from "../../server/openwebui/connect.ts";
@@ -147,9 +149,35 @@ describe.skipIf(!enabled || !gatewayUrl)(
       await on.keyboard.press("Enter");
     }
 
-    /** A brand-new chat with the OpenClaw model, as a person starts one; a first login's release notes closed. */
-    async function openNewChat(on = page): Promise<void> {
-      await on.goto(`${openWebui.url}/?models=${encodeURIComponent(MODEL)}`);
+    /**
+     * Goes to `path` inside Open WebUI's page, as its own links do (SvelteKit's client-side navigation),
+     * not by loading the page again: what the page holds stays, the reply's act tokens among them (a
+     * loaded page has none for earlier replies, docs/SECURITY.md#a-stored-token-never-acts).
+     */
+    async function navigateInApp(on: Page, path: string): Promise<void> {
+      await on.evaluate((href) => {
+        const link = document.createElement("a");
+        link.href = href;
+        (document.querySelector("body > div") ?? document.body).append(link);
+        link.click();
+        link.remove();
+      }, path);
+      await expect
+        .poll(() => {
+          const url = new URL(on.url());
+          return `${url.pathname}${url.search}`;
+        })
+        .toBe(path);
+    }
+
+    /**
+     * A brand-new chat with the OpenClaw model, as a person starts one; a first login's release notes
+     * closed. `inApp`: from the page already open, as its New Chat does, without loading it again.
+     */
+    async function openNewChat(on = page, { inApp = false } = {}): Promise<void> {
+      const path = `/?models=${encodeURIComponent(MODEL)}`;
+      if (inApp) await navigateInApp(on, path);
+      else await on.goto(`${openWebui.url}${path}`);
       const releaseNotes = on.getByRole("button", { name: "Okay, Let's Go!" });
       await Promise.race([
         releaseNotes.waitFor({ timeout: UI_TIMEOUT }),
@@ -743,8 +771,12 @@ describe.skipIf(!enabled || !gatewayUrl)(
       return reply!;
     }
 
-    async function askInNewChat(script: StubScript, on = page): Promise<string> {
-      await openNewChat(on);
+    async function askInNewChat(
+      script: StubScript,
+      on = page,
+      options: { inApp?: boolean } = {},
+    ): Promise<string> {
+      await openNewChat(on, options);
       return sendScript(script, on);
     }
 
@@ -830,6 +862,45 @@ describe.skipIf(!enabled || !gatewayUrl)(
       await message(reply).getByText("MARKER-WRITTEN.").waitFor({ timeout: UI_TIMEOUT });
       expect(existsSync(marker)).toBe(true);
       await summaryLine(reply, "Allow once").waitFor({ timeout: UI_TIMEOUT });
+    }, 120_000);
+
+    it("28.2 a shared link's copy of the widget shows the approval but cannot allow it; the tab that sent the message can", async () => {
+      const marker = join(markers, `shared-${randomUUID()}`);
+      const reply = await askInNewChat({
+        tool: { id: "asks_touch_marker", args: { path: marker } },
+        then: "SHARED-BUT-MINE.",
+      });
+      await card(reply)
+        .getByRole("button", { name: "Allow once" })
+        .waitFor({ timeout: UI_TIMEOUT });
+      const chatId = new URL(page.url()).pathname.split("/").pop()!;
+      // Shared as Open WebUI shares it: the copy holds the reply's widget URL, its token included.
+      const { share_id } = z
+        .object({ share_id: z.string() })
+        .parse(await openWebui.api("POST", `/api/v1/chats/${chatId}/share`));
+      const copy = JSON.stringify(await openWebui.api("GET", `/api/v1/chats/share/${share_id}`));
+      const stored = new RegExp(`${app.url}/embed/chat/[^"]+`).exec(copy)?.[0];
+      expect(stored, "the share carries the widget's URL").toBeDefined();
+      // Whoever reads the share opens it: the card moves to that newest view, which cannot allow it.
+      const reader = await browser.newPage();
+      try {
+        await reader.goto(stored!);
+        const allow = reader.getByRole("button", { name: "Allow once" });
+        await allow.waitFor({ timeout: UI_TIMEOUT });
+        await allow.click();
+        await reader.getByText(VIEW_ONLY_WIDGET).waitFor({ timeout: UI_TIMEOUT });
+        expect(existsSync(marker)).toBe(false);
+      } finally {
+        await reader.close();
+      }
+      // The person's own tab comes back to the front: it takes the card back and allows it.
+      await (await frameOf(reply))!.evaluate(() =>
+        document.dispatchEvent(new Event("visibilitychange")),
+      );
+      await press(reply, "Allow once");
+      await message(reply).getByText("SHARED-BUT-MINE.").waitFor({ timeout: UI_TIMEOUT });
+      expect(existsSync(marker)).toBe(true);
+      await openWebui.api("DELETE", `/api/v1/chats/${chatId}/share`);
     }, 120_000);
 
     it("an exec approval: Allow once in the reply runs the command, and the reply goes on", async () => {
@@ -951,11 +1022,13 @@ describe.skipIf(!enabled || !gatewayUrl)(
                     timeoutSeconds: 600,
                   },
                 };
-        const reply = await askInNewChat({
-          tool,
-          then: `${marker}.`,
-          tag: `crowd-${run}-${index}`,
-        });
+        // Chat after chat in the one page, as a person does: each reply's act token stays in it.
+        const reply = await askInNewChat(
+          { tool, then: `${marker}.`, tag: `crowd-${run}-${index}` },
+          page,
+          { inApp: index > 0 },
+        );
+        if (index === 0) await markPage();
         await card(reply)
           .locator("[data-ask-id]")
           .waitFor({ timeout: UI_TIMEOUT })
@@ -991,7 +1064,7 @@ describe.skipIf(!enabled || !gatewayUrl)(
       let missedClicks = 0;
       for (const item of order) {
         const on = item === twoTabs ? other : page;
-        if (on === page) await page.goto(`${openWebui.url}/c/${item.chatId}`);
+        if (on === page) await navigateInApp(page, `/c/${item.chatId}`);
         const view = card(item.reply, on);
         await view.locator("[data-ask-id]").waitFor({ timeout: UI_TIMEOUT });
         await settlesTo(item.reply, on, on === page ? openSockets : otherSockets);
@@ -1018,6 +1091,7 @@ describe.skipIf(!enabled || !gatewayUrl)(
           expect(existsSync(approval.detail)).toBe(answered.has(approval.index));
       }
       await other.close();
+      expect(await stillSamePage(), "the page was never loaded again").toBe(true);
       console.log(
         `crowd: ${missedClicks} click(s) missed a card the page moved, and were made again`,
       );

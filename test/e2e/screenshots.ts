@@ -433,7 +433,7 @@ async function main(): Promise<void> {
       env: { OPENWEBUI_ORIGINS: `${host.origin},${openWebui.origin}`, OPENWEBUI_URL: host.origin },
     });
     stops.unshift(() => app.stop());
-    const browser = await launchBrowser();
+    const browser = await launchBrowser({ actTokenFor: (token) => app.actTokenFor(token) });
     stops.unshift(() => browser.close());
     const requester = await connectOperator({
       url: gatewayUrl,

@@ -20,7 +20,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { mintTabToken, secretKey } from "../../server/auth/tokens.ts";
+import { decodeJwt } from "jose";
+import { mintActToken, mintTabToken, secretKey } from "../../server/auth/tokens.ts";
 import type { ReplyClaim } from "../../server/broker/ports.ts";
 import { freePort } from "./real-gateway.ts";
 import { TEST_REPLY } from "./replies.ts";
@@ -49,6 +50,12 @@ export type AppServer = {
    * `null` mints one as the first filter did, with no reply.
    */
   mintToken(userId: string, chat?: string, reply?: ReplyClaim | null): Promise<string>;
+  /**
+   * The act token the server would give the filter for the reply a widget's token names (its user,
+   * chat and reply), or null for a token that names no reply: what the browser's stand-in for the
+   * filter's relay hands the widget (test/support/browser.ts).
+   */
+  actTokenFor(widgetToken: string): Promise<string | null>;
   /** The token of an owner link printed by `npm run owner-link` for this server (revocable: it may mint devices and turn on push). */
   ownerLink(): Promise<string>;
   /** The recent output lines of the server (stdout and stderr). */
@@ -268,6 +275,18 @@ async function startOnce(options: AppServerOptions): Promise<AppServer> {
         reply: chat ? (reply ?? undefined) : undefined,
         ttlSeconds: 3600,
       }),
+    actTokenFor: async (widgetToken) => {
+      const { sub, chat, msg, mts } = decodeJwt(widgetToken);
+      if (typeof sub !== "string" || typeof chat !== "string") return null;
+      if (typeof msg !== "string" || typeof mts !== "number") return null;
+      return mintActToken(key, {
+        userId: sub,
+        chat,
+        reply: { msg, mts },
+        ttlSeconds: 3600,
+        now: Date.now(),
+      });
+    },
     ownerLink: () => printedOwnerLink({ ...env, PUBLIC_URL: url }),
     logs: () => [...lines],
     kill,
