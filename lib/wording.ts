@@ -90,6 +90,10 @@ export const REFUSALS = {
 export const VIEW_ONLY_WIDGET =
   "only the tab that sent the message can approve this or enter this secret here: answer it on the OpenClaw Asks dashboard";
 
+/** The same, said beside such a widget's approvals and secret requests before anyone presses a button. */
+export const OWNERS_POWER_ELSEWHERE =
+  "Only the tab that sent the message can approve or enter a secret here: answer these on the OpenClaw Asks dashboard.";
+
 /** Whose run asked, on every card, inbox row and push (null for rows of earlier versions, which do not say). */
 export function originText(origin: AskOrigin | undefined): string | null {
   switch (origin?.kind) {

@@ -5,8 +5,13 @@ import { request, type TabClientSocket } from "../../client/socket.ts";
 import { tokenReplyId } from "../../client/token.ts";
 import { useTabSession } from "../../client/use-tab-session.ts";
 import type { Ask } from "../../lib/ask.ts";
+import { usesOwnersPower } from "../../lib/policy.ts";
 import type { TabAnswer } from "../../lib/protocol.ts";
-import { CARDS_RECONNECTING, secretOutcomeToast } from "../../lib/wording.ts";
+import {
+  CARDS_RECONNECTING,
+  OWNERS_POWER_ELSEWHERE,
+  secretOutcomeToast,
+} from "../../lib/wording.ts";
 import { AskSummary } from "../asks/AskSummary.tsx";
 import { AskView } from "../asks/AskView.tsx";
 import { cx } from "../asks/format.ts";
@@ -151,7 +156,7 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
   useLayoutEffect(() => {
     replyId.current = tokenReply;
   }, [tokenReply]);
-  const actToken = useActToken(tokenReply);
+  const { actToken, missing: actMissing } = useActToken(tokenReply);
   /**
    * An answered card gives way to its line at once (widget-state.ts), and comes back if the answer is
    * refused. A text prompt of a reply on the Gateway's `/v1` endpoint is answered by the person's next
@@ -256,6 +261,12 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
             className="size-2 shrink-0 animate-pulse rounded-full bg-amber-500"
           />
           {CARDS_RECONNECTING}
+        </p>
+      )}
+
+      {actMissing && state.pending.some(usesOwnersPower) && (
+        <p role="note" className={cx("px-1 text-xs", muted)}>
+          {OWNERS_POWER_ELSEWHERE}
         </p>
       )}
 

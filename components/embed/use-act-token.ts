@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useRef } from "react";
+import { useCallback, useEffect, useRef, useState } from "react";
 
 /** What the host page posts (the relay the Open WebUI filter runs there): a reply's act token. */
 export const HOST_ACT = "openclaw-asks:act";
@@ -23,11 +23,16 @@ function actTokenOf(data: unknown, replyId: string): string | null {
  * (integrations/open-webui, ACT_RELAY_JS). It is asked for when the widget loads and taken only from
  * the host page, only for this reply, and kept in memory. `actToken()` gives it, waiting a moment for
  * the host page when none came yet; undefined when none comes (a share, a reload of Open WebUI's page,
- * another tab): the server then refuses such an answer and says where to give it.
+ * another tab): the server then refuses such an answer and says where to give it. `missing`: none came
+ * within a moment of loading, so the widget says so beside such asks.
  */
-export function useActToken(replyId: string | null): () => Promise<string | undefined> {
+export function useActToken(replyId: string | null): {
+  actToken: () => Promise<string | undefined>;
+  missing: boolean;
+} {
   const token = useRef<string | undefined>(undefined);
   const waiters = useRef(new Set<(token: string) => void>());
+  const [missing, setMissing] = useState(false);
 
   useEffect(() => {
     if (replyId === null) return;
@@ -36,15 +41,20 @@ export function useActToken(replyId: string | null): () => Promise<string | unde
       const act = actTokenOf(event.data, replyId);
       if (act === null) return;
       token.current = act;
+      setMissing(false);
       for (const resolve of waiters.current) resolve(act);
       waiters.current.clear();
     };
     window.addEventListener("message", onMessage);
     window.parent.postMessage({ type: HOST_ACT_QUERY, msg: replyId }, "*");
-    return () => window.removeEventListener("message", onMessage);
+    const noneCame = setTimeout(() => setMissing(token.current === undefined), ACT_WAIT_MS);
+    return () => {
+      clearTimeout(noneCame);
+      window.removeEventListener("message", onMessage);
+    };
   }, [replyId]);
 
-  return useCallback(async () => {
+  const actToken = useCallback(async () => {
     if (token.current !== undefined || replyId === null) return token.current;
     window.parent.postMessage({ type: HOST_ACT_QUERY, msg: replyId }, "*");
     return new Promise<string | undefined>((resolve) => {
@@ -57,4 +67,5 @@ export function useActToken(replyId: string | null): () => Promise<string | unde
       waiters.current.add(done);
     });
   }, [replyId]);
+  return { actToken, missing };
 }

@@ -21,7 +21,7 @@ import { jwtVerify } from "jose";
 import type { Browser, BrowserContext, Frame, Page, WebSocket } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { z } from "zod";
-import { VIEW_ONLY_WIDGET } from "../../lib/wording.ts";
+import { OWNERS_POWER_ELSEWHERE, VIEW_ONLY_WIDGET } from "../../lib/wording.ts";
 import { filterSecret } from "../../server/auth/keys.ts";
 import { openaiBaseUrl } from "../../server/gateway/openai-endpoint.ts";
 import { frontMatterVersion } from "../../server/openwebui/connect.ts";
@@ -887,6 +887,8 @@ describe.skipIf(!enabled || !gatewayUrl)(
         await reader.goto(stored!);
         const allow = reader.getByRole("button", { name: "Allow once" });
         await allow.waitFor({ timeout: UI_TIMEOUT });
+        // Said before anyone presses a button, and again by the server when someone does.
+        await reader.getByText(OWNERS_POWER_ELSEWHERE).waitFor({ timeout: UI_TIMEOUT });
         await allow.click();
         await reader.getByText(VIEW_ONLY_WIDGET).waitFor({ timeout: UI_TIMEOUT });
         expect(existsSync(marker)).toBe(false);
