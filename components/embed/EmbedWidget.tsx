@@ -164,11 +164,13 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
    * its own dialog (Chat.svelte, `input:prompt:submit`).
    */
   const answer = useCallback(
-    async (askId: string, tabAnswer: TabAnswer) => {
+    async (ask: Ask, tabAnswer: TabAnswer) => {
+      const askId = ask.id;
       if (cardOf(rootRef.current, askId)?.contains(document.activeElement))
         restoreFocus.current = true;
       dispatch({ type: "sending", askId, at: Date.now() });
-      const ack = await sendAnswer(askId, tabAnswer, await actToken());
+      const act = await actToken(usesOwnersPower(ask));
+      const ack = await sendAnswer(askId, tabAnswer, act);
       if (ack.ok) dispatch({ type: "answered", askId, status: ack.status, at: Date.now() });
       else {
         refocus.current = askId;
@@ -278,7 +280,7 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
           <div key={secret.id} data-card hidden={isSending(secret) || undefined}>
             <AskView
               ask={secret}
-              onAnswer={(tabAnswer) => answer(secret.id, tabAnswer)}
+              onAnswer={(tabAnswer) => answer(secret, tabAnswer)}
               onSecretOutcome={(outcome) => setToast(secretOutcomeToast(outcome))}
             />
           </div>
@@ -289,7 +291,7 @@ export function EmbedWidget({ chatId }: { chatId: string }) {
             <AskView
               ask={ask}
               autoFocus={!behindSecret && focusTarget === ask.id}
-              onAnswer={(tabAnswer) => answer(ask.id, tabAnswer)}
+              onAnswer={(tabAnswer) => answer(ask, tabAnswer)}
             />
           </div>
         ))}

@@ -5,7 +5,7 @@ export const HOST_ACT = "openclaw-asks:act";
 /** What the widget asks its host page for its reply's act token. */
 export const HOST_ACT_QUERY = "openclaw-asks:act?";
 
-/** How long an answer waits for the host page's act token when the widget has none yet. */
+/** How long after loading the widget waits for the host page's act token before it says it has none. */
 const ACT_WAIT_MS = 1_000;
 const MAX_TOKEN_LENGTH = 4_096;
 
@@ -21,13 +21,14 @@ function actTokenOf(data: unknown, replyId: string): string | null {
  * token, in its URL, is stored on the message and copied into every share, so it never approves a
  * tool call or enters a secret; that needs the act token the filter hands the page that sent the message
  * (integrations/open-webui, ACT_RELAY_JS). It is asked for when the widget loads and taken only from
- * the host page, only for this reply, and kept in memory. `actToken()` gives it, waiting a moment for
- * the host page when none came yet; undefined when none comes (a share, a reload of Open WebUI's page,
- * another tab): the server then refuses such an answer and says where to give it. `missing`: none came
- * within a moment of loading, so the widget says so beside such asks.
+ * the host page, only for this reply, and kept in memory. `actToken(needed)` gives it; for an answer
+ * that `needed` it (an approval, a secret) in the moment after loading it waits for the host page;
+ * undefined when none came (a share, a reload of Open WebUI's page, another tab): the server then
+ * refuses such an answer and says where to give it. Other answers never wait. `missing`: none came
+ * within that moment, so the widget says so beside such asks.
  */
 export function useActToken(replyId: string | null): {
-  actToken: () => Promise<string | undefined>;
+  actToken: (needed: boolean) => Promise<string | undefined>;
   missing: boolean;
 } {
   const token = useRef<string | undefined>(undefined);
@@ -54,18 +55,21 @@ export function useActToken(replyId: string | null): {
     };
   }, [replyId]);
 
-  const actToken = useCallback(async () => {
-    if (token.current !== undefined || replyId === null) return token.current;
-    window.parent.postMessage({ type: HOST_ACT_QUERY, msg: replyId }, "*");
-    return new Promise<string | undefined>((resolve) => {
-      const done = (act: string | undefined) => {
-        clearTimeout(timer);
-        waiters.current.delete(done);
-        resolve(act);
-      };
-      const timer = setTimeout(() => done(undefined), ACT_WAIT_MS);
-      waiters.current.add(done);
-    });
-  }, [replyId]);
+  const actToken = useCallback(
+    async (needed: boolean) => {
+      if (token.current !== undefined || !needed || missing || replyId === null)
+        return token.current;
+      return new Promise<string | undefined>((resolve) => {
+        const done = (act: string | undefined) => {
+          clearTimeout(timer);
+          waiters.current.delete(done);
+          resolve(act);
+        };
+        const timer = setTimeout(() => done(undefined), ACT_WAIT_MS);
+        waiters.current.add(done);
+      });
+    },
+    [replyId, missing],
+  );
   return { actToken, missing };
 }
