@@ -984,6 +984,8 @@ describe.skipIf(!enabled || !gatewayUrl)(
         "question",
       ] as const;
       const waiting: Waiting[] = [];
+      /** How long each chat took to open with its card, and each answer to continue its reply, in ms. */
+      const steps: string[] = [];
       for (const [index, kind] of kinds.entries()) {
         const marker = `CROWD-${run}-${index}-DONE`;
         const detail =
@@ -1025,6 +1027,7 @@ describe.skipIf(!enabled || !gatewayUrl)(
                   },
                 };
         // Chat after chat in the one page, as a person does: each reply's act token stays in it.
+        const openedAt = Date.now();
         const reply = await askInNewChat(
           { tool, then: `${marker}.`, tag: `crowd-${run}-${index}` },
           page,
@@ -1038,6 +1041,7 @@ describe.skipIf(!enabled || !gatewayUrl)(
             throw await replyFailure(`chat ${index} (${kind}): no card`, reply, page, error);
           });
         await settlesTo(reply);
+        steps.push(`open ${index} ${Date.now() - openedAt}`);
         waiting.push({
           index,
           kind,
@@ -1065,6 +1069,7 @@ describe.skipIf(!enabled || !gatewayUrl)(
       const answered = new Set<number>();
       let missedClicks = 0;
       for (const item of order) {
+        const answeringAt = Date.now();
         const on = item === twoTabs ? other : page;
         if (on === page) await navigateInApp(page, `/c/${item.chatId}`);
         const view = card(item.reply, on);
@@ -1088,6 +1093,7 @@ describe.skipIf(!enabled || !gatewayUrl)(
             throw await replyFailure(what, item.reply, on, error);
           });
         answered.add(item.index);
+        steps.push(`answer ${item.index} ${Date.now() - answeringAt}`);
         // Only the approvals answered so far ran their tool.
         for (const approval of waiting.filter((entry) => entry.kind === "approval"))
           expect(existsSync(approval.detail)).toBe(answered.has(approval.index));
@@ -1095,7 +1101,7 @@ describe.skipIf(!enabled || !gatewayUrl)(
       await other.close();
       expect(await stillSamePage(), "the page was never loaded again").toBe(true);
       console.log(
-        `crowd: ${missedClicks} click(s) missed a card the page moved, and were made again`,
+        `crowd: ${missedClicks} click(s) missed a card the page moved, and were made again; ms per step: ${steps.join(", ")}`,
       );
 
       for (const item of waiting) {
