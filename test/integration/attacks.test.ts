@@ -124,6 +124,17 @@ async function rawEngineSocket(
   return { socket, frames, closed };
 }
 
+/** A plugin's approval to deploy, asked in the chat's session. */
+const requestDeploy = (chatId: string) =>
+  requestApproval(requester, elsewhere, "plugin", {
+    pluginId: "deploy-kit",
+    title: "Deploy",
+    description: "Deploys the build",
+    toolName: "deploy",
+    sessionKey: chatKey(chatId),
+    timeoutMs: 120_000,
+  });
+
 describe("authorization", () => {
   it("1. embed tokens read other users' history: mallory's embed token for alice's chat lists none of alice's asks or answers", async () => {
     const aliceChat = newChat();
@@ -162,14 +173,7 @@ describe("authorization", () => {
     const squat = await squatter.send("chat:view", { chatId });
     // The real user (here the owner) opens the chat from its widget; an approval is then asked there.
     const widget = await openOn(server, chatId, "owner", chatId);
-    const approval = requestApproval(requester, elsewhere, "plugin", {
-      pluginId: "deploy-kit",
-      title: "Deploy",
-      description: "Deploys the build",
-      toolName: "deploy",
-      sessionKey: chatKey(chatId),
-      timeoutMs: 120_000,
-    });
+    const approval = requestDeploy(chatId);
     const { id } = await approval.requested;
     const outcome = await widget.waitFor(
       async () =>
@@ -212,14 +216,7 @@ describe("authorization", () => {
     const own = await server.widget(TEST_OWNER, chatId, TEST_REPLY);
     const reader = await server.widget(TEST_OWNER, chatId, TEST_REPLY, { act: false });
     expect(await own.send("chat:view", { chatId })).toEqual({ ok: true });
-    const approval = requestApproval(requester, elsewhere, "plugin", {
-      pluginId: "deploy-kit",
-      title: "Deploy",
-      description: "Deploys the build",
-      toolName: "deploy",
-      sessionKey: chatKey(chatId),
-      timeoutMs: 120_000,
-    });
+    const approval = requestDeploy(chatId);
     const { id: approvalId } = await approval.requested;
     await own.waitForShow((ask) => ask.id === approvalId);
     // The reader sees it (it may view the chat) but cannot decide it.
