@@ -81,6 +81,11 @@ export function createChatHandlers(broker: AskBroker): {
 /** Checks an answer's act token (auth/tokens.ts `verifyActToken`): its claims, or an AuthError. */
 export type ActCheck = (token: string) => Promise<ActClaims>;
 
+function notAnActToken(error: unknown): undefined {
+  if (error instanceof AuthError) return undefined;
+  throw error;
+}
+
 export function createAskHandlers(
   broker: AskBroker,
   checkAct: ActCheck,
@@ -94,15 +99,10 @@ export function createAskHandlers(
       const parsed = parse(AskAnswerPayload, payload);
       if (!parsed.ok) return parsed.ack;
       const { askId, answer, act } = parsed.value;
-      let tab = socket.data.tab;
-      if (act !== undefined) {
-        try {
-          tab = { ...tab, act: await checkAct(act) };
-        } catch (error) {
-          if (!(error instanceof AuthError)) throw error;
-          return fail("FORBIDDEN", `this card's act token was refused: ${error.message}`);
-        }
-      }
+      // A bad or expired act token counts as none: a question needs none, and an approval or a secret
+      // is then refused with where to answer it (chat-access.ts `mayAct`).
+      const claims = act === undefined ? undefined : await checkAct(act).catch(notAnActToken);
+      const tab = claims ? { ...socket.data.tab, act: claims } : socket.data.tab;
       // The tab hears that its answer was taken before its card is closed and the end is stored.
       return broker.answer(tab, askId, answer, acknowledge);
     },

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
 import type { Ask } from "../../lib/ask.ts";
 import { VIEW_ONLY_WIDGET } from "../../lib/wording.ts";
 import { filterSecret } from "../../server/auth/keys.ts";
-import { mintTabToken, secretKey } from "../../server/auth/tokens.ts";
+import { mintActToken, mintTabToken, secretKey } from "../../server/auth/tokens.ts";
 import type { OperatorConnection } from "../support/gateway-client.ts";
 import {
   newChat,
@@ -253,6 +253,23 @@ describe("authorization", () => {
       status: "answered",
     });
     expect(await approval.decision).toMatchObject({ decision: "allow-once" });
+    // A bad or expired act token counts as none: a question, which needs none, is still answered.
+    const { id: question } = await requestQuestion(requester, chatKey(chatId));
+    await own.waitForShow((ask) => ask.id === question);
+    const expired = await mintActToken(secretKey(TEST_AUTH_SECRET), {
+      userId: TEST_OWNER,
+      chat: chatId,
+      reply: TEST_REPLY,
+      ttlSeconds: 60,
+      now: Date.now() - 3_600_000,
+    });
+    expect(
+      await reader.send("ask:answer", {
+        askId: question,
+        answer: { type: "text", text: "SQLite" },
+        act: expired,
+      }),
+    ).toEqual({ ok: true, status: "answered" });
     reader.close();
     own.close();
   });
