@@ -514,11 +514,15 @@ tellAll();
 """
 
 
+def widget_origin(base_url: str) -> str:
+    """The widget frames' origin, as a JS string: the relays post only to frames whose URL starts with it."""
+    parts = urlsplit(base_url)
+    return json.dumps(f"{parts.scheme}://{parts.netloc}")
+
+
 def theme_relay_event(base_url: str) -> dict:
     """The event that runs THEME_RELAY_JS in the tab showing the chat (no reply is awaited)."""
-    parts = urlsplit(base_url)
-    origin = f"{parts.scheme}://{parts.netloc}"
-    return {"type": "execute", "data": {"code": THEME_RELAY_JS % json.dumps(origin)}}
+    return {"type": "execute", "data": {"code": THEME_RELAY_JS % widget_origin(base_url)}}
 
 
 # The widget's URL (its token) is stored on the message and copied into every share of the chat, so it
@@ -550,10 +554,8 @@ for (const frame of widgets()) if (frame.contentWindow) tell(frame.contentWindow
 
 def act_relay_event(base_url: str, message_id: str, act_token: str) -> dict:
     """The event that hands the reply's act token to the reply user's tabs showing the chat (ACT_RELAY_JS)."""
-    parts = urlsplit(base_url)
-    origin = json.dumps(f"{parts.scheme}://{parts.netloc}")
     msg = json.dumps(message_id)
-    code = ACT_RELAY_JS % (origin, msg, json.dumps(act_token), msg)
+    code = ACT_RELAY_JS % (widget_origin(base_url), msg, json.dumps(act_token), msg)
     return {"type": "execute", "data": {"code": code}}
 
 
