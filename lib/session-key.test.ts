@@ -49,6 +49,16 @@ describe("session keys", () => {
     expect(keys.chatOf("agent:dev:openai-user:conv-7")).toBeNull();
     expect(keys.chatOf("agent:dev:openai-user:openwebui:c1")).toBeNull();
     expect(keys.chatOf("agent:other:openai-user:openwebui:c1:m1")).toBeNull();
+    // The keys a connection's session header gives (server/openwebui/plans.ts), with the reply's user.
+    expect(keys.chatOf("agent:dev:openai-user:openwebui:c1:m1:u1")).toEqual({
+      chatId: "c1",
+      replyId: "m1",
+    });
+    // ...and what that header gives a task, a temporary chat and a request that names no chat: no chat.
+    expect(keys.chatOf("agent:dev:openai-user:openwebuititle_generation:c1:m1:u1")).toBeNull();
+    expect(keys.chatOf("agent:dev:openai-user:openwebui:temporary:s1:m1:u1")).toBeNull();
+    expect(keys.chatOf("agent:dev:openai-user:openwebui:::u1")).toBeNull();
+    expect(keys.chatOf("agent:dev:openai-user:openwebui:c1:m1:u1:x")).toBeNull();
   });
 
   it("refuses a pattern list with a pattern that has no {chat}", () => {

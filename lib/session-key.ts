@@ -38,9 +38,13 @@ export function belongsToAgent(
   return recordAgentId === undefined || isSameAgent(recordAgentId, agentId);
 }
 
-/** The Pipe's keys, then those the Open WebUI filter gives each reply on the Gateway's `/v1` (its OpenAI `user`). */
+/**
+ * The Pipe's keys; those the Open WebUI filter gives each reply on the Gateway's `/v1` (its OpenAI
+ * `user`); and those a connection's `x-openclaw-session-key` header gives them (`connect-openwebui
+ * --session-header`, server/openwebui/plans.ts), which name the reply's Open WebUI user too.
+ */
 export const DEFAULT_SESSION_KEY_PATTERN =
-  "agent:{agent}:openwebui:{chat},agent:{agent}:openai-user:openwebui:{chat}:{reply}";
+  "agent:{agent}:openwebui:{chat},agent:{agent}:openai-user:openwebui:{chat}:{reply},agent:{agent}:openai-user:openwebui:{chat}:{reply}:{user}";
 
 /** Where a session key puts an ask: the Open WebUI chat, and the reply (assistant message) when the key names one. */
 export type ChatOfSession = { chatId: string; replyId: string | null };
@@ -49,7 +53,9 @@ export type ChatOfSession = { chatId: string; replyId: string | null };
  * Maps session keys to Open WebUI chats through patterns such as `agent:{agent}:openwebui:{chat}`
  * (the Pipe's keys) or `agent:{agent}:openai-user:openwebui:{chat}:{reply}` (the keys the Open WebUI
  * filter gives replies on the Gateway's `/v1` endpoint), comma-separated, the first match winning.
- * A key that matches no pattern as a whole has no chat.
+ * A key that matches no pattern as a whole has no chat. `{user}` matches one part and decides nothing:
+ * Open WebUI fills it from the request's signed-in user, which keeps apart, at the Gateway, the
+ * sessions of requests that name no chat; whose reply it is, the filter's signed reply start says.
  */
 export class ChatKeyPattern {
   readonly agentId: string;
@@ -61,11 +67,12 @@ export class ChatKeyPattern {
       if (!pattern.includes("{chat}"))
         throw new Error(`SESSION_KEY_PATTERN must contain {chat}: ${pattern}`);
       const source = pattern
-        .split(/(\{agent\}|\{chat\}|\{reply\})/)
+        .split(/(\{agent\}|\{chat\}|\{reply\}|\{user\})/)
         .map((part) => {
           if (part === "{agent}") return escapeRegExp(this.agentId);
           if (part === "{chat}") return "(?<chat>[^:]+)";
           if (part === "{reply}") return "(?<reply>[^:]+)";
+          if (part === "{user}") return "[^:]+";
           return escapeRegExp(part);
         })
         .join("");

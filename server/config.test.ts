@@ -9,7 +9,7 @@ describe("config", () => {
       OPENCLAW_GATEWAY_URL: "ws://127.0.0.1:18789",
       AGENT_ID: "main",
       SESSION_KEY_PATTERN:
-        "agent:{agent}:openwebui:{chat},agent:{agent}:openai-user:openwebui:{chat}:{reply}",
+        "agent:{agent}:openwebui:{chat},agent:{agent}:openai-user:openwebui:{chat}:{reply},agent:{agent}:openai-user:openwebui:{chat}:{reply}:{user}",
       DATA_DIR: "data",
     });
     expect([...config.owners]).toEqual(["owner"]);
