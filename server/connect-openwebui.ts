@@ -11,7 +11,7 @@ import { PLAIN_HTTP_FLAG, printable } from "./openwebui/safety.ts";
 
 /**
  * `npm run connect-openwebui -- --url <Open WebUI URL> --api-key <an admin's API key> [--asks-url <URL>]
- * [--add-connection] [--allow-plain-http]`: connects Open WebUI to this server and its Gateway (server/openwebui/connect.ts).
+ * [--add-connection] [--session-header] [--allow-plain-http]`: connects Open WebUI to this server and its Gateway (server/openwebui/connect.ts).
  * Run it where `npm start` runs, with the same environment (DATA_DIR, AUTH_SECRET, PUBLIC_URL, the
  * Gateway's URL and token, AGENT_ID); `OPENWEBUI_URL` and `OPENWEBUI_API_KEY` stand in for the two flags.
  * Exit code 0: connected and the whole chain checked; 1: refused or failed (the reason printed); 3:
@@ -23,7 +23,7 @@ const FILTER_FILE = path.resolve(
   "../integrations/open-webui/openclaw_asks_filter.py",
 );
 const USAGE =
-  "usage: npm run connect-openwebui -- --url <Open WebUI URL> --api-key <an admin's API key> [--asks-url <URL as browsers reach OpenClaw Asks>] [--add-connection] [--allow-plain-http]";
+  "usage: npm run connect-openwebui -- --url <Open WebUI URL> --api-key <an admin's API key> [--asks-url <URL as browsers reach OpenClaw Asks>] [--add-connection] [--session-header] [--allow-plain-http]";
 
 const URL_NEEDED =
   "--url (or OPENWEBUI_URL) must be Open WebUI's URL, e.g. https://chat.example.com";
@@ -35,6 +35,7 @@ const Args = z.object({
   apiKey: z.string({ error: KEY_NEEDED }).min(1, KEY_NEEDED),
   asksUrl: z.url("--asks-url must be a URL").optional(),
   addConnection: z.boolean(),
+  sessionHeader: z.boolean(),
   allowPlainHttp: z.boolean(),
 });
 
@@ -46,6 +47,7 @@ export function parseArgs(
     url: env.OPENWEBUI_URL || undefined,
     apiKey: env.OPENWEBUI_API_KEY || undefined,
     addConnection: false,
+    sessionHeader: false,
     allowPlainHttp: false,
   };
   for (let i = 0; i < args.length; i++) {
@@ -60,6 +62,7 @@ export function parseArgs(
     else if (arg === "--api-key") raw.apiKey = value();
     else if (arg === "--asks-url") raw.asksUrl = value();
     else if (arg === "--add-connection") raw.addConnection = true;
+    else if (arg === "--session-header") raw.sessionHeader = true;
     else if (arg === PLAIN_HTTP_FLAG) raw.allowPlainHttp = true;
     else throw new Error(`unknown argument ${arg}: ${USAGE}`);
   }
@@ -87,6 +90,7 @@ async function main(): Promise<number> {
     gatewayToken: config.OPENCLAW_GATEWAY_TOKEN,
     agentId: config.AGENT_ID,
     addConnection: args.addConnection,
+    sessionHeader: args.sessionHeader,
     allowPlainHttp: args.allowPlainHttp,
     filter: { content, version },
     print: (line) => console.log(line),

@@ -54,7 +54,11 @@ export const OpenaiConfig = z.object({
   OPENAI_API_CONFIGS: z.record(z.string(), z.record(z.string(), z.unknown())),
 });
 export type OpenaiConfig = z.infer<typeof OpenaiConfig>;
-const Models = z.object({ data: z.array(z.object({ id: z.string() }).passthrough()) });
+/** Open WebUI's models; an OpenAI connection's carry its index (`urlIdx`, routers/openai.py:629 in 0.12.4). */
+const Models = z.object({
+  data: z.array(z.object({ id: z.string(), urlIdx: z.number().optional() }).passthrough()),
+});
+export type ListedModel = { id: string; urlIdx?: number };
 /** A model's own settings (Admin Panel → Settings → Models), as far as they decide the tools Open WebUI sends. */
 export const ModelSettings = z.object({
   id: z.string(),
@@ -139,8 +143,10 @@ export class OpenWebuiAdmin {
       },
     );
   /** The model ids Open WebUI offers the admin. */
-  modelIds = () =>
-    this.call("GET", "/api/models", Models).then((reply) => reply.data.map((model) => model.id));
+  models = (): Promise<ListedModel[]> =>
+    this.call("GET", "/api/models", Models).then((reply) =>
+      reply.data.map(({ id, urlIdx }) => (urlIdx === undefined ? { id } : { id, urlIdx })),
+    );
 
   private async call<S extends z.ZodType>(
     method: string,

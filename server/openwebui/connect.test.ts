@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
+import { ChatKeyPattern, DEFAULT_SESSION_KEY_PATTERN } from "../../lib/session-key.ts";
 import { parseArgs } from "../connect-openwebui.ts";
 import type { ModelSettings } from "./admin-api.ts";
 import { filterActsOn, releaseLine, toolsVerdict } from "./checks.ts";
@@ -14,6 +15,7 @@ import {
   planFilter,
   planValves,
 } from "./connect.ts";
+import { otherAgents, replySessionHeader, withReplySessionHeader } from "./plans.ts";
 
 const FILTER = readFileSync(
   new URL("../../integrations/open-webui/openclaw_asks_filter.py", import.meta.url),
@@ -96,28 +98,96 @@ describe("npm run connect-openwebui: its decisions", () => {
     });
   });
 
-  it("finds the OpenAI connection to this Gateway's /v1, and a session header that would override one session per reply", () => {
+  it("finds the OpenAI connection to this Gateway's /v1, and tells its own session header from one that would override one session per reply", () => {
     const config = (urls: string[], configs: Record<string, Record<string, unknown>> = {}) => ({
       ENABLE_OPENAI_API: true,
       OPENAI_API_BASE_URLS: urls,
       OPENAI_API_KEYS: urls.map(() => "k"),
       OPENAI_API_CONFIGS: configs,
     });
-    expect(findConnection(config(["https://api.openai.com/v1"]), "http://gw:18789/v1")).toBeNull();
+    const base = "http://gw:18789/v1";
+    expect(findConnection(config(["https://api.openai.com/v1"]), base, "main")).toBeNull();
     expect(
-      findConnection(
-        config(["https://api.openai.com/v1", "http://GW:18789/v1/"]),
-        "http://gw:18789/v1",
-      ),
-    ).toEqual({ index: 1, pinsSessions: false });
+      findConnection(config(["https://api.openai.com/v1", "http://GW:18789/v1/"]), base, "main"),
+    ).toEqual({ index: 1, sessionHeader: "none" });
+    const header = (value: string) =>
+      config([base], { "0": { headers: { "X-OpenClaw-Session-Key": value } } });
+    expect(findConnection(header("agent:main:openwebui:{{CHAT_ID}}"), base, "main")).toEqual({
+      index: 0,
+      sessionHeader: "other",
+    });
+    expect(findConnection(header(replySessionHeader("main")), base, "main")).toEqual({
+      index: 0,
+      sessionHeader: "per-reply",
+    });
+    // Another agent's: every reply would run as that agent.
+    expect(findConnection(header(replySessionHeader("dev")), base, "main")?.sessionHeader).toBe(
+      "other",
+    );
+  });
+
+  it("sets the session header on that connection only, keeping its other headers and settings", () => {
+    const config = {
+      ENABLE_OPENAI_API: true,
+      OPENAI_API_BASE_URLS: ["https://api.openai.com/v1", "http://gw:18789/v1"],
+      OPENAI_API_KEYS: ["a", "b"],
+      OPENAI_API_CONFIGS: {
+        "0": { enable: true },
+        "1": { prefix_id: "", headers: { "X-Team": "t1", "X-OpenClaw-Session-Key": "pinned" } },
+      },
+    };
+    const updated = withReplySessionHeader(config, 1, "Main");
+    expect(updated.OPENAI_API_CONFIGS).toEqual({
+      "0": { enable: true },
+      "1": {
+        prefix_id: "",
+        headers: {
+          "X-Team": "t1",
+          "x-openclaw-session-key":
+            "agent:main:openai-user:openwebui{{TASK}}:{{CHAT_ID}}:{{MESSAGE_ID}}:{{USER_ID}}",
+        },
+      },
+    });
+    expect(findConnection(updated, "http://gw:18789/v1", "main")?.sessionHeader).toBe("per-reply");
+    expect(config.OPENAI_API_CONFIGS["1"].headers["X-OpenClaw-Session-Key"]).toBe("pinned");
+  });
+
+  it("the session key Open WebUI makes of that header maps a reply to its chat, and a task, a temporary chat or no chat to none", () => {
+    // Open WebUI's own substitution (utils/headers.py:139-167 in 0.12.4), the user's id last.
+    const filled = (vars: { TASK?: string; CHAT_ID?: string; MESSAGE_ID?: string }) =>
+      replySessionHeader("main").replace(
+        /\{\{(\w+)\}\}/g,
+        (_, name: string) => ({ ...vars, USER_ID: "u-1" })[name as keyof typeof vars] ?? "",
+      );
+    const keys = new ChatKeyPattern(DEFAULT_SESSION_KEY_PATTERN, "main");
+    expect(keys.chatOf(filled({ CHAT_ID: "c-1", MESSAGE_ID: "m-1" }))).toEqual({
+      chatId: "c-1",
+      replyId: "m-1",
+    });
+    for (const vars of [
+      { TASK: "title_generation", CHAT_ID: "c-1", MESSAGE_ID: "m-1" },
+      { CHAT_ID: "temporary:s-1", MESSAGE_ID: "m-1" },
+      { CHAT_ID: "c-1", MESSAGE_ID: "a:b" },
+      {},
+    ])
+      expect(keys.chatOf(filled(vars)), JSON.stringify(vars)).toBeNull();
+  });
+
+  it("names the other agents Open WebUI lists, whose chats one agent's session header would take", () => {
     expect(
-      findConnection(
-        config(["http://gw:18789/v1"], {
-          "0": { headers: { "X-OpenClaw-Session-Key": "agent:main:openwebui:{{CHAT_ID}}" } },
-        }),
-        "http://gw:18789/v1",
+      otherAgents(
+        [
+          "openclaw",
+          "openclaw/default",
+          "openclaw/main",
+          "gw.openclaw/dev",
+          "openclaw:ops",
+          "gpt-4o",
+        ],
+        "Main",
       ),
-    ).toEqual({ index: 0, pinsSessions: true });
+    ).toEqual(["dev", "ops"]);
+    expect(otherAgents(["openclaw/main", "openclaw/default"], "main")).toEqual([]);
   });
 
   it("takes its flags, or the environment, and says what is missing", () => {
@@ -127,13 +197,23 @@ describe("npm run connect-openwebui: its decisions", () => {
       url: "https://chat.example.com",
       apiKey: "sk-1",
       addConnection: true,
+      sessionHeader: false,
       allowPlainHttp: false,
     });
     expect(
       parseArgs(["--url", "http://10.0.0.5:8080", "--api-key", "k", "--allow-plain-http"], {}),
     ).toMatchObject({ allowPlainHttp: true });
+    expect(
+      parseArgs(["--url", "http://owui:8080", "--api-key", "k", "--session-header"], {}),
+    ).toMatchObject({ sessionHeader: true, addConnection: false });
     expect(parseArgs([], { OPENWEBUI_URL: "http://owui:8080", OPENWEBUI_API_KEY: "sk-2" })).toEqual(
-      { url: "http://owui:8080", apiKey: "sk-2", addConnection: false, allowPlainHttp: false },
+      {
+        url: "http://owui:8080",
+        apiKey: "sk-2",
+        addConnection: false,
+        sessionHeader: false,
+        allowPlainHttp: false,
+      },
     );
     expect(() => parseArgs(["--url", "https://chat.example.com"], {})).toThrow(
       /--api-key \(or OPENWEBUI_API_KEY\)/,
@@ -201,7 +281,7 @@ async function fakeOpenWebui(routes: Record<string, Answer>) {
   return { url: base, calls, close: () => new Promise((resolve) => server.close(resolve)) };
 }
 
-async function runConnect(routes: Record<string, Answer>) {
+async function runConnect(routes: Record<string, Answer>, flags: { sessionHeader?: boolean } = {}) {
   const fake = await fakeOpenWebui(routes);
   const lines: string[] = [];
   try {
@@ -215,6 +295,7 @@ async function runConnect(routes: Record<string, Answer>) {
       gatewayToken: "gateway-token",
       agentId: "main",
       addConnection: false,
+      ...flags,
       filter: { content: FILTER, version: frontMatterVersion(FILTER)! },
       print: (line) => lines.push(line),
     }).then(
@@ -231,6 +312,45 @@ async function runConnect(routes: Record<string, Answer>) {
 }
 
 describe("npm run connect-openwebui against a fake Open WebUI: the key, the release, the tools", () => {
+  it("--session-header: set when only this agent's models are on the connection; not when the models cannot be listed", async () => {
+    const header = "✓ connection header x-openclaw-session-key set";
+    const set = await runConnect(
+      {
+        "GET /api/models": [
+          200,
+          {
+            data: [
+              { id: "openclaw/main", urlIdx: 0 },
+              { id: "openclaw/dev", urlIdx: 1 },
+            ],
+          },
+        ],
+        "POST /openai/config/update": [
+          200,
+          {
+            ENABLE_OPENAI_API: true,
+            OPENAI_API_BASE_URLS: [],
+            OPENAI_API_KEYS: [],
+            OPENAI_API_CONFIGS: {},
+          },
+        ],
+      },
+      { sessionHeader: true },
+    );
+    expect(set.lines, set.refused ?? "").toContain(header);
+    expect(set.calls).toContain("POST /openai/config/update");
+
+    const unlisted = await runConnect(
+      { "GET /api/models": [500, { detail: "down" }] },
+      { sessionHeader: true },
+    );
+    expect(unlisted.lines).not.toContain(header);
+    expect(unlisted.lines).toContain(
+      "! x-openclaw-session-key not set: Open WebUI did not list its models, so which agents this connection serves is unknown",
+    );
+    expect(unlisted.calls).not.toContain("POST /openai/config/update");
+  });
+
   it("an admin's API key on 0.12.4 is an admin's: it asks /api/v1/users/user/status, never the browser-only /api/v1/auths/", async () => {
     const run = await runConnect({});
     expect(run.refused).toBeNull();

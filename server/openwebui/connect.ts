@@ -1,14 +1,21 @@
 import { errorMessage } from "../../lib/error-message.ts";
 import { enableEndpoint, endpointState, openaiBaseUrl } from "../gateway/openai-endpoint.ts";
-import { type InstalledFunction, OpenWebuiAdmin } from "./admin-api.ts";
+import {
+  type InstalledFunction,
+  type ListedModel,
+  type OpenaiConfig,
+  OpenWebuiAdmin,
+} from "./admin-api.ts";
 import { endpointRefusal, isUserStatusOff, reason, releaseLine, toolsVerdict } from "./checks.ts";
 import {
   type FilterPlan,
   findConnection,
+  otherAgents,
   planFilter,
   planValves,
   SESSION_HEADER,
   type ValvePlan,
+  withReplySessionHeader,
 } from "./plans.ts";
 import { plainHttpRefusal, printable } from "./safety.ts";
 import { widgetTokenAccepted } from "./widget-check.ts";
@@ -46,6 +53,8 @@ export type ConnectOptions = {
   gatewayToken: string | undefined;
   agentId: string;
   addConnection: boolean;
+  /** `--session-header`: the connection names each reply's Gateway session itself (plans.ts `replySessionHeader`). */
+  sessionHeader?: boolean;
   /** `--allow-plain-http`: secrets may go over plain http:// to a host other than this machine. */
   allowPlainHttp?: boolean;
   /** The filter to install: its source, and the version its front matter states. */
@@ -119,17 +128,18 @@ export async function connectOpenWebui(options: ConnectOptions): Promise<boolean
 
   // 3. The connection to the Gateway's /v1.
   let left = release !== null;
-  let connection = findConnection(openai, gatewayBase);
+  let connections = openai;
+  let connection = findConnection(connections, gatewayBase, options.agentId);
   if (connection === null && options.addConnection) {
-    await step("add the OpenAI connection", () =>
-      admin.updateOpenaiConfig({
-        ...openai,
-        ENABLE_OPENAI_API: true,
-        OPENAI_API_BASE_URLS: [...openai.OPENAI_API_BASE_URLS, gatewayBase],
-        OPENAI_API_KEYS: [...openai.OPENAI_API_KEYS, options.gatewayToken ?? ""],
-      }),
-    );
-    connection = { index: openai.OPENAI_API_BASE_URLS.length, pinsSessions: false };
+    connections = {
+      ...openai,
+      ENABLE_OPENAI_API: true,
+      OPENAI_API_BASE_URLS: [...openai.OPENAI_API_BASE_URLS, gatewayBase],
+      OPENAI_API_KEYS: [...openai.OPENAI_API_KEYS, options.gatewayToken ?? ""],
+    };
+    const added = connections;
+    await step("add the OpenAI connection", () => admin.updateOpenaiConfig(added));
+    connection = { index: openai.OPENAI_API_BASE_URLS.length, sessionHeader: "none" };
     print(`✓ OpenAI connection added: ${gatewayBase}, with the Gateway token`);
   } else if (connection === null) {
     left = true;
@@ -139,10 +149,21 @@ export async function connectOpenWebui(options: ConnectOptions): Promise<boolean
   } else {
     print(`✓ OpenAI connection to the Gateway: ${gatewayBase}`);
   }
-  if (connection?.pinsSessions) {
+  const listed = await admin.models().catch(() => null);
+  const models = (listed ?? []).map((model) => model.id);
+  if (connection !== null && options.sessionHeader && connection.sessionHeader !== "per-reply") {
+    if (await setSessionHeader(admin, connections, connection.index, listed, options))
+      connection = { ...connection, sessionHeader: "per-reply" };
+    else left = true;
+  }
+  if (connection?.sessionHeader === "per-reply")
+    print(
+      `✓ the connection names each reply's Gateway session (${SESSION_HEADER}), also for a Gateway that ignores the OpenAI user`,
+    );
+  else if (connection?.sessionHeader === "other" && !options.sessionHeader) {
     left = true;
     print(
-      `! that connection sets ${SESSION_HEADER}: every reply of a chat then shares one Gateway session (the model gets the history twice, and the filter's one session per reply is overridden). Remove the header in Admin Panel → Settings → Connections`,
+      `! that connection sets ${SESSION_HEADER}: every reply of a chat then shares one Gateway session (the model gets the history twice, and the filter's one session per reply is overridden). Remove the header in Admin Panel → Settings → Connections, or run again with --session-header`,
     );
   }
   if (endpoint === "off") {
@@ -163,7 +184,6 @@ export async function connectOpenWebui(options: ConnectOptions): Promise<boolean
 
   // 4. The whole chain.
   const model = `openclaw/${options.agentId}`;
-  const models = await admin.modelIds().catch(() => [] as string[]);
   if (models.includes(model)) print(`✓ Open WebUI lists ${model}: chat with it`);
   else {
     left = true;
@@ -207,6 +227,48 @@ export async function connectOpenWebui(options: ConnectOptions): Promise<boolean
       throw new ConnectRefused(`✗ ${what}: ${reason(error)}`);
     }
   }
+}
+
+/**
+ * `--session-header`: the connection's header set to name each reply's session (plans.ts
+ * `replySessionHeader`), unless the connection lists another agent's model, which it would run as
+ * this one: then a `!` line says what to do. Resolves whether it was set.
+ */
+async function setSessionHeader(
+  admin: OpenWebuiAdmin,
+  connections: OpenaiConfig,
+  index: number,
+  listed: ListedModel[] | null,
+  options: ConnectOptions,
+): Promise<boolean> {
+  const print = (line: string) => options.print(printable(line));
+  const { agentId } = options;
+  if (listed === null) {
+    print(
+      `! ${SESSION_HEADER} not set: Open WebUI did not list its models, so which agents this connection serves is unknown`,
+    );
+    return false;
+  }
+  // A model that names no connection counts as this one's: the header is set only when surely safe.
+  const others = otherAgents(
+    listed.filter((model) => (model.urlIdx ?? index) === index).map((model) => model.id),
+    agentId,
+  );
+  if (others.length > 0) {
+    const named = others.slice(0, 3).map((agent) => `openclaw/${agent}`);
+    const more = others.length > 3 ? ` and ${others.length - 3} more` : "";
+    print(
+      `! ${SESSION_HEADER} not set: Open WebUI also lists ${named.join(", ")}${more} on this connection, and a header naming agent ${agentId} would run their chats as ${agentId}. Limit the connection to openclaw/${agentId} (its Model IDs, in Admin Panel → Settings → Connections) and give each other agent a connection of its own`,
+    );
+    return false;
+  }
+  try {
+    await admin.updateOpenaiConfig(withReplySessionHeader(connections, index, agentId));
+  } catch (error) {
+    throw new ConnectRefused(`✗ set the connection's session header: ${reason(error)}`);
+  }
+  print(`✓ connection header ${SESSION_HEADER} set`);
+  return true;
 }
 
 function filterLine(plan: FilterPlan, ours: string): string {

@@ -24,7 +24,9 @@ import { z } from "zod";
 import { OWNERS_POWER_ELSEWHERE, VIEW_ONLY_WIDGET } from "../../lib/wording.ts";
 import { filterSecret } from "../../server/auth/keys.ts";
 import { openaiBaseUrl } from "../../server/gateway/openai-endpoint.ts";
+import type { OpenaiConfig } from "../../server/openwebui/admin-api.ts";
 import { frontMatterVersion } from "../../server/openwebui/connect.ts";
+import { replySessionHeader } from "../../server/openwebui/plans.ts";
 import { type AppServer, PROJECT_ROOT, startAppServer } from "../support/app-server.ts";
 import { launchBrowser } from "../support/browser.ts";
 import type { OperatorConnection } from "../support/gateway-client.ts";
@@ -1338,5 +1340,66 @@ describe.skipIf(!enabled || !gatewayUrl)(
         await openWebui.api("POST", `/api/v1/functions/id/${FILTER_ID}/valves/update`, valves);
       }
     }, 120_000);
+
+    it("27.8 --session-header: the connection's header names each reply's Gateway session, so a question reaches its reply without the `user`; not while the connection serves other agents", async () => {
+      const before = (await openWebui.api("GET", "/openai/config")) as OpenaiConfig;
+      const index = before.OPENAI_API_BASE_URLS.indexOf(`${gatewayHttpUrl(gatewayUrl)}/v1`);
+      expect(index).toBeGreaterThanOrEqual(0);
+      const sessionHeaders = async () =>
+        ((await openWebui.api("GET", "/openai/config")) as OpenaiConfig).OPENAI_API_CONFIGS[
+          String(index)
+        ]?.headers;
+      try {
+        // The test Gateway has a second agent, which Open WebUI lists on the same connection.
+        const refused = await connect(["--api-key", apiKey, "--session-header"]);
+        expect(refused.status, refused.output).toBe(3);
+        expect(refused.output).toMatch(
+          /^! x-openclaw-session-key not set: Open WebUI also lists openclaw\/\S+, .+ more on this connection, and a header naming agent /m,
+        );
+        expect(await sessionHeaders()).toBeUndefined();
+
+        // The connection limited to this agent's model, as the line says; then the header is set.
+        await openWebui.api("POST", "/openai/config/update", {
+          ...before,
+          OPENAI_API_CONFIGS: {
+            ...before.OPENAI_API_CONFIGS,
+            [String(index)]: { ...before.OPENAI_API_CONFIGS[String(index)], model_ids: [MODEL] },
+          },
+        });
+        const run = await connect(["--api-key", apiKey, "--session-header"]);
+        expect(run.status, run.output).toBe(0);
+        expect(run.output).toContain("✓ connection header x-openclaw-session-key set");
+        expect(await sessionHeaders()).toEqual({
+          "x-openclaw-session-key": replySessionHeader(TEST_AGENT),
+        });
+
+        const reply = await askInNewChat({ tool: ASK_THEME, then: "Dark it is: BY-HEADER" });
+        await card(reply).getByRole("radio", { name: /^Dark/ }).waitFor({ timeout: UI_TIMEOUT });
+        const chat = new URL(page.url()).pathname.split("/").pop()!;
+        const owner = await openTab(app.url, await app.mintToken(openWebui.admin.id));
+        try {
+          // The session Open WebUI's header named (the filter's `user` gives one without the user).
+          expect(await owner.list("pending")).toContainEqual(
+            expect.objectContaining({
+              chatId: chat,
+              replyId: reply,
+              sessionKey: `agent:${TEST_AGENT}:openai-user:openwebui:${chat}:${reply}:${openWebui.admin.id}`,
+            }),
+          );
+        } finally {
+          owner.close();
+        }
+        await pick(reply, /^Dark/);
+        await press(reply, "Submit");
+        await message(reply).getByText("BY-HEADER").waitFor({ timeout: UI_TIMEOUT });
+
+        const again = await connect(["--api-key", apiKey]);
+        expect(again.output).toContain(
+          "✓ the connection names each reply's Gateway session (x-openclaw-session-key)",
+        );
+      } finally {
+        await openWebui.api("POST", "/openai/config/update", before);
+      }
+    }, 240_000);
   },
 );

@@ -16,6 +16,7 @@ import {
   filterKey,
   signFilterRequest,
 } from "../../server/http/filter-route.ts";
+import { replySessionHeader, SESSION_HEADER } from "../../server/openwebui/plans.ts";
 import type { OperatorConnection } from "../support/gateway-client.ts";
 import {
   newChat,
@@ -476,5 +477,97 @@ describe("which Gateway session a /v1 reply runs in", () => {
     // The session's own transcript, then Open WebUI's messages flattened into the current one: twice and more.
     expect(perChat.copiesOfTurn1).toBeGreaterThanOrEqual(2);
     expect(perChat.characters).toBeGreaterThan(perReply.characters);
+  });
+});
+
+describe("a Gateway that ignores `user`: the connection's session header names the reply (27.8)", () => {
+  /** The header's value as Open WebUI fills it in for one request (utils/headers.py:139-167 in 0.12.4). */
+  function sessionHeader(vars: { chat?: string; message?: string; task?: string; user?: string }) {
+    const values: Record<string, string> = {
+      CHAT_ID: vars.chat ?? "",
+      MESSAGE_ID: vars.message ?? "",
+      TASK: vars.task ?? "",
+      USER_ID: vars.user ?? "",
+    };
+    return {
+      [SESSION_HEADER]: replySessionHeader(TEST_AGENT).replace(
+        /\{\{(\w+)\}\}/g,
+        (_, name: string) => values[name] ?? "",
+      ),
+    };
+  }
+
+  it("a reply's question, with no `user` in the request, shows in that reply's widget and the answer continues it", async () => {
+    const at = await startReply();
+    const opened = await widget(at);
+    const response = streamChatCompletion({
+      gatewayUrl,
+      token: gatewayToken,
+      model: `openclaw/${TEST_AGENT}`,
+      headers: sessionHeader({ chat: at.chatId, message: at.reply.msg, user: TEST_OWNER }),
+      messages: [
+        {
+          role: "user",
+          content: stubScript({ tool: ASK_USER, then: "CONTINUED by header", tag: at.tag }),
+        },
+      ],
+    });
+    const card = await opened.waitForShow();
+    expect(card).toMatchObject({
+      kind: "question",
+      chatId: at.chatId,
+      replyId: at.reply.msg,
+      sessionKey: `agent:${TEST_AGENT}:openai-user:openwebui:${at.chatId}:${at.reply.msg}:${TEST_OWNER}`,
+    });
+    expect(
+      await opened.send("ask:answer", {
+        askId: card.id,
+        answer: { type: "questions", answers: { db: ["Postgres"] } },
+      }),
+    ).toMatchObject({ ok: true, status: "answered" });
+    expect((await response.done).text).toBe("CONTINUED by header");
+    expect(await lastToolResult(at)).toContain("Postgres");
+  });
+
+  it("a reply's approval is the owner's to allow in its widget; the same reply's title task is denied at once", async () => {
+    const at = await startReply();
+    const opened = await widget(at);
+    const marker = join(markers, `marker-${randomUUID()}`);
+    const run = (task: string | undefined, tag: string) =>
+      streamChatCompletion({
+        gatewayUrl,
+        token: gatewayToken,
+        model: `openclaw/${TEST_AGENT}`,
+        headers: sessionHeader({ chat: at.chatId, message: at.reply.msg, user: TEST_OWNER, task }),
+        // The header wins over any `user` (what a Gateway that ignores `user` does anyway).
+        user: `openwebui-unvouched:${randomUUID()}`,
+        messages: [
+          {
+            role: "user",
+            content: stubScript({
+              tool: { id: "asks_touch_marker", args: { path: marker } },
+              then: "Marker step over.",
+              tag,
+            }),
+          },
+        ],
+      });
+    // Open WebUI's title task runs the chat's model on the same chat and message ids.
+    const task = run("title_generation", `${at.tag}-task`);
+    expect((await task.done).text).toBe("Marker step over.");
+    expect(existsSync(marker)).toBe(false);
+    expect(opened.shown).toEqual([]);
+
+    const reply = run(undefined, at.tag);
+    const card = await opened.waitForShow();
+    expect(card).toMatchObject({ kind: "approval", chatId: at.chatId, replyId: at.reply.msg });
+    expect(
+      await opened.send("ask:answer", {
+        askId: card.id,
+        answer: { type: "decision", decision: "allow-once" },
+      }),
+    ).toMatchObject({ ok: true, status: "answered" });
+    expect((await reply.done).text).toBe("Marker step over.");
+    expect(existsSync(marker)).toBe(true);
   });
 });

@@ -14,6 +14,8 @@ export type ChatCompletionRequest = {
   messages: ChatMessage[];
   /** The OpenAI `user`: the Gateway's session becomes `agent:<agent>:openai-user:<user>`. */
   user?: string;
+  /** More request headers, as an Open WebUI connection's own headers add them. */
+  headers?: Record<string, string>;
 };
 
 export type ChatCompletionStream = {
@@ -41,7 +43,11 @@ export function streamChatCompletion(request: ChatCompletionRequest): ChatComple
   const done = (async () => {
     const response = await fetch(`${openaiBaseUrl(request.gatewayUrl)}/chat/completions`, {
       method: "POST",
-      headers: { authorization: `Bearer ${request.token}`, "content-type": "application/json" },
+      headers: {
+        ...request.headers,
+        authorization: `Bearer ${request.token}`,
+        "content-type": "application/json",
+      },
       body: JSON.stringify({
         model: request.model,
         stream: true,
