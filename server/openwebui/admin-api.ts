@@ -142,7 +142,7 @@ export class OpenWebuiAdmin {
         throw error;
       },
     );
-  /** The model ids Open WebUI offers the admin. */
+  /** The models Open WebUI offers the admin, each with its connection's index where it has one. */
   models = (): Promise<ListedModel[]> =>
     this.call("GET", "/api/models", Models).then((reply) =>
       reply.data.map(({ id, urlIdx }) => (urlIdx === undefined ? { id } : { id, urlIdx })),
