@@ -131,14 +131,14 @@ export async function connectOpenWebui(options: ConnectOptions): Promise<boolean
   let connections = openai;
   let connection = findConnection(connections, gatewayBase, options.agentId);
   if (connection === null && options.addConnection) {
-    connections = {
+    const added = {
       ...openai,
       ENABLE_OPENAI_API: true,
       OPENAI_API_BASE_URLS: [...openai.OPENAI_API_BASE_URLS, gatewayBase],
       OPENAI_API_KEYS: [...openai.OPENAI_API_KEYS, options.gatewayToken ?? ""],
     };
-    const added = connections;
     await step("add the OpenAI connection", () => admin.updateOpenaiConfig(added));
+    connections = added;
     connection = { index: openai.OPENAI_API_BASE_URLS.length, sessionHeader: "none" };
     print(`✓ OpenAI connection added: ${gatewayBase}, with the Gateway token`);
   } else if (connection === null) {
@@ -152,7 +152,8 @@ export async function connectOpenWebui(options: ConnectOptions): Promise<boolean
   const listed = await admin.models().catch(() => null);
   const models = (listed ?? []).map((model) => model.id);
   if (connection !== null && options.sessionHeader && connection.sessionHeader !== "per-reply") {
-    if (await setSessionHeader(admin, connections, connection.index, listed, options))
+    const set = { connections, index: connection.index, agentId: options.agentId };
+    if (await setSessionHeader(admin, set, listed, print))
       connection = { ...connection, sessionHeader: "per-reply" };
     else left = true;
   }
@@ -219,13 +220,14 @@ export async function connectOpenWebui(options: ConnectOptions): Promise<boolean
       : "Connected: a question, secret request or approval of an OpenClaw chat now shows as a card in its reply.",
   );
   return !left;
+}
 
-  async function step<T>(what: string, run: () => Promise<T>): Promise<T> {
-    try {
-      return await run();
-    } catch (error) {
-      throw new ConnectRefused(`✗ ${what}: ${reason(error)}`);
-    }
+/** One step of the run: its failure is a refusal naming the step. */
+async function step<T>(what: string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    throw new ConnectRefused(`✗ ${what}: ${reason(error)}`);
   }
 }
 
@@ -236,13 +238,10 @@ export async function connectOpenWebui(options: ConnectOptions): Promise<boolean
  */
 async function setSessionHeader(
   admin: OpenWebuiAdmin,
-  connections: OpenaiConfig,
-  index: number,
+  { connections, index, agentId }: { connections: OpenaiConfig; index: number; agentId: string },
   listed: ListedModel[] | null,
-  options: ConnectOptions,
+  print: (line: string) => void,
 ): Promise<boolean> {
-  const print = (line: string) => options.print(printable(line));
-  const { agentId } = options;
   if (listed === null) {
     print(
       `! ${SESSION_HEADER} not set: Open WebUI did not list its models, so which agents this connection serves is unknown`,
@@ -262,11 +261,9 @@ async function setSessionHeader(
     );
     return false;
   }
-  try {
-    await admin.updateOpenaiConfig(withReplySessionHeader(connections, index, agentId));
-  } catch (error) {
-    throw new ConnectRefused(`✗ set the connection's session header: ${reason(error)}`);
-  }
+  await step("set the connection's session header", () =>
+    admin.updateOpenaiConfig(withReplySessionHeader(connections, index, agentId)),
+  );
   print(`✓ connection header ${SESSION_HEADER} set`);
   return true;
 }
