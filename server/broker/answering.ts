@@ -52,7 +52,7 @@ export async function answerAsk(
   }
   // The same answer as for an id that does not exist: a refusal would confirm that it does.
   if (!(await access.visibleTo(tab, ask))) return fail("NOT_FOUND", "no such ask");
-  if (!access.mayAct(tab, ask)) return fail("FORBIDDEN", VIEW_ONLY_WIDGET);
+  if (!(await access.mayAct(tab, ask))) return fail("FORBIDDEN", VIEW_ONLY_WIDGET);
   const mapped = mapAnswer(ask, answer);
   if (!mapped.ok) return fail(mapped.code, mapped.message);
   // Only the chat's own widget can put the answer into the chat, as the person's next message.

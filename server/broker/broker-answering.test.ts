@@ -7,12 +7,14 @@ import type { AnswerAck } from "../../lib/protocol.ts";
 import { VIEW_ONLY_WIDGET } from "../../lib/wording.ts";
 import { approval, question, secret, textPrompt } from "../../test/support/ask-fixtures.ts";
 import {
+  actClaimsOf,
   acting,
   brokerTest as it,
   ScriptedChannel,
   settled,
   tab,
   widget,
+  withAct,
 } from "../../test/support/broker-harness.ts";
 import { SqliteAskStore } from "../store/sqlite.ts";
 import { AskBroker } from "./broker.ts";
@@ -31,14 +33,14 @@ describe("AskBroker (the routing rules on the broker, injected clock)", () => {
       await broker.receive(approval("p1", "c1"));
       const allow = { type: "decision", decision: "allow-once" } as const;
       const forbidden = { ok: false, error: { code: "FORBIDDEN", message: VIEW_ONLY_WIDGET } };
-      const claims = acting(owned).act!;
+      const claims = actClaimsOf(owned);
+      expect(await broker.answer(owned, "p1", allow)).toEqual(forbidden);
       for (const act of [
-        undefined,
         { ...claims, msg: "a0" },
         { ...claims, chat: "c2" },
         { ...claims, userId: "alice" },
       ])
-        expect(await broker.answer({ ...owned, act }, "p1", allow)).toEqual(forbidden);
+        expect(await broker.answer(withAct(owned, act), "p1", allow)).toEqual(forbidden);
       expect(channel.delivered).toEqual([]);
       expect(tabs.closes("w1", "p1")).toEqual([]);
       expect(await broker.answer(acting(owned), "p1", allow)).toEqual({
@@ -64,6 +66,27 @@ describe("AskBroker (the routing rules on the broker, injected clock)", () => {
         ok: true,
         status: "answered",
       });
+    });
+
+    it("the act token is checked only for an answer that uses the owner's power, once", async ({
+      broker,
+    }) => {
+      const owned = widget("w1", "c1", "a1", 0);
+      await broker.view(owned, "c1");
+      await broker.receive(question("q1", "c1"));
+      await broker.receive(approval("p1", "c1"));
+      let checks = 0;
+      const counted = {
+        ...owned,
+        act: () => {
+          checks += 1;
+          return Promise.resolve(actClaimsOf(owned));
+        },
+      };
+      await broker.answer(counted, "q1", { type: "text", text: "SQLite" });
+      expect(checks).toBe(0);
+      await broker.answer(counted, "p1", { type: "decision", decision: "deny" });
+      expect(checks).toBe(1);
     });
 
     it("an ask it may not see stays NOT_FOUND for a widget without act power, as an id that does not exist", async ({

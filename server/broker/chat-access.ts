@@ -136,9 +136,12 @@ export class ChatAccess {
    * its own reply and user, which the filter handed to the browser that sent the reply's message. Any
    * other token (an owner or device link, an Open WebUI session) is kept by its browser, never in a chat.
    */
-  mayAct(tab: Pick<Tab, "userId" | "chatClaim" | "reply" | "act">, ask: Ask): boolean {
+  async mayAct(
+    tab: Pick<Tab, "userId" | "chatClaim" | "reply" | "act">,
+    ask: Ask,
+  ): Promise<boolean> {
     if (tab.chatClaim === null || !usesOwnersPower(ask)) return true;
-    const { act } = tab;
+    const act = await tab.act?.();
     return (
       act !== undefined &&
       act.chat === tab.chatClaim &&

@@ -23,10 +23,11 @@ export type Tab = {
    */
   reply: ReplyClaim | null;
   /**
-   * The act token an answer came with (auth/tokens.ts `verifyActToken`), on that answer's tab only:
-   * a widget answers only with one (chat-access.ts `mayAct`).
+   * The act token an answer came with (auth/tokens.ts `verifyActToken`), on that answer's tab only: a
+   * widget uses the owner's power only with one (chat-access.ts `mayAct`). Checked only when the answer
+   * needs it (a question needs none): its claims, or undefined for a bad or expired token.
    */
-  act?: ActClaims;
+  act?: () => Promise<ActClaims | undefined>;
 };
 
 /** A reply's start, as the Open WebUI filter signs it (server/http/filter-route.ts). */

@@ -99,10 +99,13 @@ export function createAskHandlers(
       const parsed = parse(AskAnswerPayload, payload);
       if (!parsed.ok) return parsed.ack;
       const { askId, answer, act } = parsed.value;
-      // A bad or expired act token counts as none: a question needs none, and an approval or a secret
-      // is then refused with where to answer it (chat-access.ts `mayAct`).
-      const claims = act === undefined ? undefined : await checkAct(act).catch(notAnActToken);
-      const tab = claims ? { ...socket.data.tab, act: claims } : socket.data.tab;
+      // Checked only if the answer uses the owner's power (a question needs none): a bad or expired act
+      // token counts as none, and an approval or a secret is then refused with where to answer it
+      // (chat-access.ts `mayAct`).
+      const tab =
+        act === undefined
+          ? socket.data.tab
+          : { ...socket.data.tab, act: () => checkAct(act).catch(notAnActToken) };
       // The tab hears that its answer was taken before its card is closed and the end is stored.
       return broker.answer(tab, askId, answer, acknowledge);
     },

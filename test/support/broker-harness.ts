@@ -6,6 +6,7 @@ import { test } from "vitest";
 import type { AskReply } from "../../lib/answers.ts";
 import type { Ask } from "../../lib/ask.ts";
 import type { AskClose } from "../../lib/protocol.ts";
+import type { ActClaims } from "../../server/auth/tokens.ts";
 import { AskBroker } from "../../server/broker/broker.ts";
 import type {
   Arrival,
@@ -146,10 +147,20 @@ export const widget = (
 ): Tab => tab(id, userId, chatId, { msg, mts: T0 + mts });
 
 /** A widget's tab as it answers with its reply's act token (docs/SECURITY.md#a-stored-token-never-acts). */
-export const acting = (widgetTab: Tab): Tab => ({
-  ...widgetTab,
-  act: { userId: widgetTab.userId, chat: widgetTab.chatClaim!, msg: widgetTab.reply!.msg },
+/** The claims of the act token `widgetTab`'s reply has (the filter hands it to the page that sent the message). */
+export const actClaimsOf = (widgetTab: Tab): ActClaims => ({
+  userId: widgetTab.userId,
+  chat: widgetTab.chatClaim!,
+  msg: widgetTab.reply!.msg,
 });
+
+/** `widgetTab` answering with a valid act token of these claims. */
+export const withAct = (widgetTab: Tab, claims: ActClaims): Tab => ({
+  ...widgetTab,
+  act: () => Promise.resolve(claims),
+});
+
+export const acting = (widgetTab: Tab): Tab => withAct(widgetTab, actClaimsOf(widgetTab));
 
 /**
  * Lets every step the broker started finish. Presence and store are in memory here, so all that work
