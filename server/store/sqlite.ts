@@ -13,6 +13,7 @@ import {
   type RetentionStore,
   writeStart,
 } from "./store.ts";
+import { WalCheckpointer } from "./wal-checkpointer.ts";
 
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS asks (
@@ -102,9 +103,10 @@ export type SqliteAskStoreOptions = {
   log?: (message: string) => void;
   /**
    * The time the store records (when a chat's owner was), the system's without one. With a clock, the
-   * WAL is also checkpointed on a timer of its own (every CHECKPOINT_EVERY_MS) instead of inside
-   * whichever write crosses SQLite's threshold: that write is an answer or a card on its way, and a
-   * checkpoint syncs the database file. Without one, SQLite checkpoints as it writes.
+   * WAL is also checkpointed on a timer of its own (every CHECKPOINT_EVERY_MS), from a thread of its
+   * own (wal-checkpointer.ts), instead of inside whichever write crosses SQLite's threshold: that write
+   * is an answer or a card on its way, and a checkpoint syncs the database file. Without one, SQLite
+   * checkpoints as it writes.
    */
   clock?: Clock;
 };
@@ -128,6 +130,10 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
   private pendingIds: Set<string>;
   private readonly clock: Clock;
   private checkpointTimer: TimerHandle | null = null;
+  private readonly checkpointer: WalCheckpointer | null = null;
+  /** The checkpoint the timer started, until it is done. */
+  private checkpointing: Promise<void> | null = null;
+  private closed = false;
 
   constructor(file: string, options: SqliteAskStoreOptions = {}) {
     this.rows = setAsideAsks(options.log);
@@ -141,6 +147,7 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
     this.clock = options.clock ?? systemClock();
     if (options.clock && this.database.onDisk) {
       this.database.exec("PRAGMA wal_autocheckpoint = 0");
+      this.checkpointer = new WalCheckpointer(file);
       this.scheduleCheckpoint();
     }
     this.pendingIds = this.readPendingIds();
@@ -326,20 +333,30 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     if (this.checkpointTimer) this.clock.clearTimer(this.checkpointTimer);
     this.checkpointTimer = null;
+    await this.checkpointing;
+    // Its connection first: the last one to close (this store's) checkpoints what is left.
+    await this.checkpointer?.close();
     this.database.close();
   }
 
+  /** The next checkpoint, CHECKPOINT_EVERY_MS after the last one ended. */
   private scheduleCheckpoint(): void {
     this.checkpointTimer = this.clock.setTimer(() => {
-      try {
-        // PASSIVE: copies what it can without waiting for anyone; the rest goes at the next one.
-        this.database.exec("PRAGMA wal_checkpoint(PASSIVE)");
-      } catch (error) {
-        this.rows.log(`checkpointing the database failed: ${errorMessage(error)}`);
-      }
-      this.scheduleCheckpoint();
+      this.checkpointTimer = null;
+      this.checkpointing = this.checkpointer!.checkpoint()
+        .catch((error: unknown) => {
+          this.rows.log(`checkpointing the database failed: ${errorMessage(error)}`);
+          // Its thread is gone: SQLite checkpoints as it writes again, rather than the WAL growing.
+          if (this.checkpointer!.stopped && !this.closed)
+            this.database.exec("PRAGMA wal_autocheckpoint = 1000");
+        })
+        .then(() => {
+          this.checkpointing = null;
+          if (!this.closed && !this.checkpointer!.stopped) this.scheduleCheckpoint();
+        });
     }, CHECKPOINT_EVERY_MS);
   }
 }
