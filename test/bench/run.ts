@@ -130,7 +130,7 @@ async function main(): Promise<number> {
   }
   let real: RealResults | null = null;
   if (sections.has("real")) {
-    real = await step("real Gateway", () => runRealPhase({ spawnServer, authSecret, samples: realSamples, warmup: 5, progress }));
+    real = await step("real Gateway", () => runRealPhase({ spawnServer, authSecret, samples: realSamples, warmup: 5, idleTabs: levels[0]!, progress }));
   }
 
   const results = buildResults({ scanner, pages, fake, real });
@@ -259,7 +259,7 @@ function buildResults({ scanner, pages, fake, real }: Parts) {
           dashboardFiles: pages.dashboard.files.map((file) => ({ url: file.url, gzipKB: round(file.gzipBytes / 1000, 1), rawKB: round(file.bytes / 1000, 1) })),
         }
       : null,
-    realGateway: real ? { samples: real.samples, p50Ms: real.p50Ms, p99Ms: real.p99Ms, maxMs: real.maxMs, gatewayStartupMs: real.gatewayStartupMs } : null,
+    realGateway: real ? { samples: real.samples, p50Ms: real.p50Ms, p99Ms: real.p99Ms, maxMs: real.maxMs, gatewayStartupMs: real.gatewayStartupMs, handoff: real.handoff } : null,
     ipcRoundTrip: fake ? { samples: fake.ipc.samples, p50Ms: fake.ipc.p50Ms, p99Ms: fake.ipc.p99Ms } : null,
     meta: {
       date: new Date(startedAt).toISOString(),
@@ -345,6 +345,8 @@ function printTable(results: ReturnType<typeof buildResults>, { scanner, pages, 
   } else if (sections.has("pages")) missing("page weight", "FAILED");
   if (real) {
     rows.push(["real Gateway -> ask:show", String(real.samples), ms(real.p50Ms), ms(real.p99Ms), "openclaw question.request", "", "report", ""]);
+    const h = real.handoff;
+    rows.push([`  handoff @${h.idleTabs} tabs`, String(h.samples), ms(h.p50Ms), ms(h.p99Ms), `slowest ${ms(h.maxMs)}`, "", "report", ""]);
   } else if (sections.has("real")) missing("real Gateway", "FAILED");
   if (fake) rows.push(["(IPC round trip)", String(fake.ipc.samples), ms(fake.ipc.p50Ms), ms(fake.ipc.p99Ms), "machine noise, for reference", "", "", ""]);
 
