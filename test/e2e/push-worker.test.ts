@@ -81,9 +81,11 @@ describe.skipIf(!gatewayUrl)("service worker and push", () => {
     );
     await cdp.send("ServiceWorker.enable");
     const deliver = async (data: string) => {
+      // DevTools reports the registration some time after ServiceWorker.enable: as long as the UI may take.
       await expect
-        .poll(() =>
-          registrations.find((registration) => registration.scopeURL === `${e2e.app.url}/`),
+        .poll(
+          () => registrations.find((registration) => registration.scopeURL === `${e2e.app.url}/`),
+          { timeout: UI_TIMEOUT },
         )
         .toBeTruthy();
       const { registrationId } = registrations.find(
