@@ -1,6 +1,5 @@
 import type { Ask, AskStatus } from "../../lib/ask.ts";
-import { type Clock, systemClock, type TimerHandle } from "../../lib/clock.ts";
-import { errorMessage } from "../../lib/error-message.ts";
+import { type Clock, systemClock } from "../../lib/clock.ts";
 import type { ReplyClaim } from "../broker/ports.ts";
 import { PrivateDatabase } from "./private-database.ts";
 import { type SetAside, setAsideAsks } from "./rows.ts";
@@ -129,11 +128,7 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
    */
   private pendingIds: Set<string>;
   private readonly clock: Clock;
-  private checkpointTimer: TimerHandle | null = null;
   private readonly checkpointer: WalCheckpointer | null = null;
-  /** The checkpoint the timer started, until it is done. */
-  private checkpointing: Promise<void> | null = null;
-  private closed = false;
 
   constructor(file: string, options: SqliteAskStoreOptions = {}) {
     this.rows = setAsideAsks(options.log);
@@ -147,8 +142,13 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
     this.clock = options.clock ?? systemClock();
     if (options.clock && this.database.onDisk) {
       this.database.exec("PRAGMA wal_autocheckpoint = 0");
-      this.checkpointer = new WalCheckpointer(file);
-      this.scheduleCheckpoint();
+      this.checkpointer = new WalCheckpointer(file, {
+        clock: options.clock,
+        everyMs: CHECKPOINT_EVERY_MS,
+        log: this.rows.log,
+        // Its thread is gone: SQLite checkpoints as it writes again, rather than the WAL growing.
+        lost: () => this.database.exec("PRAGMA wal_autocheckpoint = 1000"),
+      });
     }
     this.pendingIds = this.readPendingIds();
   }
@@ -333,31 +333,9 @@ export class SqliteAskStore implements AskStore, RetentionStore, OwnerLinkKeySto
   }
 
   async close(): Promise<void> {
-    this.closed = true;
-    if (this.checkpointTimer) this.clock.clearTimer(this.checkpointTimer);
-    this.checkpointTimer = null;
-    await this.checkpointing;
     // Its connection first: the last one to close (this store's) checkpoints what is left.
     await this.checkpointer?.close();
     this.database.close();
-  }
-
-  /** The next checkpoint, CHECKPOINT_EVERY_MS after the last one ended. */
-  private scheduleCheckpoint(): void {
-    this.checkpointTimer = this.clock.setTimer(() => {
-      this.checkpointTimer = null;
-      this.checkpointing = this.checkpointer!.checkpoint()
-        .catch((error: unknown) => {
-          this.rows.log(`checkpointing the database failed: ${errorMessage(error)}`);
-          // Its thread is gone: SQLite checkpoints as it writes again, rather than the WAL growing.
-          if (this.checkpointer!.stopped && !this.closed)
-            this.database.exec("PRAGMA wal_autocheckpoint = 1000");
-        })
-        .then(() => {
-          this.checkpointing = null;
-          if (!this.closed && !this.checkpointer!.stopped) this.scheduleCheckpoint();
-        });
-    }, CHECKPOINT_EVERY_MS);
   }
 }
 

@@ -1,28 +1,44 @@
 import { Worker } from "node:worker_threads";
+import type { Clock, TimerHandle } from "../../lib/clock.ts";
+import { errorMessage } from "../../lib/error-message.ts";
+
+export type WalCheckpointerOptions = {
+  clock: Clock;
+  /** From the end of one checkpoint to the start of the next. */
+  everyMs: number;
+  log: (message: string) => void;
+  /** Its thread is gone (no checkpoint runs any more): the file's own connection takes over. */
+  lost: () => void;
+};
 
 /**
- * Checkpoints an SQLite file's WAL from a worker thread with a connection of its own, so the copy and
- * the sync it ends with never run on the event loop: inside a write they held up the answer or the
- * card that wrote (docs/BENCHMARK.md#wal-checkpoints), and on the main thread after 5,000 tabs had
- * opened their chats one took 50-150 ms. One checkpoint at a time; `close` waits for the one running.
+ * Checkpoints an SQLite file's WAL on a timer, from a worker thread with a connection of its own, so the
+ * copy and the sync it ends with never run on the event loop: inside a write they held up the answer or
+ * the card that wrote, and on the main thread after 5,000 tabs had opened their chats one took 50-150 ms
+ * (docs/BENCHMARK.md#wal-checkpoints). One checkpoint at a time; `close` waits for the one running.
  */
 export class WalCheckpointer {
   private readonly worker: Worker;
+  private readonly options: WalCheckpointerOptions;
+  private timer: TimerHandle | null = null;
   private running: Promise<void> | null = null;
   private settle: { resolve: () => void; reject: (error: Error) => void } | null = null;
   private failure: Error | null = null;
+  private closed = false;
 
-  constructor(file: string) {
+  constructor(file: string, options: WalCheckpointerOptions) {
+    this.options = options;
     this.worker = new Worker(new URL("./wal-checkpoint-worker.ts", import.meta.url), {
       workerData: { file },
     });
-    // The store's timer keeps the process alive while it should be; this thread never does.
+    // The timer keeps the process alive while it should be; this thread never does.
     this.worker.unref();
     this.worker.on("message", (result: { ok: true } | { ok: false; message: string }) =>
       this.finish(result.ok ? null : new Error(result.message)),
     );
-    this.worker.on("error", (error: Error) => this.lost(error));
-    this.worker.on("exit", (code) => this.lost(new Error(`its thread exited (${code})`)));
+    this.worker.on("error", (error: Error) => this.lose(error));
+    this.worker.on("exit", (code) => this.lose(new Error(`its thread exited (${code})`)));
+    this.schedule();
   }
 
   /** Closed, or its thread is gone: no checkpoint runs any more. */
@@ -30,7 +46,7 @@ export class WalCheckpointer {
     return this.failure !== null;
   }
 
-  /** One checkpoint; rejects when it failed or the thread is gone (then every later one rejects too). */
+  /** One checkpoint now (the timer's, or the one running); rejects when it failed or the thread is gone. */
   checkpoint(): Promise<void> {
     if (this.failure) return Promise.reject(this.failure);
     if (this.running) return this.running;
@@ -41,14 +57,34 @@ export class WalCheckpointer {
     return this.running;
   }
 
-  /** Waits for a running checkpoint, then closes the thread's connection and ends the thread. */
+  /** Ends the timer, waits for a running checkpoint, then closes the thread's connection and the thread. */
   async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) this.options.clock.clearTimer(this.timer);
+    this.timer = null;
     await this.running?.catch(() => {});
     if (this.failure) return;
     const exited = new Promise<void>((resolve) => this.worker.once("exit", () => resolve()));
     this.failure = new Error("the checkpointer is closed");
     this.worker.postMessage("close");
     await exited;
+  }
+
+  private schedule(): void {
+    this.timer = this.options.clock.setTimer(() => {
+      this.timer = null;
+      this.checkpoint().then(
+        () => {
+          if (!this.closed && !this.stopped) this.schedule();
+        },
+        (error: unknown) => {
+          if (this.closed) return;
+          this.options.log(`checkpointing the database failed: ${errorMessage(error)}`);
+          if (this.stopped) this.options.lost();
+          else this.schedule();
+        },
+      );
+    }, this.options.everyMs);
   }
 
   private finish(error: Error | null): void {
@@ -59,7 +95,7 @@ export class WalCheckpointer {
     else settle?.resolve();
   }
 
-  private lost(error: Error): void {
+  private lose(error: Error): void {
     this.failure ??= error;
     this.finish(this.failure);
   }
