@@ -66,6 +66,8 @@ export class WalCheckpointer {
     if (this.failure) return;
     const exited = new Promise<void>((resolve) => this.worker.once("exit", () => resolve()));
     this.failure = new Error("the checkpointer is closed");
+    // Held until it has closed its connection: else a process with nothing else to do ends first.
+    this.worker.ref();
     this.worker.postMessage("close");
     await exited;
   }
