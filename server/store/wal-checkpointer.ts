@@ -18,8 +18,10 @@ export type WalCheckpointerOptions = {
  * (docs/BENCHMARK.md#wal-checkpoints). One checkpoint at a time; `close` waits for the one running.
  */
 export class WalCheckpointer {
-  private readonly worker: Worker;
+  private readonly file: string;
   private readonly options: WalCheckpointerOptions;
+  /** Started by the first checkpoint: a store closed before its first one (a command, a test) starts none. */
+  private worker: Worker | null = null;
   private timer: TimerHandle | null = null;
   private running: Promise<void> | null = null;
   private settle: { resolve: () => void; reject: (error: Error) => void } | null = null;
@@ -27,17 +29,8 @@ export class WalCheckpointer {
   private closed = false;
 
   constructor(file: string, options: WalCheckpointerOptions) {
+    this.file = file;
     this.options = options;
-    this.worker = new Worker(new URL("./wal-checkpoint-worker.ts", import.meta.url), {
-      workerData: { file },
-    });
-    // The timer keeps the process alive while it should be; this thread never does.
-    this.worker.unref();
-    this.worker.on("message", (result: { ok: true } | { ok: false; message: string }) =>
-      this.finish(result.ok ? null : new Error(result.message)),
-    );
-    this.worker.on("error", (error: Error) => this.lose(error));
-    this.worker.on("exit", (code) => this.lose(new Error(`its thread exited (${code})`)));
     this.schedule();
   }
 
@@ -53,7 +46,7 @@ export class WalCheckpointer {
     this.running = new Promise<void>((resolve, reject) => {
       this.settle = { resolve, reject };
     });
-    this.worker.postMessage("checkpoint");
+    this.thread().postMessage("checkpoint");
     return this.running;
   }
 
@@ -63,13 +56,30 @@ export class WalCheckpointer {
     if (this.timer) this.options.clock.clearTimer(this.timer);
     this.timer = null;
     await this.running?.catch(() => {});
-    if (this.failure) return;
-    const exited = new Promise<void>((resolve) => this.worker.once("exit", () => resolve()));
-    this.failure = new Error("the checkpointer is closed");
+    const worker = this.failure ? null : this.worker;
+    this.failure ??= new Error("the checkpointer is closed");
+    if (!worker) return;
+    const exited = new Promise<void>((resolve) => worker.once("exit", () => resolve()));
     // Held until it has closed its connection: else a process with nothing else to do ends first.
-    this.worker.ref();
-    this.worker.postMessage("close");
+    worker.ref();
+    worker.postMessage("close");
     await exited;
+  }
+
+  private thread(): Worker {
+    if (this.worker) return this.worker;
+    const worker = new Worker(new URL("./wal-checkpoint-worker.ts", import.meta.url), {
+      workerData: { file: this.file },
+    });
+    // The timer keeps the process alive while it should be; this thread never does.
+    worker.unref();
+    worker.on("message", (result: { ok: true } | { ok: false; message: string }) =>
+      this.finish(result.ok ? null : new Error(result.message)),
+    );
+    worker.on("error", (error: Error) => this.lose(error));
+    worker.on("exit", (code) => this.lose(new Error(`its thread exited (${code})`)));
+    this.worker = worker;
+    return worker;
   }
 
   private schedule(): void {
