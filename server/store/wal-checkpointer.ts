@@ -4,7 +4,7 @@ import { errorMessage } from "../../lib/error-message.ts";
 
 export type WalCheckpointerOptions = {
   clock: Clock;
-  /** From the end of one checkpoint to the start of the next. */
+  /** Between the starts of two checkpoints (one still running is not started again). */
   everyMs: number;
   log: (message: string) => void;
   /** Its thread is gone (no checkpoint runs any more): the file's own connection takes over. */
@@ -82,20 +82,19 @@ export class WalCheckpointer {
     return worker;
   }
 
+  /** A checkpoint every `everyMs`, unless the last one is still running. */
   private schedule(): void {
     this.timer = this.options.clock.setTimer(() => {
-      this.timer = null;
-      this.checkpoint().then(
-        () => {
-          if (!this.closed && !this.stopped) this.schedule();
-        },
-        (error: unknown) => {
-          if (this.closed) return;
-          this.options.log(`checkpointing the database failed: ${errorMessage(error)}`);
-          if (this.stopped) this.options.lost();
-          else this.schedule();
-        },
-      );
+      this.schedule();
+      if (this.running) return;
+      this.checkpoint().catch((error: unknown) => {
+        if (this.closed) return;
+        this.options.log(`checkpointing the database failed: ${errorMessage(error)}`);
+        if (!this.stopped) return;
+        if (this.timer) this.options.clock.clearTimer(this.timer);
+        this.timer = null;
+        this.options.lost();
+      });
     }, this.options.everyMs);
   }
 
