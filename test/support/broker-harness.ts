@@ -146,7 +146,6 @@ export const widget = (
   userId = "owner",
 ): Tab => tab(id, userId, chatId, { msg, mts: T0 + mts });
 
-/** A widget's tab as it answers with its reply's act token (docs/SECURITY.md#a-stored-token-never-acts). */
 /** The claims of the act token `widgetTab`'s reply has (the filter hands it to the page that sent the message). */
 export const actClaimsOf = (widgetTab: Tab): ActClaims => ({
   userId: widgetTab.userId,
@@ -160,6 +159,7 @@ export const withAct = (widgetTab: Tab, claims: ActClaims): Tab => ({
   act: () => Promise.resolve(claims),
 });
 
+/** A widget's tab as it answers with its reply's act token (docs/SECURITY.md#a-stored-token-never-acts). */
 export const acting = (widgetTab: Tab): Tab => withAct(widgetTab, actClaimsOf(widgetTab));
 
 /**
