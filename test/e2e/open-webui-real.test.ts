@@ -9,11 +9,12 @@
 // - each kind of ask raised by the reply's own run (ask_user, secrets, a real plugin's before_tool_call,
 //   an exec approval), shown in that reply and answered there, the same reply going on under it;
 // - a brand-new chat whose agent asks before writing anything; Stop; a text prompt, answered as the
-//   person's next message; a second user who is not an owner.
+//   person's next message; a second user who is not an owner;
+// - Open WebUI, this server, or one of two instances on Redis going away while a card waits.
 // Slow (Open WebUI starts in about a minute): run it with `npm run test:openwebui`, which installs
 // Open WebUI first and sets OPENCLAW_ASKS_OPEN_WEBUI=1.
 import { execFile } from "node:child_process";
-import { randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -28,6 +29,7 @@ import type { OpenaiConfig } from "../../server/openwebui/admin-api.ts";
 import { frontMatterVersion } from "../../server/openwebui/connect.ts";
 import { replySessionHeader } from "../../server/openwebui/plans.ts";
 import { type AppServer, PROJECT_ROOT, startAppServer } from "../support/app-server.ts";
+import { type Balancer, startBalancer } from "../support/balancer.ts";
 import { launchBrowser } from "../support/browser.ts";
 import type { OperatorConnection } from "../support/gateway-client.ts";
 import { gatewayOperator, TEST_AGENT } from "../support/on-gateway.ts";
@@ -40,6 +42,7 @@ import {
 } from "../support/open-webui.ts";
 import { gatewayHttpUrl } from "../support/openai-http.ts";
 import { freePort, startRealGateway } from "../support/real-gateway.ts";
+import { startRedis } from "../support/redis-server.ts";
 import {
   fetchStubRequests,
   lastUserMessageIndex,
@@ -963,6 +966,59 @@ describe.skipIf(!enabled || !gatewayUrl)(
       await pick(reply, /^Dark/);
       await submitContinues(reply, "RESTART-SURVIVED", "Dark");
     }, 180_000);
+
+    it("several instances on Redis behind a balancer: the one holding the widget's socket killed, the card is live again on another within 5 s and its answer continues the reply", async () => {
+      const redis = await startRedis();
+      const env = {
+        AGENT_ID: TEST_AGENT,
+        OWNER_USERS: openWebui.admin.id,
+        OPENWEBUI_ORIGINS: new URL(openWebui.url).origin,
+        REDIS_URL: redis.url,
+        AUTH_SECRET: randomBytes(32).toString("hex"),
+      };
+      const instances: AppServer[] = [];
+      let balancer: Balancer | undefined;
+      const valves = (await openWebui.api(
+        "GET",
+        `/api/v1/functions/id/${FILTER_ID}/valves`,
+      )) as Record<string, unknown>;
+      try {
+        for (let n = 0; n < 2; n++)
+          instances.push(
+            await startAppServer({ gatewayUrl, gatewayToken: inject("gatewayToken"), env }),
+          );
+        balancer = await startBalancer(instances.map((instance) => instance.port));
+        await openWebui.api("POST", `/api/v1/functions/id/${FILTER_ID}/valves/update`, {
+          ...valves,
+          asks_url: balancer.url,
+          auth_secret: filterSecret(env.AUTH_SECRET),
+        });
+        const reply = await askInNewChat({ tool: ASK_THEME, then: "Elsewhere: FAILOVER-SURVIVED" });
+        const dark = card(reply).getByRole("radio", { name: /^Dark/ });
+        await dark.waitFor({ timeout: UI_TIMEOUT });
+        await markPage();
+        const [holding] = balancer.socketBackends();
+        expect(balancer.socketBackends()).toEqual([holding]);
+        await instances.find((instance) => instance.port === holding)!.kill();
+        const killedAt = Date.now();
+        // The widget's socket closes with its instance and comes back through the balancer to the other.
+        const survivor = instances.find((instance) => instance.port !== holding)!.port;
+        await expect
+          .poll(() => balancer!.socketBackends(), { timeout: SETTLE_MS, interval: 50 })
+          .toEqual([survivor]);
+        await expect.poll(() => dark.isEnabled(), { timeout: SETTLE_MS, interval: 100 }).toBe(true);
+        console.log(
+          `the card took answers again ${Date.now() - killedAt} ms after its instance died`,
+        );
+        await pick(reply, /^Dark/);
+        await submitContinues(reply, "FAILOVER-SURVIVED", "Dark");
+      } finally {
+        await openWebui.api("POST", `/api/v1/functions/id/${FILTER_ID}/valves/update`, valves);
+        await balancer?.close();
+        for (const instance of instances) await instance.stop();
+        await redis.stop();
+      }
+    }, 240_000);
 
     it("ten chats waiting at once (questions, approvals and a secret; one chat in two tabs), answered in a shuffled order: each answer continues its own reply only, and nothing is left pending", async () => {
       const run = randomUUID().slice(0, 8);

@@ -205,7 +205,8 @@ function spawnServer(env: NodeJS.ProcessEnv, lines: string[]): ServerProcess {
 async function startOnce(options: AppServerOptions): Promise<AppServer> {
   const port = await freePort();
   const dataDir = await mkdtemp(path.join(tmpdir(), "openclaw-asks-e2e-"));
-  const authSecret = randomBytes(32).toString("hex");
+  // Several instances of one deployment share theirs (options.env).
+  const authSecret = options.env?.AUTH_SECRET ?? randomBytes(32).toString("hex");
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     NODE_ENV: "production",
