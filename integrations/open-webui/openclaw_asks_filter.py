@@ -1,7 +1,7 @@
 """
 title: OpenClaw Asks
 description: Shows the OpenClaw agent's questions, secret requests and tool approvals for this chat as real cards, in a widget above the reply being written, and keeps its text prompts out of the reply.
-version: 0.6.0
+version: 0.6.1
 license: MIT
 """
 
@@ -49,6 +49,10 @@ EventEmitter = Callable[[dict], Awaitable[Any]]
 # chat id only from the answer to its request and drops events for other chats until then (see
 # `_send_again`), and an agent that asks first streams no text meanwhile.
 SEND_AGAIN_AFTER_SECONDS = (0.5, 1.0, 2.0, 4.0, 8.0)
+# A brand-new chat's first reply that ended this soon after its start may have ended before its tab knew
+# the chat (see `_catch_up`): its end is sent again this many seconds after the outlet.
+CATCH_UP_WITHIN_SECONDS = 5.0
+CATCH_UP_AFTER_SECONDS = (1.5, 4.0)
 # Replies whose outlet has not run yet; beyond this many the oldest are forgotten.
 _REPLIES_KEPT = 256
 # OpenClaw Asks answers a filter's call with a few hundred bytes.
@@ -641,6 +645,20 @@ async def open_webui_chat_title(chat_id: str) -> str | None:
     return title if isinstance(title, str) and title.strip() and title != _UNTITLED else None
 
 
+async def open_webui_quiet_emitter(metadata: dict) -> EventEmitter | None:
+    """An emitter to the reply's user's tabs that writes nothing into the chat (inside Open WebUI), or None.
+
+    The filter's own emitter stores each embeds event in the chat (socket/main.py:1036-1054 in 0.11.0) by
+    reading and writing the chat's whole record: after the outlet that write can race Open WebUI's own
+    write of the person's next message, and lose it.
+    """
+    try:
+        from open_webui.socket.main import get_event_emitter  # noqa: PLC0415 - only inside Open WebUI
+    except ImportError:
+        return None
+    return await get_event_emitter(metadata, update_db=False)
+
+
 def open_webui_version() -> str | None:
     """The running Open WebUI's version (open_webui/env.py VERSION, 0.11.0 and 0.12.4), or None outside it."""
     try:
@@ -714,6 +732,8 @@ class _Reply:
     # The chat's title when the reply started (None: it had none yet).
     title: str | None
     scanner: PromptScanner = field(default_factory=PromptScanner)
+    # When the inlet ran (time.time()).
+    started: float = 0.0
     # Sending the widget again is for a tab that may have missed it (`_send_again`), and only then: each
     # embeds event makes the tab scroll the widget into view, under a person's pointer.
     send_again: asyncio.Task | None = None
@@ -761,10 +781,16 @@ class Filter:
         self._replies: dict[str, _Reply] = {}
         self.send_again_after: tuple[float, ...] = SEND_AGAIN_AFTER_SECONDS
         self.title_looks_after: tuple[float, ...] = TITLE_LOOKS_AFTER_SECONDS
+        self.catch_up_after: tuple[float, ...] = CATCH_UP_AFTER_SECONDS
+        self.quiet_emitter: Callable[[dict], Awaitable[EventEmitter | None]] = (
+            open_webui_quiet_emitter
+        )
         self.chat_title: Callable[[str], Awaitable[str | None]] = open_webui_chat_title
         self.chat_owner: Callable[[str], Awaitable[str | None]] = open_webui_chat_owner
         # The title watches still running (a task only the event loop holds may be collected).
         self._title_watches: set[asyncio.Task] = set()
+        # Each chat's catch-up still running (`_catch_up`), by chat id.
+        self._catch_ups: dict[str, asyncio.Task] = {}
         # Once per load of the function (it is loaded again when its code changes).
         version = open_webui_version()
         self.tab_may_miss_new_chat_events = tab_may_miss_new_chat_events(version)
@@ -845,8 +871,12 @@ class Filter:
         await __event_emitter__(event)
         await __event_emitter__(theme_relay_event(self.valves.asks_url))
         self._forget(message_id)
+        # A new reply is sent from a tab that knows the chat: an earlier reply's end needs no catching up.
+        catch_up = self._catch_ups.pop(chat_id, None)
+        if catch_up is not None:
+            catch_up.cancel()
         title = await self._title_of(chat_id)
-        reply = _Reply(event, chat_id, title)
+        reply = _Reply(event, chat_id, title, started=started)
         if self.tab_may_miss_new_chat_events and _is_first_reply(body):
             reply.send_again = asyncio.create_task(self._send_again(__event_emitter__, reply))
         self._replies[message_id] = reply
@@ -1020,7 +1050,8 @@ class Filter:
         __metadata__: dict | None = None,
         __event_emitter__: EventEmitter | None = None,
     ) -> dict:
-        message_id = (__metadata__ or {}).get("message_id") or ""
+        metadata = __metadata__ or {}
+        message_id = metadata.get("message_id") or ""
         reply = self._forget(message_id)
         if reply is None:
             return body
@@ -1032,20 +1063,54 @@ class Filter:
             watch = asyncio.create_task(self._watch_title(reply.chat_id))
             self._title_watches.add(watch)
             watch.add_done_callback(self._title_watches.discard)
-        if reply.scanner.ended:
-            return body
-        for message in body.get("messages") or []:
-            if (
-                isinstance(message, dict)
+        message = next(
+            (
+                message
+                for message in body.get("messages") or []
+                if isinstance(message, dict)
                 and message.get("id") == message_id
                 and message.get("role") == "assistant"
-            ):
-                if reply.scanner.started:
-                    # It streamed but no chunk said it finished: what the scanner still holds is its end.
-                    _append_to_message(message, _finish(reply.scanner))
-                else:
-                    _clean_message(message)
+            ),
+            None,
+        )
+        if message is not None and not reply.scanner.ended:
+            if reply.scanner.started:
+                # It streamed but no chunk said it finished: what the scanner still holds is its end.
+                _append_to_message(message, _finish(reply.scanner))
+            else:
+                _clean_message(message)
+        if reply.send_again is not None and time.time() - reply.started < CATCH_UP_WITHIN_SECONDS:
+            content = (message or {}).get("content")
+            self._catch_ups[reply.chat_id] = asyncio.create_task(
+                self._catch_up(metadata, reply, content if isinstance(content, str) else None)
+            )
         return body
+
+    # Before 0.12.4 (see `_send_again`), a brand-new chat's first reply can end before its tab knows the
+    # chat: the tab then misses the reply's end too (`chat:completion` with `done`, utils/middleware.py:
+    # 5538-5543 in 0.11.0, sent before the outlet), shows the reply as still being written without its
+    # widget, and queues what the person sends next behind it (chat/Chat.svelte:2730-2744). So for such a
+    # reply the widget and its end are sent again after the outlet, through an emitter that stores nothing
+    # (`open_webui_quiet_emitter`), until a next reply of the chat starts. A tab that had them takes them
+    # again unchanged (Chat.svelte:2377-2470: the same content, done once more), but for a person's
+    # settings that act at each end (responseAutoCopy, responseAutoPlayback: :2442-2449).
+    async def _catch_up(self, metadata: dict, reply: _Reply, content: str | None) -> None:
+        end = {"type": "chat:completion", "data": {"done": True}}
+        if content:
+            end["data"]["content"] = content
+        try:
+            emit = await self.quiet_emitter(metadata)
+            if emit is None:
+                return
+            async for _ in _after_each(self.catch_up_after):
+                try:
+                    for event in [*reply.events(), end]:
+                        await emit(event)
+                except Exception as error:  # noqa: BLE001 - a later send may still reach the tab
+                    log.warning("OpenClaw Asks could not send a reply's end again: %s", error)
+        finally:
+            if self._catch_ups.get(reply.chat_id) is asyncio.current_task():
+                del self._catch_ups[reply.chat_id]
 
     def _forget(self, message_id: str) -> _Reply | None:
         reply = self._replies.pop(message_id, None)

@@ -23,6 +23,7 @@ from urllib.parse import parse_qs, urlparse
 
 sys.path.insert(0, str(Path(__file__).parent))
 from openclaw_asks_filter import (
+    CATCH_UP_WITHIN_SECONDS,
     UNVOUCHED_PREFIX,
     Filter,
     PromptScanner,
@@ -171,7 +172,7 @@ class FilterTestCase(unittest.IsolatedAsyncioTestCase):
     async def asyncTearDown(self) -> None:
         for message_id in list(self.plugin._replies):
             self.plugin._forget(message_id)
-        for watch in list(self.plugin._title_watches):
+        for watch in [*self.plugin._title_watches, *self.plugin._catch_ups.values()]:
             watch.cancel()
 
     def params(self, reply: str = "assistant-2", **metadata) -> tuple[dict, MessageEmitter]:
@@ -570,10 +571,12 @@ class ActRelayTest(FilterTestCase):
                 self.assertEqual(emitter.executed, [theme_relay_event("https://asks.example.com/")])
 
     async def test_a_tab_that_may_miss_the_inlet_gets_the_act_token_again_with_the_widget(self):
-        self.plugin.send_again_after = (0.02,)
         _, emitter = await self.inlet()
         relay = emitter.executed[-1]
-        await self.plugin._replies["assistant-2"].send_again
+        # A send of the schedule once the act token is known (each send takes what the reply has then;
+        # the inlet's own schedule may fire while the reply start is still on its way).
+        self.plugin.send_again_after = (0.0,)
+        await self.plugin._send_again(emitter, self.plugin._replies["assistant-2"])
         self.assertEqual(emitter.executed[-1:], [relay])
         self.assertEqual(emitter.executed.count(relay), 2)
         params, at_outlet = self.params()
@@ -671,6 +674,81 @@ class SendAgainTest(FilterTestCase):
         self.assertEqual(len(self.plugin._replies), 256)
         self.assertNotIn("m0", self.plugin._replies)
         self.assertIn("m299", self.plugin._replies)
+
+
+class CatchUpTest(FilterTestCase):
+    """A brand-new chat's first reply that ended before its tab knew the chat: its end is sent again."""
+
+    def setUp(self) -> None:
+        super().setUp()
+        self.plugin.catch_up_after = (0.02, 0.04)
+        self.quiet: list[tuple[dict, dict]] = []
+
+        async def quiet_emitter(metadata: dict):
+            async def emit(event: dict) -> None:
+                self.quiet.append((metadata, event))
+
+            return emit
+
+        self.plugin.quiet_emitter = quiet_emitter
+
+    async def outlet(self, text: str = "Which region?\n1. Europe\n2. America") -> None:
+        params, _ = self.params()
+        message = {"id": "assistant-2", "role": "assistant", "content": text}
+        await call(self.plugin, "outlet", {"messages": [message]}, params)
+
+    async def test_the_widget_and_the_end_again_after_the_outlet_through_an_emitter_that_stores_nothing(
+        self,
+    ):
+        _, emitter = await self.inlet()
+        widget = emitter.events[0]
+        await self.outlet("OpenClaw needs input: Which region?\n1. Europe\n2. America")
+        await self.plugin._catch_ups["chat/42"]
+        end = {
+            "type": "chat:completion",
+            "data": {"done": True, "content": "Which region?\n1. Europe\n2. America"},
+        }
+        sent = [event for _, event in self.quiet]
+        act = self.plugin_act_event(sent)
+        self.assertEqual(sent, [widget, act, end, widget, act, end])
+        self.assertEqual(self.quiet[0][0]["message_id"], "assistant-2", "bound to the reply")
+        self.assertEqual(len(self.chat["messages"]["assistant-2"]["embeds"]), 1)
+        self.assertNotIn("chat/42", self.plugin._catch_ups, "forgotten once done")
+
+    def plugin_act_event(self, sent: list[dict]) -> dict:
+        acts = [event for event in sent if event.get("type") == "execute"]
+        self.assertTrue(acts, "the reply's act token is sent again too")
+        return acts[0]
+
+    async def test_a_next_reply_of_the_chat_ends_it(self):
+        self.plugin.catch_up_after = (3600.0,)
+        await self.inlet()
+        await self.outlet()
+        catch_up = self.plugin._catch_ups["chat/42"]
+        self.chat["messages"]["assistant-4"] = {"id": "assistant-4", "role": "assistant"}
+        await self.inlet("assistant-4")
+        with self.assertRaises(asyncio.CancelledError):
+            await catch_up
+        self.assertEqual(self.quiet, [])
+
+    async def test_not_for_a_reply_that_took_longer_nor_for_a_chat_the_tab_knows(self):
+        await self.inlet()
+        self.plugin._replies["assistant-2"].started -= CATCH_UP_WITHIN_SECONDS
+        await self.outlet()
+        self.assertEqual(self.plugin._catch_ups, {})
+        earlier = [
+            {"id": "user-1", "role": "user", "content": "hi"},
+            {"id": "assistant-0", "role": "assistant", "content": "hello"},
+        ]
+        await self.inlet(body={"model": "openclaw/main", "messages": earlier})
+        await self.outlet()
+        self.assertEqual(self.plugin._catch_ups, {})
+
+    async def test_not_on_a_release_whose_tab_takes_a_new_chats_first_event(self):
+        self.plugin.tab_may_miss_new_chat_events = False
+        await self.inlet()
+        await self.outlet()
+        self.assertEqual(self.plugin._catch_ups, {})
 
 
 def chunk(content=None, finish=None) -> dict:

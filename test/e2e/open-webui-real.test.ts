@@ -1273,6 +1273,46 @@ describe.skipIf(!enabled || !gatewayUrl)(
         expect(text).not.toContain("needs input");
     }, 120_000);
 
+    it("a brand-new chat whose first reply is a text prompt that ends before its tab knows the chat: the reply shows with its card, and the answer is sent, not queued", async () => {
+      // The tab learns its chat id 1 s late (as on a slow link), after the reply ended: before 0.12.4 it
+      // drops every event of the chat until then, the reply's end and its widget among them.
+      await page.route("**/api/chat/completions", async (route) => {
+        const response = await route.fetch();
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        await route.fulfill({ response });
+      });
+      await openNewChat();
+      const reply = await sendScript({
+        reply: "OpenClaw needs input: Which region?\n1. Europe\n2. America",
+        tag: `late-widget-${randomUUID()}`,
+      });
+      await page.unrouteAll({ behavior: "wait" });
+      await card(reply)
+        .getByRole("radio", { name: /^Europe/ })
+        .click({ timeout: UI_TIMEOUT });
+      await message(reply).getByText("Which region?").waitFor({ timeout: UI_TIMEOUT });
+      await card(reply).getByRole("button", { name: "Submit" }).click();
+      await page.getByText("Confirm Prompt from Embed").waitFor({ timeout: UI_TIMEOUT });
+      await page.getByRole("button", { name: "Confirm" }).click();
+      // Sent at once (a tab that thought the reply still written would queue it), and answered.
+      await page
+        .locator("#response-content-container", { hasText: STUB_DEFAULT_REPLY })
+        .waitFor({ timeout: UI_TIMEOUT });
+      await summaryLine(reply, "Europe").waitFor({ timeout: UI_TIMEOUT });
+      const chatId = new URL(page.url()).pathname.split("/").pop()!;
+      const stored = (await openWebui.storedChat(chatId)) as {
+        chat: { history: { messages: Record<string, { role: string; content: string }> } };
+      };
+      expect(
+        Object.values(stored.chat.history.messages).map(({ role, content }) => [role, content]),
+      ).toEqual(
+        expect.arrayContaining([
+          ["user", "Europe"],
+          ["assistant", "Which region?\n1. Europe\n2. America"],
+        ]),
+      );
+    }, 120_000);
+
     it("a second Open WebUI user who is not an owner: no approval card; the tool call is denied at once and the reply's widget says it needs the owner", async () => {
       const guest = await openWebui.addUser("Guest");
       await openWebui.shareModel(MODEL, "OpenClaw");
