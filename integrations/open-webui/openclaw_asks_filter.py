@@ -854,6 +854,12 @@ class Filter:
             )
             return body
         started = time.time()
+        owner = await self._owner_of(chat_id)
+        # In someone else's chat, shared with this user ("Allow replies", 0.12), Open WebUI draws embeds
+        # only in the owner's view (Messages/ResponseMessage.svelte:755 in 0.12.4): a widget there would
+        # show the owner a token minted for this user, and show this user nothing. The reply start still
+        # says whose reply it is, so the server applies this user's rules to its asks.
+        shows_widget = owner is None or owner == user_id
         token = mint_embed_token(
             self.valves.auth_secret,
             user_id,
@@ -868,8 +874,9 @@ class Filter:
             "type": "embeds",
             "data": {"embeds": [widget_url(self.valves.asks_url, chat_id, token)], "replace": True},
         }
-        await __event_emitter__(event)
-        await __event_emitter__(theme_relay_event(self.valves.asks_url))
+        if shows_widget:
+            await __event_emitter__(event)
+            await __event_emitter__(theme_relay_event(self.valves.asks_url))
         self._forget(message_id)
         # A new reply is sent from a tab that knows the chat: an earlier reply's end needs no catching up.
         catch_up = self._catch_ups.pop(chat_id, None)
@@ -877,7 +884,7 @@ class Filter:
             catch_up.cancel()
         title = await self._title_of(chat_id)
         reply = _Reply(event, chat_id, title, started=started)
-        if self.tab_may_miss_new_chat_events and _is_first_reply(body):
+        if shows_widget and self.tab_may_miss_new_chat_events and _is_first_reply(body):
             reply.send_again = asyncio.create_task(self._send_again(__event_emitter__, reply))
         self._replies[message_id] = reply
         while len(self._replies) > _REPLIES_KEPT:
@@ -888,7 +895,6 @@ class Filter:
             "userId": user_id,
             "startedAt": int(started * 1000),
         }
-        owner = await self._owner_of(chat_id)
         if owner is not None:
             start["chatOwnerId"] = owner
         name = user.get("name")
@@ -901,7 +907,7 @@ class Filter:
             "the start of a reply",
         )
         act = (answer or {}).get("act")
-        if isinstance(act, str) and act:
+        if shows_widget and isinstance(act, str) and act:
             reply.act_event = act_relay_event(self.valves.asks_url, server_reply_id, act)
             await __event_emitter__(reply.act_event)
         return body

@@ -264,11 +264,17 @@ class InletTest(FilterTestCase):
     async def test_names_the_chats_owner_as_open_webui_records_it_beside_the_replys_user(self):
         # A guest replying in a chat shared with them ("Allow replies"): the chat stays the owner's.
         self.chat_owners["chat/42"] = "owner-1"
-        await self.inlet()
+        self.starts.act = "act-token"
+        self.plugin.send_again_after = (0.01,)
+        _, emitter = await self.inlet()
         self.assertEqual(
             (self.starts.received[0]["userId"], self.starts.received[0]["chatOwnerId"]),
             ("user-7", "owner-1"),
         )
+        # Only the owner's view draws embeds: no widget carrying the guest's token, no act token.
+        self.assertEqual((emitter.events, emitter.executed), ([], []))
+        self.assertIsNone(self.plugin._replies["assistant-2"].send_again)
+        self.assertNotIn("embeds", self.chat["messages"]["assistant-2"])
 
         async def unreadable(chat_id: str) -> str | None:
             raise RuntimeError("database locked")
@@ -277,6 +283,12 @@ class InletTest(FilterTestCase):
         with self.assertLogs("openclaw_asks_filter", "WARNING"):
             await self.inlet()
         self.assertNotIn("chatOwnerId", self.starts.received[1])
+
+    async def test_the_owners_own_reply_gets_its_widget(self):
+        self.chat_owners["chat/42"] = "user-7"
+        _, emitter = await self.inlet()
+        self.assertEqual([event["type"] for event in emitter.events], ["embeds"])
+        self.widget_of("assistant-2")
 
     async def test_outside_open_webui_the_chats_owner_is_not_known(self):
         from openclaw_asks_filter import open_webui_chat_owner  # noqa: PLC0415

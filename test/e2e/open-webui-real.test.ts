@@ -1352,6 +1352,108 @@ describe.skipIf(!enabled || !gatewayUrl)(
       }
     }, 120_000);
 
+    it.skipIf(OPEN_WEBUI_VERSION === "0.11.0")(
+      "a chat shared with Allow replies: a collaborator's reply is judged as theirs (its approval denied at once) and carries no widget in anyone's view; the owner's next reply there is the owner's to allow",
+      async () => {
+        const collaborator = await openWebui.addUser("Collaborator");
+        await openWebui.shareModel(MODEL, "OpenClaw");
+        await openWebui.setInterfaceSettings({ richTextInput: false }, collaborator.token);
+        await askInNewChat({ reply: "The owner's chat SHARED-FIRST" });
+        await replyText("SHARED-FIRST").waitFor({ timeout: UI_TIMEOUT });
+        const chatId = new URL(page.url()).pathname.split("/").pop()!;
+        // What the share dialog's "Allow replies" saves (chat/ShareChatModal.svelte:34, 90).
+        await openWebui.api("POST", `/api/v1/chats/${chatId}/share`, { share_mode: "continue" });
+        await openWebui.api("POST", `/api/v1/chats/shared/${chatId}/access/update`, {
+          access_grants: [
+            { principal_type: "user", principal_id: collaborator.id, permission: "read" },
+          ],
+          share_mode: "continue",
+        });
+        const collaboratorContext = await browser.newContext({
+          viewport: { width: 1200, height: 900 },
+        });
+        try {
+          await collaboratorContext.addInitScript((token) => {
+            if (window === window.top) localStorage.setItem("token", token);
+          }, collaborator.token);
+          const theirs = await collaboratorContext.newPage();
+          await theirs.goto(`${openWebui.url}/c/${chatId}`);
+          await theirs.locator("#chat-input").waitFor({ timeout: UI_TIMEOUT });
+          const denied = join(markers, `collaborator-${randomUUID()}`);
+          await send(
+            stubScript({
+              tool: { id: "asks_touch_marker", args: { path: denied } },
+              then: "COLLABORATOR-REPLY-DONE",
+            }),
+            theirs,
+          );
+          await theirs
+            .locator("#response-content-container", { hasText: "COLLABORATOR-REPLY-DONE" })
+            .waitFor({ timeout: UI_TIMEOUT });
+          expect(existsSync(denied)).toBe(false);
+          const requests = await fetchStubRequests(stubModelUrl, denied);
+          expect(
+            messageText(
+              requests
+                .at(-1)
+                ?.body.messages?.filter((item) => item.role === "tool")
+                .at(-1),
+            ),
+          ).toContain("Denied");
+          // Judged as the collaborator's run, by the reply start the filter signed, not as the chat owner's.
+          const owner = await openTab(app.url, await app.mintToken(openWebui.admin.id));
+          try {
+            expect(
+              (await owner.list("all")).filter(
+                (ask) => ask.chatId === chatId && ask.source === "gateway.plugin-approval",
+              ),
+            ).toEqual([
+              expect.objectContaining({
+                status: "denied",
+                origin: { kind: "reply", userId: collaborator.id, name: "Collaborator" },
+              }),
+            ]);
+          } finally {
+            owner.close();
+          }
+          // Stored with no widget (it would carry a token minted for the collaborator), so the owner's
+          // view, the only one that draws embeds, shows none on it.
+          const stored = (await openWebui.storedChat(chatId)) as {
+            chat: {
+              history: {
+                messages: Record<
+                  string,
+                  { id: string; role: string; content: string; embeds?: string[] }
+                >;
+              };
+            };
+          };
+          const collaboratorsReply = Object.values(stored.chat.history.messages).find(
+            (item) => item.role === "assistant" && item.content.includes("COLLABORATOR-REPLY-DONE"),
+          )!;
+          expect(collaboratorsReply.embeds ?? []).toEqual([]);
+          await page.reload();
+          await replyText("COLLABORATOR-REPLY-DONE").waitFor({ timeout: UI_TIMEOUT });
+          expect(await embedsOf(collaboratorsReply.id).locator("iframe").count()).toBe(0);
+
+          const allowed = join(markers, `owner-${randomUUID()}`);
+          const reply = await sendScript({
+            tool: { id: "asks_touch_marker", args: { path: allowed } },
+            then: "OWNER-ALLOWED",
+          });
+          await card(reply)
+            .getByRole("button", { name: "Allow once" })
+            .waitFor({ timeout: UI_TIMEOUT });
+          await press(reply, "Allow once");
+          await message(reply).getByText("OWNER-ALLOWED").waitFor({ timeout: UI_TIMEOUT });
+          expect(existsSync(allowed)).toBe(true);
+        } finally {
+          await collaboratorContext.close();
+        }
+      },
+      120_000,
+    );
+
     it("a chat's title in Open WebUI names the chat on the dashboard, as text", async () => {
       await askInNewChat({ reply: "First reply TITLED-FIRST" });
       await replyText("TITLED-FIRST").waitFor({ timeout: UI_TIMEOUT });

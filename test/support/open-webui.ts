@@ -314,6 +314,14 @@ export async function startOpenWebui(options: StartOpenWebuiOptions): Promise<Op
         );
       },
       async shareModel(modelId, name) {
+        // Once per Open WebUI: the first test that needs it shares it (each may run alone).
+        const shared = await api(
+          url,
+          adminToken,
+          "GET",
+          `/api/v1/models/model?id=${encodeURIComponent(modelId)}`,
+        ).catch(() => null);
+        if (shared) return;
         // The `user *` read grant is what the admin's "Public" visibility saves (models/access_grants.py:104-110).
         await api(url, adminToken, "POST", "/api/v1/models/create", {
           id: modelId,
