@@ -810,6 +810,16 @@ describe.skipIf(!enabled || !gatewayUrl)(
       expect(await card(reply).locator("[data-ask-id]").count()).toBe(0);
     }
 
+    /** An approval's card in `reply`: Allow once runs the tool (`marker` written) and the reply goes on with `then`. */
+    async function allowOnceRuns(reply: string, marker: string, then: string): Promise<void> {
+      await card(reply)
+        .getByRole("button", { name: "Allow once" })
+        .waitFor({ timeout: UI_TIMEOUT });
+      await press(reply, "Allow once");
+      await message(reply).getByText(then).waitFor({ timeout: UI_TIMEOUT });
+      expect(existsSync(marker)).toBe(true);
+    }
+
     it("a brand-new chat whose agent asks before writing anything: the widget is there, the card shows, and the answer continues the same reply", async () => {
       // The tab misses the inlet's embed (its chat id comes 1 s late) and no text streams while the agent
       // waits: only the filter's scheduled sends put the widget on the reply.
@@ -863,12 +873,7 @@ describe.skipIf(!enabled || !gatewayUrl)(
         tool: { id: "asks_touch_marker", args: { path: marker } },
         then: "MARKER-WRITTEN.",
       });
-      await card(reply)
-        .getByRole("button", { name: "Allow once" })
-        .waitFor({ timeout: UI_TIMEOUT });
-      await press(reply, "Allow once");
-      await message(reply).getByText("MARKER-WRITTEN.").waitFor({ timeout: UI_TIMEOUT });
-      expect(existsSync(marker)).toBe(true);
+      await allowOnceRuns(reply, marker, "MARKER-WRITTEN.");
       await summaryLine(reply, "Allow once").waitFor({ timeout: UI_TIMEOUT });
     }, 120_000);
 
@@ -919,12 +924,7 @@ describe.skipIf(!enabled || !gatewayUrl)(
         tool: { id: "exec", args: { command: `touch ${marker}`, host: "gateway", ask: "always" } },
         then: "COMMAND-RAN.",
       });
-      await card(reply)
-        .getByRole("button", { name: "Allow once" })
-        .waitFor({ timeout: UI_TIMEOUT });
-      await press(reply, "Allow once");
-      await message(reply).getByText("COMMAND-RAN.").waitFor({ timeout: UI_TIMEOUT });
-      expect(existsSync(marker)).toBe(true);
+      await allowOnceRuns(reply, marker, "COMMAND-RAN.");
     }, 120_000);
 
     it("Stop while a card is open closes the card, and its summary in the reply says it was stopped", async () => {
@@ -1441,12 +1441,7 @@ describe.skipIf(!enabled || !gatewayUrl)(
             tool: { id: "asks_touch_marker", args: { path: allowed } },
             then: "OWNER-ALLOWED",
           });
-          await card(reply)
-            .getByRole("button", { name: "Allow once" })
-            .waitFor({ timeout: UI_TIMEOUT });
-          await press(reply, "Allow once");
-          await message(reply).getByText("OWNER-ALLOWED").waitFor({ timeout: UI_TIMEOUT });
-          expect(existsSync(allowed)).toBe(true);
+          await allowOnceRuns(reply, allowed, "OWNER-ALLOWED");
         } finally {
           await collaboratorContext.close();
         }
