@@ -21,9 +21,14 @@ export async function startBalancer(backendPorts: number[]): Promise<Balancer> {
     const port = backendPorts[next++ % backendPorts.length]!;
     return new Promise((resolve, reject) => {
       const upstream = connect(port, "127.0.0.1");
-      upstream.once("connect", () => resolve({ upstream, port }));
-      upstream.once("error", () => {
+      const refused = () => {
         reachBackend(tried + 1).then(resolve, reject);
+      };
+      upstream.once("error", refused);
+      upstream.once("connect", () => {
+        // Later errors are the link's own (its backend died): they end it, they find no other backend.
+        upstream.off("error", refused);
+        resolve({ upstream, port });
       });
     });
   }
