@@ -249,9 +249,12 @@ describe.skipIf(!gatewayUrl)("service worker and push", () => {
     const askId = JSON.parse(payload).askId as string;
     await deliver(payload);
     const notification = async () => (await shown()).find((item) => item.tag === `ask:${askId}`);
+    // Over every notification shown, so that a failure says what the worker showed instead.
     await expect
-      .poll(async () => (await notification())?.actions, { timeout: UI_TIMEOUT })
-      .toEqual(["deny", "allow-once"]);
+      .poll(async () => (await shown()).map(({ tag, actions }) => ({ tag, actions })), {
+        timeout: UI_TIMEOUT,
+      })
+      .toContainEqual({ tag: `ask:${askId}`, actions: ["deny", "allow-once"] });
     const health = async () =>
       ((await (await fetch(`${e2e.app.url}/healthz`)).json()) as { status: string }).status;
 
