@@ -1313,6 +1313,20 @@ describe.skipIf(!enabled || !gatewayUrl)(
       );
     }, 120_000);
 
+    /** The tool call that would write `marker` never ran: the model got "Denied" as its result. */
+    async function toolWasDenied(marker: string): Promise<void> {
+      expect(existsSync(marker)).toBe(false);
+      const requests = await fetchStubRequests(stubModelUrl, marker);
+      expect(
+        messageText(
+          requests
+            .at(-1)
+            ?.body.messages?.filter((item) => item.role === "tool")
+            .at(-1),
+        ),
+      ).toContain("Denied");
+    }
+
     it("a second Open WebUI user who is not an owner: no approval card; the tool call is denied at once and the reply's widget says it needs the owner", async () => {
       const guest = await openWebui.addUser("Guest");
       await openWebui.shareModel(MODEL, "OpenClaw");
@@ -1337,16 +1351,7 @@ describe.skipIf(!enabled || !gatewayUrl)(
         });
         shownCards.push(await card(reply, guestPage).locator("[data-ask-id]").count());
         expect(shownCards).toEqual([0]);
-        expect(existsSync(marker)).toBe(false);
-        const requests = await fetchStubRequests(stubModelUrl, marker);
-        expect(
-          messageText(
-            requests
-              .at(-1)
-              ?.body.messages?.filter((item) => item.role === "tool")
-              .at(-1),
-          ),
-        ).toContain("Denied");
+        await toolWasDenied(marker);
       } finally {
         await guestContext.close();
       }
@@ -1390,16 +1395,7 @@ describe.skipIf(!enabled || !gatewayUrl)(
           await theirs
             .locator("#response-content-container", { hasText: "COLLABORATOR-REPLY-DONE" })
             .waitFor({ timeout: UI_TIMEOUT });
-          expect(existsSync(denied)).toBe(false);
-          const requests = await fetchStubRequests(stubModelUrl, denied);
-          expect(
-            messageText(
-              requests
-                .at(-1)
-                ?.body.messages?.filter((item) => item.role === "tool")
-                .at(-1),
-            ),
-          ).toContain("Denied");
+          await toolWasDenied(denied);
           // Judged as the collaborator's run, by the reply start the filter signed, not as the chat owner's.
           const owner = await openTab(app.url, await app.mintToken(openWebui.admin.id));
           try {
