@@ -1195,6 +1195,21 @@ describe.skipIf(!enabled || !gatewayUrl)(
       expect(raised.filter((error) => !openWebuis.includes(error))).toEqual([]);
     }, 600_000);
 
+    /**
+     * Submits a text prompt's card: Open WebUI asks before it sends what an embed wrote (Chat.svelte:
+     * 1201-1223), one deliberate click; the answer goes out as the person's next message, the agent
+     * replies to it, and the card gives way to its `line`.
+     */
+    async function submitPromptAnswer(reply: string, line: string): Promise<void> {
+      await card(reply).getByRole("button", { name: "Submit" }).click();
+      await page.getByText("Confirm Prompt from Embed").waitFor({ timeout: UI_TIMEOUT });
+      await page.getByRole("button", { name: "Confirm" }).click();
+      await page
+        .locator("#response-content-container", { hasText: STUB_DEFAULT_REPLY })
+        .waitFor({ timeout: UI_TIMEOUT });
+      await summaryLine(reply, line).waitFor({ timeout: UI_TIMEOUT });
+    }
+
     it("a text prompt: a card instead of the trigger, which never shows (streaming, stored, reloaded); the answer becomes the person's next message and the agent replies to it there", async () => {
       await openNewChat();
       // Every reply text the page ever draws, as it streams (the user's own message holds the script).
@@ -1220,14 +1235,7 @@ describe.skipIf(!enabled || !gatewayUrl)(
       const shown = await message(reply).locator("#response-content-container").innerText();
       expect(shown).toContain("Which database?");
       expect(shown).not.toContain("needs input");
-      await card(reply).getByRole("button", { name: "Submit" }).click();
-      // Open WebUI asks before it sends what an embed wrote (Chat.svelte:1201-1223): one deliberate click.
-      await page.getByText("Confirm Prompt from Embed").waitFor({ timeout: UI_TIMEOUT });
-      await page.getByRole("button", { name: "Confirm" }).click();
-      await page
-        .locator("#response-content-container", { hasText: STUB_DEFAULT_REPLY })
-        .waitFor({ timeout: UI_TIMEOUT });
-      await summaryLine(reply, "SQLite").waitFor({ timeout: UI_TIMEOUT });
+      await submitPromptAnswer(reply, "SQLite");
       // The model got the answer as the chat's next message, and the question as the reply shows it.
       const requests = await fetchStubRequests(stubModelUrl, tag);
       const asked = requests.map(({ body }) =>
@@ -1291,14 +1299,8 @@ describe.skipIf(!enabled || !gatewayUrl)(
         .getByRole("radio", { name: /^Europe/ })
         .click({ timeout: UI_TIMEOUT });
       await message(reply).getByText("Which region?").waitFor({ timeout: UI_TIMEOUT });
-      await card(reply).getByRole("button", { name: "Submit" }).click();
-      await page.getByText("Confirm Prompt from Embed").waitFor({ timeout: UI_TIMEOUT });
-      await page.getByRole("button", { name: "Confirm" }).click();
       // Sent at once (a tab that thought the reply still written would queue it), and answered.
-      await page
-        .locator("#response-content-container", { hasText: STUB_DEFAULT_REPLY })
-        .waitFor({ timeout: UI_TIMEOUT });
-      await summaryLine(reply, "Europe").waitFor({ timeout: UI_TIMEOUT });
+      await submitPromptAnswer(reply, "Europe");
       const chatId = new URL(page.url()).pathname.split("/").pop()!;
       const stored = (await openWebui.storedChat(chatId)) as {
         chat: { history: { messages: Record<string, { role: string; content: string }> } };
